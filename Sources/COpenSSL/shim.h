@@ -1,0 +1,12 @@
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
+#include <openssl/err.h>
+#include <openssl/ec.h>
+#include <openssl/crypto.h>
+#include <openssl/x509.h>
+#include <openssl/rsa.h>
+#include <openssl/bn.h>
+#include <openssl/core_dispatch.h>

@@ -1,0 +1,2 @@
+/// The `FaceSealAuthority` module. See docs/ARCHITECTURE.md for what it owns.
+public enum FaceSealAuthorityModule {}

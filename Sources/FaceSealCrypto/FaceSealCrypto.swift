@@ -1,0 +1,2 @@
+/// The `FaceSealCrypto` module. See docs/ARCHITECTURE.md for what it owns.
+public enum FaceSealCryptoModule {}

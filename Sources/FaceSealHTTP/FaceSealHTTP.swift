@@ -1,0 +1,2 @@
+/// The `FaceSealHTTP` module. See docs/ARCHITECTURE.md for what it owns.
+public enum FaceSealHTTPModule {}

@@ -1,0 +1,2 @@
+/// The `FaceSealRelyingParty` module. See docs/ARCHITECTURE.md for what it owns.
+public enum FaceSealRelyingPartyModule {}

@@ -1,0 +1,2 @@
+/// The `FaceSealSDK` module. See docs/ARCHITECTURE.md for what it owns.
+public enum FaceSealSDKModule {}

@@ -1,0 +1,2 @@
+/// The `FaceSealWire` module. See docs/ARCHITECTURE.md for what it owns.
+public enum FaceSealWireModule {}
