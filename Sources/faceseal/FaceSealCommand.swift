@@ -1,31 +1,45 @@
 import Foundation
 
-/// Dispatches the first argument to a subcommand. Each subcommand lives in its own file and registers here.
+/// Dispatches the first argument to a subcommand; each subcommand lives in its own file.
 enum FaceSealCommand {
     static let usage = """
     usage: faceseal <command> [options]
 
     commands:
       serve     run the authority
-      demo      run the whole system on loopback
+      admin     the management API from the command line
       device    the authenticator for Linux
       rp        a sample application
-      admin     the management API from the command line
-      bench     benchmarks against a peer (crypto, face)
+      demo      run the whole system on loopback
+      bench     benchmarks against a peer: `bench crypto [--all] [--peer DIR]`, `bench face`
     """
 
     static func run(_ arguments: [String]) async -> Int32 {
         guard let command = arguments.first else {
-            FileHandle.standardError.write(Data((usage + "\n").utf8))
+            printError(usage)
             return 64
         }
+        let rest = Array(arguments.dropFirst())
         switch command {
         case "help", "--help", "-h":
             print(usage)
             return 0
+        case "bench":
+            switch rest.first {
+            case "crypto": return await BenchCrypto.run(Array(rest.dropFirst()))
+            case "face": return await BenchFace.run(Array(rest.dropFirst()))
+            default:
+                printError("faceseal bench: expected `crypto` or `face`\n\(usage)")
+                return 64
+            }
         default:
-            FileHandle.standardError.write(Data("faceseal: unknown command '\(command)'\n\(usage)\n".utf8))
+            printError("faceseal: unknown command '\(command)'\n\(usage)")
             return 64
         }
     }
+}
+
+/// Writes one line to standard error.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
 }

@@ -1,10 +1,10 @@
 #ifndef FACESEAL_CSHIMS_H
 #define FACESEAL_CSHIMS_H
-// C macros and variadic functions that Swift cannot import, one small function each.
+// C macros and variadic functions that Swift cannot import, one small function each,
+// grouped by the library they shim (each group has its own header and .c file).
 #include <stddef.h>
 #include <stdint.h>
-
-/// Zeroes `len` bytes at `p` in a way the optimiser may not remove (OPENSSL_cleanse).
-void fs_secure_zero(void *p, size_t len);
-
+#include "fs_openssl.h"
+#include "fs_microhttpd.h"
+#include "fs_sqlite.h"
 #endif
