@@ -1,0 +1,304 @@
+import Foundation
+
+/// An ML-KEM parameter set (FIPS 203): ML-KEM-512, ML-KEM-768 or ML-KEM-1024.
+/// The three conforming namespaces are the only intended conformances.
+public protocol MLKEMParameterSet: Sendable {
+    /// The sizes and constants of the set.
+    static var parameters: MLKEMParameters { get }
+}
+
+/// ML-KEM-512 (FIPS 203, security category 1).
+public enum MLKEM512: MLKEMParameterSet {
+    /// The sizes and constants of ML-KEM-512.
+    public static let parameters = MLKEMParameters.mlkem512
+    /// An ML-KEM-512 encapsulation key.
+    public typealias PublicKey = MLKEMPublicKey<MLKEM512>
+    /// An ML-KEM-512 decapsulation key.
+    public typealias PrivateKey = MLKEMPrivateKey<MLKEM512>
+}
+
+/// ML-KEM-768 (FIPS 203, security category 3), the default KEM of FaceSeal.
+public enum MLKEM768: MLKEMParameterSet {
+    /// The sizes and constants of ML-KEM-768.
+    public static let parameters = MLKEMParameters.mlkem768
+    /// An ML-KEM-768 encapsulation key.
+    public typealias PublicKey = MLKEMPublicKey<MLKEM768>
+    /// An ML-KEM-768 decapsulation key.
+    public typealias PrivateKey = MLKEMPrivateKey<MLKEM768>
+}
+
+/// ML-KEM-1024 (FIPS 203, security category 5).
+public enum MLKEM1024: MLKEMParameterSet {
+    /// The sizes and constants of ML-KEM-1024.
+    public static let parameters = MLKEMParameters.mlkem1024
+    /// An ML-KEM-1024 encapsulation key.
+    public typealias PublicKey = MLKEMPublicKey<MLKEM1024>
+    /// An ML-KEM-1024 decapsulation key.
+    public typealias PrivateKey = MLKEMPrivateKey<MLKEM1024>
+}
+
+/// A 32-byte ML-KEM shared secret. Wiped from memory when released; `==` is constant time.
+public struct MLKEMSharedSecret: Sendable, Equatable {
+    let storage: MLKEMSecretStorage
+
+    init(storage: MLKEMSecretStorage) {
+        self.storage = storage
+    }
+
+    /// Number of bits (256).
+    public var bitCount: Int { storage.count * 8 }
+
+    /// Calls `body` with the secret bytes; the pointer must not escape.
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try storage.withUnsafeBytes(body)
+    }
+
+    /// Constant-time comparison.
+    public static func == (lhs: MLKEMSharedSecret, rhs: MLKEMSharedSecret) -> Bool {
+        lhs.withUnsafeBytes { a in rhs.withUnsafeBytes { b in MLKEMConstantTime.equal(a, b) } }
+    }
+}
+
+/// The result of an encapsulation: the shared secret and the ciphertext to send to the key's owner.
+public struct MLKEMEncapsulationResult: Sendable {
+    /// The shared secret K.
+    public let sharedSecret: MLKEMSharedSecret
+    /// The ciphertext c.
+    public let encapsulated: Data
+}
+
+/// An ML-KEM encapsulation key ek for parameter set `Set` (use `MLKEM768.PublicKey` etc.).
+public struct MLKEMPublicKey<Set: MLKEMParameterSet>: Sendable, Equatable {
+    let bytes: [UInt8]
+
+    /// Imports an encoded encapsulation key (384k + 32 bytes), running the FIPS 203 §7.2 checks:
+    /// the length, then that every coefficient is < q. Throws `MLKEMError.invalidKeyLength` or `.keyCheckFailed`.
+    public init<D: DataProtocol>(rawRepresentation: D) throws {
+        let bytes = [UInt8](rawRepresentation)
+        try MLKEM.checkEncapsulationKey(Set.parameters, bytes)
+        self.bytes = bytes
+    }
+
+    init(checkedBytes: [UInt8]) {
+        bytes = checkedBytes
+    }
+
+    /// The encoded encapsulation key (384k + 32 bytes).
+    public var rawRepresentation: Data { Data(bytes) }
+
+    /// Encapsulates a fresh shared secret with randomness from the system's secure generator.
+    public func encapsulate() throws -> MLKEMEncapsulationResult {
+        var m = [UInt8](repeating: 0, count: 32)
+        defer { m.withUnsafeMutableBytes { MLKEMMemory.wipe($0) } }
+        MLKEM.fillRandom(&m)
+        return try encapsulate(randomness: m)
+    }
+
+    /// Deterministic ML-KEM.Encaps_internal(ek, m) with the given 32 bytes of randomness m.
+    /// For known-answer tests and benchmarks: reusing m reveals the shared secret.
+    public func encapsulate<D: DataProtocol>(randomness: D) throws -> MLKEMEncapsulationResult {
+        let p = Set.parameters
+        var m = [UInt8](randomness)
+        defer { m.withUnsafeMutableBytes { MLKEMMemory.wipe($0) } }
+        guard m.count == 32 else { throw MLKEMError.invalidSeedLength(expected: 32, actual: m.count) }
+        var ciphertext = [UInt8](repeating: 0, count: p.ciphertextByteCount)
+        let secret = MLKEMSecretStorage(count: 32) { key in
+            bytes.withUnsafeBufferPointer { ek in
+                m.withUnsafeBufferPointer { mb in
+                    ciphertext.withUnsafeMutableBufferPointer { c in
+                        MLKEMEngine.encapsulate(
+                            p, ek: ek.baseAddress!, m: mb.baseAddress!, c: c.baseAddress!,
+                            key: key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    }
+                }
+            }
+        }
+        return MLKEMEncapsulationResult(sharedSecret: MLKEMSharedSecret(storage: secret), encapsulated: Data(ciphertext))
+    }
+}
+
+/// An ML-KEM decapsulation key for parameter set `Set` (use `MLKEM768.PrivateKey` etc.), kept as its
+/// 64-byte seed d‖z and the expanded key dk, both wiped from memory when released.
+public struct MLKEMPrivateKey<Set: MLKEMParameterSet>: Sendable {
+    let seed: MLKEMSecretStorage
+    let expanded: MLKEMSecretStorage
+    /// The matching encapsulation key.
+    public let publicKey: MLKEMPublicKey<Set>
+
+    /// Generates a new key from 64 bytes of the system's secure random generator.
+    public init() throws {
+        var seed = [UInt8](repeating: 0, count: 64)
+        defer { seed.withUnsafeMutableBytes { MLKEMMemory.wipe($0) } }
+        MLKEM.fillRandom(&seed)
+        try self.init(seedRepresentation: seed, publicKey: nil)
+    }
+
+    /// Generates a new key from 64 bytes of the system's secure random generator.
+    public static func generate() throws -> MLKEMPrivateKey {
+        try MLKEMPrivateKey()
+    }
+
+    /// ML-KEM.KeyGen_internal(d, z) from the 64-byte seed d‖z. When `publicKey` is given, the derived
+    /// encapsulation key must equal it, else `MLKEMError.keyCheckFailed`.
+    public init<D: DataProtocol>(seedRepresentation: D, publicKey: MLKEMPublicKey<Set>? = nil) throws {
+        let p = Set.parameters
+        guard seedRepresentation.count == 64 else {
+            throw MLKEMError.invalidSeedLength(expected: 64, actual: seedRepresentation.count)
+        }
+        let seed = MLKEMSecretStorage(count: 64) { buffer in
+            _ = seedRepresentation.copyBytes(to: buffer)
+        }
+        var ek = [UInt8](repeating: 0, count: p.encapsulationKeyByteCount)
+        let expanded = MLKEMSecretStorage(count: p.decapsulationKeyByteCount) { dk in
+            seed.withUnsafeBytes { s in
+                ek.withUnsafeMutableBufferPointer { e in
+                    let d = s.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    MLKEMEngine.keyGen(
+                        p, d: d, z: d + 32, ek: e.baseAddress!, dk: dk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+        }
+        if let publicKey, publicKey.bytes != ek { throw MLKEMError.keyCheckFailed }
+        self.seed = seed
+        self.expanded = expanded
+        self.publicKey = MLKEMPublicKey(checkedBytes: ek)
+    }
+
+    /// Imports an expanded decapsulation key dk (768k + 96 bytes) after the FIPS 203 §7.3 checks (length,
+    /// H(ek) stored in dk). Such a key has no seed: `seedRepresentation` of it is nil.
+    public init<D: DataProtocol>(integrityCheckedRepresentation: D) throws {
+        let p = Set.parameters
+        guard integrityCheckedRepresentation.count == p.decapsulationKeyByteCount else {
+            throw MLKEMError.invalidKeyLength(
+                expected: p.decapsulationKeyByteCount, actual: integrityCheckedRepresentation.count)
+        }
+        let expanded = MLKEMSecretStorage(count: p.decapsulationKeyByteCount) { buffer in
+            _ = integrityCheckedRepresentation.copyBytes(to: buffer)
+        }
+        try expanded.withUnsafeBytes { try MLKEM.checkDecapsulationKey(p, $0) }
+        let ekRange = (384 * p.k)..<(768 * p.k + 32)
+        self.publicKey = MLKEMPublicKey(checkedBytes: expanded.withUnsafeBytes { [UInt8]($0[ekRange]) })
+        self.expanded = expanded
+        self.seed = MLKEMSecretStorage(count: 0) { _ in }
+    }
+
+    /// The 64-byte seed d‖z this key was generated from (the portable private-key format), or nil for
+    /// a key imported from its expanded form.
+    public var seedRepresentation: Data? {
+        seed.count == 64 ? seed.withUnsafeBytes { Data($0) } : nil
+    }
+
+    /// The expanded decapsulation key dk = dk_PKE ‖ ek ‖ H(ek) ‖ z (768k + 96 bytes) of FIPS 203.
+    public var integrityCheckedRepresentation: Data {
+        expanded.withUnsafeBytes { Data($0) }
+    }
+
+    /// ML-KEM.Decaps: the shared secret for ciphertext `encapsulated`, or — for a ciphertext that was not
+    /// produced for this key — the implicit-rejection key J(z ‖ c). Only a wrong length throws
+    /// (`MLKEMError.invalidCiphertextLength`).
+    public func decapsulate<D: DataProtocol>(_ encapsulated: D) throws -> MLKEMSharedSecret {
+        let p = Set.parameters
+        guard encapsulated.count == p.ciphertextByteCount else {
+            throw MLKEMError.invalidCiphertextLength(expected: p.ciphertextByteCount, actual: encapsulated.count)
+        }
+        let ciphertext = [UInt8](encapsulated)
+        let secret = MLKEMSecretStorage(count: 32) { key in
+            expanded.withUnsafeBytes { dk in
+                ciphertext.withUnsafeBufferPointer { c in
+                    MLKEMEngine.decapsulate(
+                        p, dk: dk.baseAddress!.assumingMemoryBound(to: UInt8.self), c: c.baseAddress!,
+                        key: key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+        }
+        return MLKEMSharedSecret(storage: secret)
+    }
+}
+
+/// The FIPS 203 algorithms on bytes, for known-answer tests, interoperability and benchmarks.
+/// Each checks its buffer lengths and throws `MLKEMError` on a mismatch.
+public enum MLKEM {
+    /// ML-KEM.KeyGen_internal(d, z) from the 64-byte `seed` d‖z into `encapsulationKey` (384k + 32 bytes)
+    /// and `decapsulationKey` (768k + 96 bytes).
+    public static func keyGenInternal(
+        _ p: MLKEMParameters, seed: UnsafeRawBufferPointer,
+        encapsulationKey: UnsafeMutableRawBufferPointer, decapsulationKey: UnsafeMutableRawBufferPointer
+    ) throws {
+        guard seed.count == 64 else { throw MLKEMError.invalidSeedLength(expected: 64, actual: seed.count) }
+        try checkLength(p.encapsulationKeyByteCount, encapsulationKey.count)
+        try checkLength(p.decapsulationKeyByteCount, decapsulationKey.count)
+        let d = seed.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        MLKEMEngine.keyGen(
+            p, d: d, z: d + 32, ek: encapsulationKey.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            dk: decapsulationKey.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// ML-KEM.Encaps_internal(ek, m) into `ciphertext` and the 32-byte `sharedSecret`. Does not run the
+    /// §7.2 check; callers with an untrusted ek run `checkEncapsulationKey` first (as `MLKEMPublicKey` does).
+    public static func encapsulateInternal(
+        _ p: MLKEMParameters, encapsulationKey: UnsafeRawBufferPointer, randomness: UnsafeRawBufferPointer,
+        ciphertext: UnsafeMutableRawBufferPointer, sharedSecret: UnsafeMutableRawBufferPointer
+    ) throws {
+        try checkLength(p.encapsulationKeyByteCount, encapsulationKey.count)
+        guard randomness.count == 32 else { throw MLKEMError.invalidSeedLength(expected: 32, actual: randomness.count) }
+        guard ciphertext.count == p.ciphertextByteCount else {
+            throw MLKEMError.invalidCiphertextLength(expected: p.ciphertextByteCount, actual: ciphertext.count)
+        }
+        guard sharedSecret.count == 32 else { throw MLKEMError.invalidSeedLength(expected: 32, actual: sharedSecret.count) }
+        MLKEMEngine.encapsulate(
+            p, ek: encapsulationKey.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            m: randomness.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            c: ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            key: sharedSecret.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// ML-KEM.Decaps_internal(dk, c) into the 32-byte `sharedSecret` (implicit rejection included). Does not
+    /// run the §7.3 check; callers with an untrusted dk run `checkDecapsulationKey` first.
+    public static func decapsulateInternal(
+        _ p: MLKEMParameters, decapsulationKey: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer,
+        sharedSecret: UnsafeMutableRawBufferPointer
+    ) throws {
+        try checkLength(p.decapsulationKeyByteCount, decapsulationKey.count)
+        guard ciphertext.count == p.ciphertextByteCount else {
+            throw MLKEMError.invalidCiphertextLength(expected: p.ciphertextByteCount, actual: ciphertext.count)
+        }
+        guard sharedSecret.count == 32 else { throw MLKEMError.invalidSeedLength(expected: 32, actual: sharedSecret.count) }
+        MLKEMEngine.decapsulate(
+            p, dk: decapsulationKey.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            c: ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            key: sharedSecret.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// The FIPS 203 §7.2 encapsulation-key check: length 384k + 32, and ByteEncode₁₂(ByteDecode₁₂(ek)) == ek.
+    public static func checkEncapsulationKey<C: Collection<UInt8>>(_ p: MLKEMParameters, _ ek: C) throws {
+        try checkLength(p.encapsulationKeyByteCount, ek.count)
+        let ok = [UInt8](ek).withUnsafeBufferPointer { e in
+            (0..<p.k).allSatisfy { MLKEMPoly.isCanonical12(e.baseAddress! + 384 * $0) }
+        }
+        guard ok else { throw MLKEMError.keyCheckFailed }
+    }
+
+    /// The FIPS 203 §7.3 decapsulation-key check: length 768k + 96, and H(dk[384k : 768k+32]) equals
+    /// the 32 bytes stored at dk[768k+32 : 768k+64].
+    public static func checkDecapsulationKey(_ p: MLKEMParameters, _ dk: UnsafeRawBufferPointer) throws {
+        try checkLength(p.decapsulationKeyByteCount, dk.count)
+        let k = p.k
+        var hash = [UInt8](repeating: 0, count: 32)
+        hash.withUnsafeMutableBufferPointer { h in
+            MLKEMEngine.hashH(UnsafeRawBufferPointer(rebasing: dk[(384 * k)..<(768 * k + 32)]), into: h.baseAddress!)
+        }
+        let stored = UnsafeRawBufferPointer(rebasing: dk[(768 * k + 32)..<(768 * k + 64)])
+        let ok = hash.withUnsafeBytes { MLKEMConstantTime.equal($0, stored) }
+        guard ok else { throw MLKEMError.keyCheckFailed }
+    }
+
+    private static func checkLength(_ expected: Int, _ actual: Int) throws {
+        guard expected == actual else { throw MLKEMError.invalidKeyLength(expected: expected, actual: actual) }
+    }
+
+    /// Fills `bytes` from the system CSPRNG (getrandom on Linux, arc4random on Darwin).
+    static func fillRandom(_ bytes: inout [UInt8]) {
+        var generator = SystemRandomNumberGenerator()
+        for i in bytes.indices { bytes[i] = generator.next() }
+    }
+}
