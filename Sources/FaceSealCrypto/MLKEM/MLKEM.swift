@@ -272,10 +272,14 @@ public enum MLKEM {
     /// The FIPS 203 §7.2 encapsulation-key check: length 384k + 32, and ByteEncode₁₂(ByteDecode₁₂(ek)) == ek.
     public static func checkEncapsulationKey<C: Collection<UInt8>>(_ p: MLKEMParameters, _ ek: C) throws {
         try checkLength(p.encapsulationKeyByteCount, ek.count)
-        let ok = [UInt8](ek).withUnsafeBufferPointer { e in
-            (0..<p.k).allSatisfy { MLKEMPoly.isCanonical12(e.baseAddress! + 384 * $0) }
-        }
-        guard ok else { throw MLKEMError.keyCheckFailed }
+        try [UInt8](ek).withUnsafeBytes { try checkEncapsulationKey(p, $0) }
+    }
+
+    /// The FIPS 203 §7.2 encapsulation-key check on a byte buffer (no copy).
+    public static func checkEncapsulationKey(_ p: MLKEMParameters, _ ek: UnsafeRawBufferPointer) throws {
+        try checkLength(p.encapsulationKeyByteCount, ek.count)
+        let e = ek.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        guard (0..<p.k).allSatisfy({ MLKEMPoly.isCanonical12(e + 384 * $0) }) else { throw MLKEMError.keyCheckFailed }
     }
 
     /// The FIPS 203 §7.3 decapsulation-key check: length 768k + 96, and H(dk[384k : 768k+32]) equals
