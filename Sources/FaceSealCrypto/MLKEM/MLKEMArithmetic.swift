@@ -35,10 +35,14 @@ enum MLKEMPoly {
         return Int16(truncatingIfNeeded: (a &- Int32(t) &* Int32(q)) >> 16)
     }
 
-    /// a · b · 2^-16 mod q (Montgomery multiplication).
+    /// a · b · 2^-16 mod q (Montgomery multiplication), result in (−q, q) for |a·b| < q·2^15.
+    /// Written as high(a·b) − high(low(low(a·b)·q⁻¹)·q): equal to `montgomeryReduce(a·b)` (the low halves
+    /// cancel exactly), and in this form the vectoriser maps it to 16-bit multiply-high instructions.
     @inline(__always)
     static func fqmul(_ a: Int16, _ b: Int16) -> Int16 {
-        montgomeryReduce(Int32(a) &* Int32(b))
+        let high = Int16(truncatingIfNeeded: (Int32(a) &* Int32(b)) >> 16)
+        let t = (a &* b) &* qinv
+        return high &- Int16(truncatingIfNeeded: (Int32(t) &* Int32(q)) >> 16)
     }
 
     /// The representative of a mod q in [−(q−1)/2, (q−1)/2], for any Int16 a.
@@ -79,53 +83,78 @@ enum MLKEMPoly {
         for i in 0..<256 { r[i] = a[i] &- r[i] }
     }
 
-    /// Forward NTT (FIPS 203 Alg. 9) in place, output Barrett-reduced.
-    /// Input coefficients |x| < q (or small noise); each of the 7 layers grows the bound by q.
-    static func ntt(_ r: UnsafeMutablePointer<Int16>) {
-        zetas.withUnsafeBufferPointer { z in
-            var k = 1
-            var len = 128
-            while len >= 2 {
-                var start = 0
-                while start < 256 {
-                    let zeta = z[k]
-                    k += 1
-                    for j in start..<(start + len) {
-                        let t = fqmul(zeta, r[j + len])
-                        r[j + len] = r[j] &- t
-                        r[j] = r[j] &+ t
-                    }
-                    start += 2 * len
-                }
-                len >>= 1
+    /// One Cooley–Tukey layer of the forward NTT with block length `len` (a literal at every call site,
+    /// so each layer compiles to its own fixed-trip-count, vectorisable loop).
+    @inline(__always)
+    private static func nttLayer(_ r: UnsafeMutablePointer<Int16>, _ z: UnsafePointer<Int16>, len: Int) {
+        let blocks = 128 / len
+        for block in 0..<blocks {
+            let zeta = z[blocks + block]
+            let lower = r + 2 * len * block, upper = lower + len
+            for j in 0..<len {
+                let t = fqmul(zeta, upper[j])
+                upper[j] = lower[j] &- t
+                lower[j] = lower[j] &+ t
             }
+        }
+    }
+
+    /// Forward NTT (FIPS 203 Alg. 9) in place, output Barrett-reduced.
+    /// Input |x| < q (or small noise); each of the 7 layers grows the bound by less than q, so < 8q < 2^15.
+    static func ntt(_ r: UnsafeMutablePointer<Int16>) {
+        zetas.withUnsafeBufferPointer { buffer in
+            let z = buffer.baseAddress!
+            nttLayer(r, z, len: 128)
+            nttLayer(r, z, len: 64)
+            nttLayer(r, z, len: 32)
+            nttLayer(r, z, len: 16)
+            nttLayer(r, z, len: 8)
+            nttLayer(r, z, len: 4)
+            nttLayer(r, z, len: 2)
         }
         reduce(r)
     }
 
-    /// Inverse NTT (FIPS 203 Alg. 10) in place, including the factor 1/128. The output is multiplied by
-    /// 2^16 as well, which cancels the 2^-16 left by `basemulAccumulate` + `montgomeryReduce`.
-    static func inverseNTT(_ r: UnsafeMutablePointer<Int16>) {
-        zetas.withUnsafeBufferPointer { z in
-            var k = 127
-            var len = 2
-            while len <= 128 {
-                var start = 0
-                while start < 256 {
-                    let zeta = z[k]
-                    k -= 1
-                    for j in start..<(start + len) {
-                        let t = r[j]
-                        let u = r[j + len]
-                        r[j] = barrettReduce(t &+ u)
-                        r[j + len] = fqmul(zeta, u &- t)
-                    }
-                    start += 2 * len
-                }
-                len <<= 1
+    /// One Gentleman–Sande layer of the inverse NTT with block length `len` (a literal at each call site).
+    /// The sums are Barrett-reduced only when `reduceSums` is set: the caller tracks the bound.
+    @inline(__always)
+    private static func inverseNTTLayer(
+        _ r: UnsafeMutablePointer<Int16>, _ z: UnsafePointer<Int16>, len: Int, reduceSums: Bool
+    ) {
+        let blocks = 128 / len
+        for block in 0..<blocks {
+            let zeta = z[2 * blocks - 1 - block]
+            let lower = r + 2 * len * block, upper = lower + len
+            for j in 0..<len {
+                let t = lower[j], u = upper[j]
+                lower[j] = reduceSums ? barrettReduce(t &+ u) : t &+ u
+                upper[j] = fqmul(zeta, u &- t)
             }
         }
-        for j in 0..<256 { r[j] = fqmul(r[j], invNTTFactor) }
+    }
+
+    /// Inverse NTT (FIPS 203 Alg. 10) in place, including the factor 1/128. The output is multiplied by
+    /// 2^16 as well, which cancels the 2^-16 left by `basemulAccumulate` + `montgomeryReduce`.
+    /// Input |x| < q; output in (−q, q).
+    static func inverseNTT(_ r: UnsafeMutablePointer<Int16>) {
+        zetas.withUnsafeBufferPointer { buffer in
+            let z = buffer.baseAddress!
+            // Sums double per layer: < 2q, 4q, 8q, then reduced to ≤ q/2; again up to 8q, reduced.
+            inverseNTTLayer(r, z, len: 2, reduceSums: false)
+            inverseNTTLayer(r, z, len: 4, reduceSums: false)
+            inverseNTTLayer(r, z, len: 8, reduceSums: true)
+            inverseNTTLayer(r, z, len: 16, reduceSums: false)
+            inverseNTTLayer(r, z, len: 32, reduceSums: false)
+            inverseNTTLayer(r, z, len: 64, reduceSums: true)
+            // Last layer with the scaling by R²/128 folded in: both outputs leave through one fqmul.
+            let f = invNTTFactor
+            let zf = fqmul(z[1], f)
+            for j in 0..<128 {
+                let t = r[j], u = r[j + 128]
+                r[j] = fqmul(t &+ u, f)
+                r[j + 128] = fqmul(u &- t, zf)
+            }
+        }
     }
 
     /// For the NTT-domain vector operand b: cache[i] = b[2i+1] · γᵢ (the odd half of each degree-1
