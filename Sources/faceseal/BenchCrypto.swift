@@ -158,12 +158,17 @@ struct BenchRunner {
             if !operation.faceSeal(i) { warmupMismatches += 1 }
             if !operation.peer(i) { warmupMismatches += 1 }
         }
-        let probe = time(operation.peer, iterations: 16)
-        let perOperation = max(probe.elapsed / 16, .nanoseconds(100))
-        let iterations = max(16, Int(batchTarget / perOperation))
+        // Calibration: the peer's iterations in a quarter of a batch, so one noisy call cannot skew it.
+        var probeIterations = 0, probeMismatches = 0
+        let probeStart = clock.now
+        while clock.now - probeStart < batchTarget / 4 {
+            if !operation.peer(probeIterations) { probeMismatches += 1 }
+            probeIterations += 1
+        }
+        let iterations = max(16, probeIterations * 4)
 
         var faceSealTimes: [Double] = [], peerTimes: [Double] = []
-        var faceSealMismatches = 0, peerMismatches = probe.mismatches
+        var faceSealMismatches = 0, peerMismatches = probeMismatches
         for _ in 0..<batches {
             let ours = time(operation.faceSeal, iterations: iterations)
             let theirs = time(operation.peer, iterations: iterations)
