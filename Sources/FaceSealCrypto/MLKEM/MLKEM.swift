@@ -70,17 +70,29 @@ public struct MLKEMEncapsulationResult: Sendable {
 /// An ML-KEM encapsulation key ek for parameter set `Set` (use `MLKEM768.PublicKey` etc.).
 public struct MLKEMPublicKey<Set: MLKEMParameterSet>: Sendable, Equatable {
     let bytes: [UInt8]
+    /// H(ek), computed once: every encapsulation needs it.
+    let hash: [UInt8]
 
     /// Imports an encoded encapsulation key (384k + 32 bytes), running the FIPS 203 §7.2 checks:
     /// the length, then that every coefficient is < q. Throws `MLKEMError.invalidKeyLength` or `.keyCheckFailed`.
     public init<D: DataProtocol>(rawRepresentation: D) throws {
         let bytes = [UInt8](rawRepresentation)
         try MLKEM.checkEncapsulationKey(Set.parameters, bytes)
-        self.bytes = bytes
+        var hash = [UInt8](repeating: 0, count: 32)
+        bytes.withUnsafeBytes { ek in
+            hash.withUnsafeMutableBufferPointer { MLKEMEngine.hashH(ek, into: $0.baseAddress!) }
+        }
+        self.init(checkedBytes: bytes, hash: hash)
     }
 
-    init(checkedBytes: [UInt8]) {
+    init(checkedBytes: [UInt8], hash: [UInt8]) {
         bytes = checkedBytes
+        self.hash = hash
+    }
+
+    /// Keys are equal when their encodings are (the hash follows from the encoding).
+    public static func == (lhs: MLKEMPublicKey, rhs: MLKEMPublicKey) -> Bool {
+        lhs.bytes == rhs.bytes
     }
 
     /// The encoded encapsulation key (384k + 32 bytes).
@@ -104,11 +116,13 @@ public struct MLKEMPublicKey<Set: MLKEMParameterSet>: Sendable, Equatable {
         var ciphertext = [UInt8](repeating: 0, count: p.ciphertextByteCount)
         let secret = MLKEMSecretStorage(count: 32) { key in
             bytes.withUnsafeBufferPointer { ek in
-                m.withUnsafeBufferPointer { mb in
-                    ciphertext.withUnsafeMutableBufferPointer { c in
-                        MLKEMEngine.encapsulate(
-                            p, ek: ek.baseAddress!, m: mb.baseAddress!, c: c.baseAddress!,
-                            key: key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                hash.withUnsafeBufferPointer { h in
+                    m.withUnsafeBufferPointer { mb in
+                        ciphertext.withUnsafeMutableBufferPointer { c in
+                            MLKEMEngine.encapsulate(
+                                p, ek: ek.baseAddress!, ekHash: h.baseAddress!, m: mb.baseAddress!, c: c.baseAddress!,
+                                key: key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                        }
                     }
                 }
             }
@@ -161,11 +175,12 @@ public struct MLKEMPrivateKey<Set: MLKEMParameterSet>: Sendable {
         if let publicKey, publicKey.bytes != ek { throw MLKEMError.keyCheckFailed }
         self.seed = seed
         self.expanded = expanded
-        self.publicKey = MLKEMPublicKey(checkedBytes: ek)
+        self.publicKey = MLKEMPublicKey(checkedBytes: ek, hash: Self.storedHash(expanded))
     }
 
     /// Imports an expanded decapsulation key dk (768k + 96 bytes) after the FIPS 203 §7.3 checks (length,
-    /// H(ek) stored in dk). Such a key has no seed: `seedRepresentation` of it is nil.
+    /// H(ek) stored in dk) and the §7.2 check of the ek inside it (it becomes `publicKey`).
+    /// Such a key has no seed: `seedRepresentation` of it is nil.
     public init<D: DataProtocol>(integrityCheckedRepresentation: D) throws {
         let p = Set.parameters
         guard integrityCheckedRepresentation.count == p.decapsulationKeyByteCount else {
@@ -175,11 +190,22 @@ public struct MLKEMPrivateKey<Set: MLKEMParameterSet>: Sendable {
         let expanded = MLKEMSecretStorage(count: p.decapsulationKeyByteCount) { buffer in
             _ = integrityCheckedRepresentation.copyBytes(to: buffer)
         }
-        try expanded.withUnsafeBytes { try MLKEM.checkDecapsulationKey(p, $0) }
         let ekRange = (384 * p.k)..<(768 * p.k + 32)
-        self.publicKey = MLKEMPublicKey(checkedBytes: expanded.withUnsafeBytes { [UInt8]($0[ekRange]) })
+        try expanded.withUnsafeBytes { dk in
+            try MLKEM.checkDecapsulationKey(p, dk)
+            // Beyond §7.3: the embedded ek becomes `publicKey`, so it must pass the §7.2 check as well.
+            try MLKEM.checkEncapsulationKey(p, UnsafeRawBufferPointer(rebasing: dk[ekRange]))
+        }
+        self.publicKey = MLKEMPublicKey(
+            checkedBytes: expanded.withUnsafeBytes { [UInt8]($0[ekRange]) }, hash: Self.storedHash(expanded))
         self.expanded = expanded
         self.seed = MLKEMSecretStorage(count: 0) { _ in }
+    }
+
+    /// H(ek) as stored in dk (public).
+    private static func storedHash(_ expanded: MLKEMSecretStorage) -> [UInt8] {
+        let k = Set.parameters.k
+        return expanded.withUnsafeBytes { [UInt8]($0[(768 * k + 32)..<(768 * k + 64)]) }
     }
 
     /// The 64-byte seed d‖z this key was generated from (the portable private-key format), or nil for

@@ -198,15 +198,20 @@ enum MLKEMEngine {
     // MARK: ML-KEM.Encaps_internal / Decaps_internal (Alg. 17, 18)
 
     /// Encaps_internal(ek, m): writes c and the 32-byte shared secret K.
+    /// `ekHash`, when given, is H(ek) computed earlier (a public key caches it), saving the hash of ek.
     static func encapsulate(
-        _ p: MLKEMParameters, ek: UnsafePointer<UInt8>, m: UnsafePointer<UInt8>,
-        c: UnsafeMutablePointer<UInt8>, key: UnsafeMutablePointer<UInt8>
+        _ p: MLKEMParameters, ek: UnsafePointer<UInt8>, ekHash: UnsafePointer<UInt8>? = nil,
+        m: UnsafePointer<UInt8>, c: UnsafeMutablePointer<UInt8>, key: UnsafeMutablePointer<UInt8>
     ) {
         withScratch(k: p.k) { s in
             let ekLength = p.encapsulationKeyByteCount
             // (K, r) = G(m ‖ H(ek))
             s.seeds.update(from: m, count: 32)
-            hashH(UnsafeRawBufferPointer(start: ek, count: ekLength), into: s.seeds + 32)
+            if let ekHash {
+                (s.seeds + 32).update(from: ekHash, count: 32)
+            } else {
+                hashH(UnsafeRawBufferPointer(start: ek, count: ekLength), into: s.seeds + 32)
+            }
             hashG(UnsafeRawBufferPointer(start: s.seeds, count: 64), into: s.seeds + 64)
             encrypt(p, ek: ek, m: m, r: s.seeds + 96, c: c, scratch: s)
             key.update(from: s.seeds + 64, count: 32)

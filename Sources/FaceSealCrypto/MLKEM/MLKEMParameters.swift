@@ -29,8 +29,6 @@ public struct MLKEMParameters: Sendable, Hashable {
     /// ML-KEM-1024 (security category 5).
     public static let mlkem1024 = MLKEMParameters(k: 4, eta1: 2, eta2: 2, du: 11, dv: 5)
 
-    /// Byte length of ByteEncode₁₂ of one polynomial.
-    static let polyBytes = 384
     /// Byte length of one compressed polynomial of u.
     var polyCompressedUBytes: Int { 32 * du }
     /// Byte length of the compressed polynomial v.

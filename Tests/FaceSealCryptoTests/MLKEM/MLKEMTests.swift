@@ -177,6 +177,20 @@ import Testing
         }
     }
 
+    /// An expanded key whose embedded ek has a coefficient ≥ q is refused even with a matching H(ek):
+    /// that ek would become the key's `publicKey`.
+    @Test func decapsulationKeyWithNonCanonicalEncapsulationKey() throws {
+        let k = 2
+        var dk = [UInt8](try MLKEM512.PrivateKey(seedRepresentation: Self.seed(8)).integrityCheckedRepresentation)
+        dk[384 * k] = 0xFF
+        dk[384 * k + 1] |= 0x0F  // first coefficient of the embedded ek = 4095
+        var sponge = KeccakSponge.sha3_256()
+        sponge.absorb(Array(dk[(384 * k)..<(768 * k + 32)]))
+        dk.replaceSubrange((768 * k + 32)..<(768 * k + 64), with: sponge.squeeze(count: 32))
+        #expect(throws: Never.self) { try dk.withUnsafeBytes { try MLKEM.checkDecapsulationKey(.mlkem512, $0) } }
+        #expect(throws: MLKEMError.keyCheckFailed) { try MLKEM512.PrivateKey(integrityCheckedRepresentation: dk) }
+    }
+
     /// Compress_d by multiply-shift equals round(2^d · x / q) mod 2^d for every x, including negative
     /// representatives; Decompress_d matches round(q · y / 2^d).
     @Test func compressionIsExact() {
