@@ -189,7 +189,7 @@ import Testing
 }
 
 /// Decodes a hex string (the fixtures are trusted test data; a malformed one records an issue).
-func hex(_ string: String) -> [UInt8] {
+private func hex(_ string: String) -> [UInt8] {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(string.utf8.count / 2)
     var high: UInt8?
