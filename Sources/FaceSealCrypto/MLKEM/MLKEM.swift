@@ -37,32 +37,10 @@ public enum MLKEM1024: MLKEMParameterSet {
     public typealias PrivateKey = MLKEMPrivateKey<MLKEM1024>
 }
 
-/// A 32-byte ML-KEM shared secret. Wiped from memory when released; `==` is constant time.
-public struct MLKEMSharedSecret: Sendable, Equatable {
-    let storage: MLKEMSecretStorage
-
-    init(storage: MLKEMSecretStorage) {
-        self.storage = storage
-    }
-
-    /// Number of bits (256).
-    public var bitCount: Int { storage.count * 8 }
-
-    /// Calls `body` with the secret bytes; the pointer must not escape.
-    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        try storage.withUnsafeBytes(body)
-    }
-
-    /// Constant-time comparison.
-    public static func == (lhs: MLKEMSharedSecret, rhs: MLKEMSharedSecret) -> Bool {
-        lhs.withUnsafeBytes { a in rhs.withUnsafeBytes { b in MLKEMConstantTime.equal(a, b) } }
-    }
-}
-
 /// The result of an encapsulation: the shared secret and the ciphertext to send to the key's owner.
 public struct MLKEMEncapsulationResult: Sendable {
-    /// The shared secret K.
-    public let sharedSecret: MLKEMSharedSecret
+    /// The shared secret K (32 bytes).
+    public let sharedSecret: SymmetricKey
     /// The ciphertext c.
     public let encapsulated: Data
 }
@@ -98,56 +76,56 @@ public struct MLKEMPublicKey<Set: MLKEMParameterSet>: Sendable, Equatable {
     /// The encoded encapsulation key (384k + 32 bytes).
     public var rawRepresentation: Data { Data(bytes) }
 
-    /// Encapsulates a fresh shared secret with randomness from the system's secure generator.
+    /// Encapsulates a fresh shared secret with randomness m from the secure generator (`SecureRandom`).
     public func encapsulate() throws -> MLKEMEncapsulationResult {
-        var m = [UInt8](repeating: 0, count: 32)
-        defer { m.withUnsafeMutableBytes { MLKEMMemory.wipe($0) } }
-        MLKEM.fillRandom(&m)
-        return try encapsulate(randomness: m)
+        let m = SecretBytes(randomCount: 32)
+        defer { m.zero() }
+        return m.withUnsafeBytes { encapsulate(m: $0) }
     }
 
     /// Deterministic ML-KEM.Encaps_internal(ek, m) with the given 32 bytes of randomness m.
     /// For known-answer tests and benchmarks: reusing m reveals the shared secret.
     public func encapsulate<D: DataProtocol>(randomness: D) throws -> MLKEMEncapsulationResult {
+        guard randomness.count == 32 else { throw MLKEMError.invalidSeedLength(expected: 32, actual: randomness.count) }
+        let m = SecretBytes(randomness)
+        defer { m.zero() }
+        return m.withUnsafeBytes { encapsulate(m: $0) }
+    }
+
+    private func encapsulate(m: UnsafeRawBufferPointer) -> MLKEMEncapsulationResult {
         let p = Set.parameters
-        var m = [UInt8](randomness)
-        defer { m.withUnsafeMutableBytes { MLKEMMemory.wipe($0) } }
-        guard m.count == 32 else { throw MLKEMError.invalidSeedLength(expected: 32, actual: m.count) }
         var ciphertext = [UInt8](repeating: 0, count: p.ciphertextByteCount)
-        let secret = MLKEMSecretStorage(count: 32) { key in
+        let secret = SecretBytes(count: 32) { key in
             bytes.withUnsafeBufferPointer { ek in
                 hash.withUnsafeBufferPointer { h in
-                    m.withUnsafeBufferPointer { mb in
-                        ciphertext.withUnsafeMutableBufferPointer { c in
-                            MLKEMEngine.encapsulate(
-                                p, ek: ek.baseAddress!, ekHash: h.baseAddress!, m: mb.baseAddress!, c: c.baseAddress!,
-                                key: key.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                        }
+                    ciphertext.withUnsafeMutableBufferPointer { c in
+                        MLKEMEngine.encapsulate(
+                            p, ek: ek.baseAddress!, ekHash: h.baseAddress!, m: m.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                            c: c.baseAddress!, key: key.baseAddress!)
                     }
                 }
             }
         }
-        return MLKEMEncapsulationResult(sharedSecret: MLKEMSharedSecret(storage: secret), encapsulated: Data(ciphertext))
+        return MLKEMEncapsulationResult(sharedSecret: SymmetricKey(secret: secret), encapsulated: Data(ciphertext))
     }
 }
 
 /// An ML-KEM decapsulation key for parameter set `Set` (use `MLKEM768.PrivateKey` etc.), kept as its
 /// 64-byte seed d‖z and the expanded key dk, both wiped from memory when released.
 public struct MLKEMPrivateKey<Set: MLKEMParameterSet>: Sendable {
-    let seed: MLKEMSecretStorage
-    let expanded: MLKEMSecretStorage
+    /// d‖z, or nil for a key imported in expanded form.
+    let seed: SecretBytes?
+    let expanded: SecretBytes
     /// The matching encapsulation key.
     public let publicKey: MLKEMPublicKey<Set>
 
-    /// Generates a new key from 64 bytes of the system's secure random generator.
+    /// Generates a new key from a 64-byte seed d‖z drawn from the secure generator (`SecureRandom`).
+    /// Throws nothing in practice; `throws` keeps the shape of swift-crypto's initialiser.
     public init() throws {
-        var seed = [UInt8](repeating: 0, count: 64)
-        defer { seed.withUnsafeMutableBytes { MLKEMMemory.wipe($0) } }
-        MLKEM.fillRandom(&seed)
-        try self.init(seedRepresentation: seed, publicKey: nil)
+        self.init(seed: SecretBytes(randomCount: 64))
     }
 
-    /// Generates a new key from 64 bytes of the system's secure random generator.
+    /// Generates a new key (see `init()`).
     public static func generate() throws -> MLKEMPrivateKey {
         try MLKEMPrivateKey()
     }
@@ -155,24 +133,25 @@ public struct MLKEMPrivateKey<Set: MLKEMParameterSet>: Sendable {
     /// ML-KEM.KeyGen_internal(d, z) from the 64-byte seed d‖z. When `publicKey` is given, the derived
     /// encapsulation key must equal it, else `MLKEMError.keyCheckFailed`.
     public init<D: DataProtocol>(seedRepresentation: D, publicKey: MLKEMPublicKey<Set>? = nil) throws {
-        let p = Set.parameters
         guard seedRepresentation.count == 64 else {
             throw MLKEMError.invalidSeedLength(expected: 64, actual: seedRepresentation.count)
         }
-        let seed = MLKEMSecretStorage(count: 64) { buffer in
-            _ = seedRepresentation.copyBytes(to: buffer)
-        }
+        self.init(seed: SecretBytes(seedRepresentation))
+        if let publicKey, publicKey != self.publicKey { throw MLKEMError.keyCheckFailed }
+    }
+
+    /// KeyGen_internal from a 64-byte seed already in secret storage.
+    private init(seed: SecretBytes) {
+        let p = Set.parameters
         var ek = [UInt8](repeating: 0, count: p.encapsulationKeyByteCount)
-        let expanded = MLKEMSecretStorage(count: p.decapsulationKeyByteCount) { dk in
+        let expanded = SecretBytes(count: p.decapsulationKeyByteCount) { dk in
             seed.withUnsafeBytes { s in
                 ek.withUnsafeMutableBufferPointer { e in
                     let d = s.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                    MLKEMEngine.keyGen(
-                        p, d: d, z: d + 32, ek: e.baseAddress!, dk: dk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    MLKEMEngine.keyGen(p, d: d, z: d + 32, ek: e.baseAddress!, dk: dk.baseAddress!)
                 }
             }
         }
-        if let publicKey, publicKey.bytes != ek { throw MLKEMError.keyCheckFailed }
         self.seed = seed
         self.expanded = expanded
         self.publicKey = MLKEMPublicKey(checkedBytes: ek, hash: Self.storedHash(expanded))
@@ -187,9 +166,7 @@ public struct MLKEMPrivateKey<Set: MLKEMParameterSet>: Sendable {
             throw MLKEMError.invalidKeyLength(
                 expected: p.decapsulationKeyByteCount, actual: integrityCheckedRepresentation.count)
         }
-        let expanded = MLKEMSecretStorage(count: p.decapsulationKeyByteCount) { buffer in
-            _ = integrityCheckedRepresentation.copyBytes(to: buffer)
-        }
+        let expanded = SecretBytes(integrityCheckedRepresentation)
         let ekRange = (384 * p.k)..<(768 * p.k + 32)
         try expanded.withUnsafeBytes { dk in
             try MLKEM.checkDecapsulationKey(p, dk)
@@ -199,11 +176,11 @@ public struct MLKEMPrivateKey<Set: MLKEMParameterSet>: Sendable {
         self.publicKey = MLKEMPublicKey(
             checkedBytes: expanded.withUnsafeBytes { [UInt8]($0[ekRange]) }, hash: Self.storedHash(expanded))
         self.expanded = expanded
-        self.seed = MLKEMSecretStorage(count: 0) { _ in }
+        self.seed = nil
     }
 
     /// H(ek) as stored in dk (public).
-    private static func storedHash(_ expanded: MLKEMSecretStorage) -> [UInt8] {
+    private static func storedHash(_ expanded: SecretBytes) -> [UInt8] {
         let k = Set.parameters.k
         return expanded.withUnsafeBytes { [UInt8]($0[(768 * k + 32)..<(768 * k + 64)]) }
     }
@@ -211,7 +188,7 @@ public struct MLKEMPrivateKey<Set: MLKEMParameterSet>: Sendable {
     /// The 64-byte seed d‖z this key was generated from (the portable private-key format), or nil for
     /// a key imported from its expanded form.
     public var seedRepresentation: Data? {
-        seed.count == 64 ? seed.withUnsafeBytes { Data($0) } : nil
+        seed?.withUnsafeBytes { Data($0) }
     }
 
     /// The expanded decapsulation key dk = dk_PKE ‖ ek ‖ H(ek) ‖ z (768k + 96 bytes) of FIPS 203.
@@ -222,22 +199,21 @@ public struct MLKEMPrivateKey<Set: MLKEMParameterSet>: Sendable {
     /// ML-KEM.Decaps: the shared secret for ciphertext `encapsulated`, or — for a ciphertext that was not
     /// produced for this key — the implicit-rejection key J(z ‖ c). Only a wrong length throws
     /// (`MLKEMError.invalidCiphertextLength`).
-    public func decapsulate<D: DataProtocol>(_ encapsulated: D) throws -> MLKEMSharedSecret {
+    public func decapsulate<D: DataProtocol>(_ encapsulated: D) throws -> SymmetricKey {
         let p = Set.parameters
         guard encapsulated.count == p.ciphertextByteCount else {
             throw MLKEMError.invalidCiphertextLength(expected: p.ciphertextByteCount, actual: encapsulated.count)
         }
         let ciphertext = [UInt8](encapsulated)
-        let secret = MLKEMSecretStorage(count: 32) { key in
+        let secret = SecretBytes(count: 32) { key in
             expanded.withUnsafeBytes { dk in
                 ciphertext.withUnsafeBufferPointer { c in
                     MLKEMEngine.decapsulate(
-                        p, dk: dk.baseAddress!.assumingMemoryBound(to: UInt8.self), c: c.baseAddress!,
-                        key: key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                        p, dk: dk.baseAddress!.assumingMemoryBound(to: UInt8.self), c: c.baseAddress!, key: key.baseAddress!)
                 }
             }
         }
-        return MLKEMSharedSecret(storage: secret)
+        return SymmetricKey(secret: secret)
     }
 }
 
@@ -318,17 +294,11 @@ public enum MLKEM {
             MLKEMEngine.hashH(UnsafeRawBufferPointer(rebasing: dk[(384 * k)..<(768 * k + 32)]), into: h.baseAddress!)
         }
         let stored = UnsafeRawBufferPointer(rebasing: dk[(768 * k + 32)..<(768 * k + 64)])
-        let ok = hash.withUnsafeBytes { MLKEMConstantTime.equal($0, stored) }
+        let ok = hash.withUnsafeBytes { constantTimeEquals($0, stored) }
         guard ok else { throw MLKEMError.keyCheckFailed }
     }
 
     private static func checkLength(_ expected: Int, _ actual: Int) throws {
         guard expected == actual else { throw MLKEMError.invalidKeyLength(expected: expected, actual: actual) }
-    }
-
-    /// Fills `bytes` from the system CSPRNG (getrandom on Linux, arc4random on Darwin).
-    static func fillRandom(_ bytes: inout [UInt8]) {
-        var generator = SystemRandomNumberGenerator()
-        for i in bytes.indices { bytes[i] = generator.next() }
     }
 }

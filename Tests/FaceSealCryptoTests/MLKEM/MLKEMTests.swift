@@ -18,7 +18,7 @@ import Testing
         return sponge.squeeze(count: 32)
     }
 
-    static func bytes(_ secret: MLKEMSharedSecret) -> [UInt8] {
+    static func bytes(_ secret: SymmetricKey) -> [UInt8] {
         secret.withUnsafeBytes { [UInt8]($0) }
     }
 
