@@ -124,7 +124,7 @@ struct BenchOperation {
 struct BenchRunner {
     let batches: Int
     let clock = ContinuousClock()
-    /// Target wall time of one batch, long enough to dwarf clock resolution and scheduling noise.
+    /// Wall time of one batch, long enough to dwarf clock resolution and scheduling noise.
     let batchTarget = Duration.milliseconds(40)
 
     struct Result {
@@ -142,7 +142,7 @@ struct BenchRunner {
             let mismatches = faceSealMismatches + peerMismatches
             return "\(name.padding(toLength: 22, withPad: " ", startingAt: 0)) faceseal=\(format(faceSealMicroseconds)) µs/op  "
                 + "peer=\(format(peerMicroseconds)) µs/op  ratio=\(String(format: "%.3f", ratio))  "
-                + "mismatches=\(mismatches) (faceseal \(faceSealMismatches), peer \(peerMismatches); \(batches)×\(iterations) iterations each)"
+                + "mismatches=\(mismatches) (faceseal \(faceSealMismatches), peer \(peerMismatches); \(batches) batches of ~\(iterations) iterations)"
         }
 
         private func format(_ value: Double) -> String {
@@ -152,44 +152,41 @@ struct BenchRunner {
     }
 
     func measure(_ operation: BenchOperation) -> Result {
-        // Warm-up (caches, lazy globals, page faults) and calibration on the peer.
-        var warmupMismatches = 0
+        // Warm-up: caches, lazy globals, page faults.
+        var faceSealMismatches = 0, peerMismatches = 0
         for i in 0..<8 {
-            if !operation.faceSeal(i) { warmupMismatches += 1 }
-            if !operation.peer(i) { warmupMismatches += 1 }
+            if !operation.faceSeal(i) { faceSealMismatches += 1 }
+            if !operation.peer(i) { peerMismatches += 1 }
         }
-        // Calibration: the peer's iterations in a quarter of a batch, so one noisy call cannot skew it.
-        var probeIterations = 0, probeMismatches = 0
-        let probeStart = clock.now
-        while clock.now - probeStart < batchTarget / 4 {
-            if !operation.peer(probeIterations) { probeMismatches += 1 }
-            probeIterations += 1
-        }
-        let iterations = max(16, probeIterations * 4)
-
         var faceSealTimes: [Double] = [], peerTimes: [Double] = []
-        var faceSealMismatches = 0, peerMismatches = probeMismatches
+        var iterations = 0
         for _ in 0..<batches {
-            let ours = time(operation.faceSeal, iterations: iterations)
-            let theirs = time(operation.peer, iterations: iterations)
-            faceSealTimes.append(ours.elapsed.microseconds / Double(iterations))
-            peerTimes.append(theirs.elapsed.microseconds / Double(iterations))
+            let ours = timeBox(operation.faceSeal)
+            let theirs = timeBox(operation.peer)
+            faceSealTimes.append(ours.elapsed.microseconds / Double(ours.iterations))
+            peerTimes.append(theirs.elapsed.microseconds / Double(theirs.iterations))
             faceSealMismatches += ours.mismatches
             peerMismatches += theirs.mismatches
+            iterations += ours.iterations + theirs.iterations
         }
         return Result(
             name: operation.name, faceSealMicroseconds: median(faceSealTimes), peerMicroseconds: median(peerTimes),
-            faceSealMismatches: faceSealMismatches + warmupMismatches, peerMismatches: peerMismatches,
-            iterations: iterations, batches: batches)
+            faceSealMismatches: faceSealMismatches, peerMismatches: peerMismatches,
+            iterations: iterations / (2 * batches), batches: batches)
     }
 
-    private func time(_ body: (Int) -> Bool, iterations: Int) -> (elapsed: Duration, mismatches: Int) {
-        var mismatches = 0
+    /// Runs `body` on successive inputs for `batchTarget` of wall time (at least 8 iterations), so a
+    /// batch has the same length on both sides whatever the load; reading the clock costs the same to both.
+    private func timeBox(_ body: (Int) -> Bool) -> (elapsed: Duration, iterations: Int, mismatches: Int) {
+        var mismatches = 0, iterations = 0
         let start = clock.now
-        for i in 0..<iterations where !body(i) {
-            mismatches += 1
-        }
-        return (clock.now - start, mismatches)
+        var elapsed = Duration.zero
+        repeat {
+            if !body(iterations) { mismatches += 1 }
+            iterations += 1
+            elapsed = clock.now - start
+        } while elapsed < batchTarget || iterations < 8
+        return (elapsed, iterations, mismatches)
     }
 
     private func median(_ values: [Double]) -> Double {
