@@ -7,6 +7,7 @@ public enum MLKEMError: Error, Sendable, Equatable {
     case keyCheckFailed
     /// A ciphertext has the wrong length for the parameter set.
     case invalidCiphertextLength(expected: Int, actual: Int)
-    /// A seed d‖z (64 bytes) or encapsulation randomness m (32 bytes) has the wrong length.
+    /// A seed d‖z (64 bytes), encapsulation randomness m (32 bytes) or a 32-byte shared-secret output
+    /// buffer (raw `MLKEM` entry points) has the wrong length.
     case invalidSeedLength(expected: Int, actual: Int)
 }
