@@ -74,6 +74,7 @@ import Testing
             }
         }
         #expect(count == 30)
+        print("ML-KEM vectors: keyGen=\(count)")
     }
 
     static func apiKeyGen(_ set: String, seed: [UInt8]) throws -> ([UInt8], [UInt8]) {
