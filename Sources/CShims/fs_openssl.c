@@ -85,7 +85,7 @@ int fs_pkey_is_p256(const EVP_PKEY *pkey) {
     return strcmp(name, SN_X9_62_prime256v1) == 0 || strcmp(name, "P-256") == 0;
 }
 
-EVP_PKEY *fs_rsa_public_key(const uint8_t *n, size_t n_len, const uint8_t *e, size_t e_len) {
+EVP_PKEY *fs_rsa_public_key(const uint8_t *n, size_t n_len, const uint8_t *e, size_t e_len, int check) {
     if (n == NULL || e == NULL || n_len == 0 || e_len == 0) return NULL;
     EVP_PKEY *pkey = NULL;
     BIGNUM *bn_n = BN_bin2bn(n, (int)n_len, NULL);
@@ -99,7 +99,7 @@ EVP_PKEY *fs_rsa_public_key(const uint8_t *n, size_t n_len, const uint8_t *e, si
     OSSL_PARAM_BLD_free(bld);
     BN_free(bn_n);
     BN_free(bn_e);
-    return fs_checked(pkey, 0);
+    return check ? fs_checked(pkey, 0) : pkey;
 }
 
 int fs_pkey_get_bn(const EVP_PKEY *pkey, const char *name, uint8_t *out, size_t out_len, int pad) {

@@ -24,7 +24,8 @@ EVP_PKEY *fs_p256_private_key(const uint8_t *d, size_t d_len, uint8_t point_out[
 int fs_pkey_is_p256(const EVP_PKEY *pkey);
 
 /// An RSA public key from big-endian modulus and public exponent. NULL on failure.
-EVP_PKEY *fs_rsa_public_key(const uint8_t *n, size_t n_len, const uint8_t *e, size_t e_len);
+/// With `check` 1, OpenSSL's SP 800-56B public-key check runs too (slow: do it once per imported key).
+EVP_PKEY *fs_rsa_public_key(const uint8_t *n, size_t n_len, const uint8_t *e, size_t e_len, int check);
 
 /// Writes a big-integer parameter of `pkey` ("n", "e", "priv") big endian, left padded with zeros to `out_len`
 /// when `pad` is 1, minimal length otherwise. Returns the number of bytes written, or -1.

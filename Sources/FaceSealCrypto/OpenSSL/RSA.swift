@@ -118,7 +118,7 @@ public enum RSA {
                     throw .invalidKeyRepresentation("RSA modulus of \(bits) bits not in \(minimumKeySize)...\(maximumKeySize)")
                 }
                 guard (1...32).contains(e.count) else { throw .invalidKeyRepresentation("RSA exponent length") }
-                _ = try Self.evpKey(n: n, e: e)
+                _ = try Self.evpKey(n: n, e: e, check: true)
                 self.modulus = Data(n)
                 self.publicExponent = Data(e)
             }
@@ -147,9 +147,9 @@ public enum RSA {
                 return Data(der)
             }
 
-            static func evpKey(n: [UInt8], e: [UInt8]) throws(CryptoError) -> EVPKey {
+            static func evpKey(n: [UInt8], e: [UInt8], check: Bool = false) throws(CryptoError) -> EVPKey {
                 let pointer = n.withUnsafeBufferPointer { nb in
-                    e.withUnsafeBufferPointer { eb in fs_rsa_public_key(nb.baseAddress, nb.count, eb.baseAddress, eb.count) }
+                    e.withUnsafeBufferPointer { eb in fs_rsa_public_key(nb.baseAddress, nb.count, eb.baseAddress, eb.count, check ? 1 : 0) }
                 }
                 guard let pointer else {
                     LibCrypto.clearErrors()
