@@ -36,7 +36,7 @@ static EVP_PKEY *fs_checked(EVP_PKEY *pkey, int private_part) {
     return pkey;
 }
 
-EVP_PKEY *fs_p256_public_key(const uint8_t *point, size_t point_len) {
+EVP_PKEY *fs_p256_public_key(const uint8_t *point, size_t point_len, int check) {
     if (point == NULL || point_len != 65 || point[0] != 0x04) return NULL;
     OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
     EVP_PKEY *pkey = NULL;
@@ -46,7 +46,7 @@ EVP_PKEY *fs_p256_public_key(const uint8_t *point, size_t point_len) {
         pkey = fs_pkey_fromdata("EC", EVP_PKEY_PUBLIC_KEY, bld);
     }
     OSSL_PARAM_BLD_free(bld);
-    return fs_checked(pkey, 0);
+    return check ? fs_checked(pkey, 0) : pkey;
 }
 
 EVP_PKEY *fs_p256_private_key(const uint8_t *d, size_t d_len, uint8_t point_out[65]) {

@@ -13,8 +13,9 @@ void fs_secure_zero(void *p, size_t len);
 void fs_openssl_free(void *p);
 
 /// A P-256 public key from an uncompressed SEC1 point (65 bytes, 0x04 || X || Y).
-/// Returns NULL if the encoding is wrong or the point is not on the curve.
-EVP_PKEY *fs_p256_public_key(const uint8_t *point, size_t point_len);
+/// Returns NULL if the encoding is wrong or the point is not on the curve. With `check` 1, OpenSSL's full
+/// public-key check runs too (it costs a scalar multiplication: do it once per imported key).
+EVP_PKEY *fs_p256_public_key(const uint8_t *point, size_t point_len, int check);
 
 /// A P-256 key pair from the 32-byte private scalar `d` (big endian, 0 < d < n).
 /// Writes the uncompressed public point (65 bytes) to `point_out`. Returns NULL on a bad scalar.

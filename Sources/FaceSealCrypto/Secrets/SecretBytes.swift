@@ -102,7 +102,7 @@ public final class SecretBytes: Sendable {
         withUnsafeBytes { Array($0) }
     }
 
-    private static func wipe(_ raw: UnsafeMutableRawBufferPointer) {
+    static func wipe(_ raw: UnsafeMutableRawBufferPointer) {
         guard let base = raw.baseAddress, raw.count > 0 else { return }
         fs_secure_zero(base, raw.count)
     }
@@ -113,7 +113,17 @@ extension SecretBytes: Equatable {
     public static func == (lhs: SecretBytes, rhs: SecretBytes) -> Bool {
         // The same object would deadlock on its own lock; it is trivially equal to itself.
         if lhs === rhs { return true }
-        return lhs.withUnsafeBytes { a in rhs.withUnsafeBytes { b in constantTimeEquals(a, b) } }
+        guard lhs.count == rhs.count else { return false }
+        // Never hold both locks at once: `a == b` on one thread and `b == a` on another would deadlock.
+        // The left side is copied into scratch memory that is wiped before it is freed.
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: max(lhs.count, 1), alignment: 1)
+        defer {
+            SecretBytes.wipe(scratch)
+            scratch.deallocate()
+        }
+        let copy = UnsafeMutableRawBufferPointer(rebasing: scratch[..<lhs.count])
+        lhs.withUnsafeBytes { copy.copyMemory(from: $0) }
+        return rhs.withUnsafeBytes { constantTimeEquals(UnsafeRawBufferPointer(copy), $0) }
     }
 }
 

@@ -60,6 +60,20 @@ import Testing
         }
     }
 
+    @Test func crossComparisonsFromManyTasksDoNotDeadlock() async {
+        let a = SecretBytes(randomCount: 32)
+        let b = SecretBytes(a.copyBytes())
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<200 {
+                group.addTask { index.isMultiple(of: 2) ? a == b : b == a }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.count == 200 && results.allSatisfy { $0 })
+        #expect(a != SecretBytes(randomCount: 32))
+        #expect(a != SecretBytes(randomCount: 31))
+    }
+
     @Test func emptySecret() {
         let secret = SecretBytes([UInt8]())
         #expect(secret.count == 0)
