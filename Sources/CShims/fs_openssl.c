@@ -115,7 +115,7 @@ int fs_pkey_get_bn(const EVP_PKEY *pkey, const char *name, uint8_t *out, size_t 
     return written;
 }
 
-int fs_hkdf_sha256(int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
+int fs_hkdf(const char *digest, int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
                    const uint8_t *info, size_t info_len, uint8_t *out, size_t out_len) {
     EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
     EVP_KDF_CTX *ctx = kdf != NULL ? EVP_KDF_CTX_new(kdf) : NULL;
@@ -123,7 +123,7 @@ int fs_hkdf_sha256(int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *
     static const uint8_t empty = 0;
     OSSL_PARAM params[6];
     size_t i = 0;
-    params[i++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)SN_sha256, 0);
+    params[i++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)digest, 0);
     params[i++] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &kdf_mode);
     params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)(ikm_len ? ikm : &empty), ikm_len);
     if (mode != 1) {

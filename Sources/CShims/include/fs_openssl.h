@@ -32,9 +32,9 @@ EVP_PKEY *fs_rsa_public_key(const uint8_t *n, size_t n_len, const uint8_t *e, si
 /// when `pad` is 1, minimal length otherwise. Returns the number of bytes written, or -1.
 int fs_pkey_get_bn(const EVP_PKEY *pkey, const char *name, uint8_t *out, size_t out_len, int pad);
 
-/// HKDF-SHA256 (RFC 5869). `mode` 0: extract-and-expand, 1: expand only (ikm is then the PRK).
-/// Returns 1 on success.
-int fs_hkdf_sha256(int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
+/// HKDF (RFC 5869) with the digest named `digest` ("SHA256", …; read during the call only).
+/// `mode` 0: extract-and-expand, 1: expand only (ikm is then the PRK). Returns 1 on success.
+int fs_hkdf(const char *digest, int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
                    const uint8_t *info, size_t info_len, uint8_t *out, size_t out_len);
 
 #endif

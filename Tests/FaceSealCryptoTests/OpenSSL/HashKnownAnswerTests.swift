@@ -75,24 +75,33 @@ import Testing
         let ikm = SymmetricKey(data: [UInt8](repeating: 0x0b, count: 22))
         let salt = OSSLTestBytes.hex("000102030405060708090a0b0c")
         let info = OSSLTestBytes.hex("f0f1f2f3f4f5f6f7f8f9")
-        let okm = try HKDF.deriveKey(inputKeyMaterial: ikm, salt: salt, info: info, outputByteCount: 42)
+        let okm = try HKDF<SHA256>.deriveKey(inputKeyMaterial: ikm, salt: salt, info: info, outputByteCount: 42)
         let expected = "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"
         #expect(OSSLTestBytes.hexString(okm.secret.copyBytes()) == expected)
 
         // Expand-only from the case's PRK gives the same OKM.
         let prk = SymmetricKey(data: OSSLTestBytes.hex("077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5"))
-        let expanded = try HKDF.expand(pseudoRandomKey: prk, info: info, outputByteCount: 42)
+        let expanded = try HKDF<SHA256>.expand(pseudoRandomKey: prk, info: info, outputByteCount: 42)
         #expect(OSSLTestBytes.hexString(expanded.secret.copyBytes()) == expected)
     }
 
     @Test func hkdfRejectsBadLengths() {
         let ikm = SymmetricKey(data: [UInt8](repeating: 1, count: 32))
-        #expect(throws: CryptoError.self) { try HKDF.deriveKey(inputKeyMaterial: ikm, info: [UInt8](), outputByteCount: 0) }
-        #expect(throws: CryptoError.self) { try HKDF.deriveKey(inputKeyMaterial: ikm, info: [UInt8](), outputByteCount: 255 * 32 + 1) }
+        #expect(throws: CryptoError.self) { try HKDF<SHA256>.deriveKey(inputKeyMaterial: ikm, info: [UInt8](), outputByteCount: 0) }
+        #expect(throws: CryptoError.self) { try HKDF<SHA256>.deriveKey(inputKeyMaterial: ikm, info: [UInt8](), outputByteCount: 255 * 32 + 1) }
         #expect(throws: CryptoError.incorrectKeySize(expected: 32, actual: 16)) {
-            try HKDF.expand(pseudoRandomKey: SymmetricKey(data: [UInt8](repeating: 1, count: 16)), info: [UInt8](), outputByteCount: 32)
+            try HKDF<SHA256>.expand(pseudoRandomKey: SymmetricKey(data: [UInt8](repeating: 1, count: 16)), info: [UInt8](), outputByteCount: 32)
         }
-        #expect((try? HKDF.deriveKey(inputKeyMaterial: ikm, info: [UInt8](), outputByteCount: 255 * 32))?.bitCount == 255 * 32 * 8)
+        #expect((try? HKDF<SHA256>.deriveKey(inputKeyMaterial: ikm, info: [UInt8](), outputByteCount: 255 * 32))?.bitCount == 255 * 32 * 8)
+        #expect(HKDF<SHA512>.maximumOutputByteCount == 255 * 64)
+    }
+
+    @Test func hkdfSHA512MatchesReference() throws {
+        // Python: hkdf(sha512, ikm=0x0b*22, salt=000102..0c, info=f0..f9, L=42) via hmac (RFC 5869 construction).
+        let okm = try HKDF<SHA512>.deriveKey(inputKeyMaterial: SymmetricKey(data: [UInt8](repeating: 0x0b, count: 22)),
+                                             salt: OSSLTestBytes.hex("000102030405060708090a0b0c"),
+                                             info: OSSLTestBytes.hex("f0f1f2f3f4f5f6f7f8f9"), outputByteCount: 42)
+        #expect(OSSLTestBytes.hexString(okm.secret.copyBytes()) == "832390086cda71fb47625bb5ceb168e4c8e26a1a16ed34d9fc7fe92c1481579338da362cb8d9f925d7cb")
     }
 
     @Test func scryptRFC7914Vectors() throws {
