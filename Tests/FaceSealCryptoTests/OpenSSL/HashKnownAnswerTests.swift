@@ -113,6 +113,15 @@ import Testing
         #expect(OSSLTestBytes.hexString(second.secret.copyBytes()) == "7023bdcb3afd7348461c06cd81fd38ebfda8fbba904f8e3ea9b543f6545da1f2d5432955613f0fcf62d49705242a9af9e61e85dc0d651e40dfcf017b45575887")
     }
 
+    @Test func emptyInputsAreValid() throws {
+        // RFC 7914 §12 first vector: empty password and salt.
+        let scrypt = try Scrypt.deriveKey(password: [UInt8](), salt: [UInt8](), parameters: .init(n: 16, r: 1, p: 1), outputByteCount: 64)
+        #expect(OSSLTestBytes.hexString(scrypt.secret.copyBytes()) == "77d6576238657b203b19ca42c18a0497f16b4844e3074ae8dfdffa3fede21442fcd0069ded0948f8326a753a0fc81f17e8d3e0fb2e0d3628cf35e20c38d18906")
+        // HKDF with empty IKM, salt and info (reference: HMAC construction of RFC 5869 in Python).
+        let hkdf = try HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: [UInt8]()), info: [UInt8](), outputByteCount: 32)
+        #expect(OSSLTestBytes.hexString(hkdf.secret.copyBytes()) == "eb70f01dede9afafa449eee1b1286504e1f62388b3f7dd4f956697b0e828fe18")
+    }
+
     @Test func scryptRecommendedParametersRun() throws {
         // N = 2^15, r = 8 needs more than OpenSSL's default 32 MiB cap.
         let key = try Scrypt.deriveKey(password: Array("pw".utf8), salt: [UInt8](repeating: 7, count: 16),
