@@ -45,12 +45,17 @@ import Testing
     @Test func deinitWipesStorage() {
         let observed = Mutex<[Bool]>([])
         do {
-            let secret = SecretBytes(count: 64, releaseObserver: { allZero in observed.withLock { $0.append(allZero) } }) { buffer in
+            let secret = SecretBytes(count: 64, releaseObserver: { allZero, sameBuffer in
+                observed.withLock { $0 += [allZero, sameBuffer] }
+            }) { buffer in
                 for i in buffer.indices { buffer[i] = UInt8(truncatingIfNeeded: i &+ 1) }
             }
             #expect(secret.withUnsafeBytes { $0.contains(64) })
+            _ = secret.copyBytes()
+            _ = secret == SecretBytes(randomCount: 64)
         }
-        #expect(observed.withLock { $0 } == [true])
+        // Wiped, and wiped in the buffer the secret was first written to (reads made no hidden copy).
+        #expect(observed.withLock { $0 } == [true, true])
     }
 
     @Test func failingInitializerPropagatesError() {
