@@ -14,8 +14,12 @@ public enum Curve25519 {
 
             /// A new random key.
             public init() {
-                // Any 32 bytes are a valid Ed25519 seed, so this cannot fail.
-                try! self.init(seed: SecretBytes(randomCount: 32))
+                // Any 32 bytes are a valid Ed25519 seed: only OpenSSL running out of memory can fail here.
+                do {
+                    try self.init(seed: SecretBytes(randomCount: 32))
+                } catch {
+                    fatalError("Ed25519 key generation failed: \(error)")
+                }
             }
 
             /// A key from its 32-byte seed.

@@ -15,13 +15,15 @@ public enum P256 {
 
             /// A new random key.
             public init() {
-                // Rejection sampling: a random 256-bit value is ≥ n or zero with probability < 2^-32.
-                while true {
+                // Rejection sampling: a random 256-bit value is ≥ n or zero with probability < 2^-32,
+                // so 64 refusals in a row mean OpenSSL itself is failing, not bad luck.
+                for _ in 0..<64 {
                     if let key = try? Self(scalar: SecretBytes(randomCount: 32)) {
                         self = key
                         return
                     }
                 }
+                fatalError("P-256 key generation failed 64 times: \(LibCrypto.drainErrors())")
             }
 
             /// A key from its 32-byte big-endian scalar (0 < d < n).
