@@ -10,6 +10,8 @@ public enum FailureReason: Sendable, Hashable {
     case deliveryFailed
     /// The request expired before the flow finished.
     case requestExpired
+    /// The request was answered or aborted elsewhere while this flow ran.
+    case requestNoLongerPending
     /// The authority refused the completion because another completion rotated the face token
     /// first; the application must start a new request.
     case staleToken
@@ -23,6 +25,8 @@ public enum FailureReason: Sendable, Hashable {
     case protocolViolation(String)
     /// The authority or the network failed in a way the flow cannot recover from, described.
     case authorityUnavailable(String)
+    /// The authority refused a call with this error code.
+    case authorityRefused(code: String)
     /// The face token could not be used (malformed, unsupported version or damaged).
     case faceTokenUnusable
     /// Face PKI: the requested operation does not fit the key type (ML-DSA signs, ML-KEM decapsulates).
@@ -54,12 +58,15 @@ public enum CompletionFailureReason: Sendable, Hashable {
     /// Another completion rotated the face token first. Not retryable: offer only cancel; the
     /// application starts a new request.
     case staleToken
+    /// The user-present key could not sign the completion. Retryable unless the key was invalidated.
+    case userPresence(SignKeypairError.Code)
 
     /// Whether `retry()` can succeed.
     public var isRetryable: Bool {
         switch self {
         case .transient: true
         case .staleToken: false
+        case .userPresence(let code): code != .keyInvalidated
         }
     }
 }
