@@ -14,7 +14,7 @@ import Foundation
 /// are ignored (a double tap must not crash the host app). A driver result arriving after the flow
 /// ended is dropped (the user may cancel while a call is in flight). A driver result in any other
 /// state that did not ask for it is a driver bug and traps with the state in the message.
-struct ApprovalStateMachine {
+struct ApprovalStateMachine: Sendable {
     /// Which public flow runs the machine.
     enum Mode: Equatable, Sendable {
         case login

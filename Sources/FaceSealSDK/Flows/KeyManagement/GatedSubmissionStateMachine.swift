@@ -8,7 +8,7 @@
 /// A cancelled prompt returns to the confirmation (the user may approve again); an unavailable or
 /// invalidated user-present key ends the flow, keeping every key (SPEC §6.1). Once submitted, the
 /// flow cannot be cancelled: the make-before-break sequence finishes or is reconciled by `open()`.
-struct GatedSubmissionStateMachine<Subject: Equatable & Sendable, Outcome: Equatable & Sendable> {
+struct GatedSubmissionStateMachine<Subject: Equatable & Sendable, Outcome: Equatable & Sendable>: Sendable {
     enum Action: Equatable, Sendable {
         case none
         /// Ask the `UserPresence` provider → `userPresenceConfirmed` / `userPresenceFailed`.

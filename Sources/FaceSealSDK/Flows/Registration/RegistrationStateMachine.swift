@@ -15,7 +15,7 @@ struct EnrolmentPassword: Equatable, Sendable, CustomStringConvertible {
 /// registered → recorded. Enrolment is all-or-nothing: once the first key exists, every failure
 /// path emits an action that removes what was made (locally, and on the authority when the
 /// registration's outcome is unknown), and `cancel()` is not taken while keys are in flight.
-struct RegistrationStateMachine {
+struct RegistrationStateMachine: Sendable {
     /// The new device keys, once both exist.
     struct DeviceKeys: Equatable, Sendable {
         var ambient: DeviceKeyDescriptor
