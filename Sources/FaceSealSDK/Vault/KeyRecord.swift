@@ -4,19 +4,27 @@ import Foundation
 struct DeviceKeyRecord: Sendable, Hashable, Codable {
     let deviceKeyId: String
     let protection: KeyProtection
+    /// The public key (not secret), kept so a rotation can register it again.
+    let publicKey: [UInt8]
 
-    init(deviceKeyId: String, protection: KeyProtection) {
+    init(deviceKeyId: String, protection: KeyProtection, publicKey: [UInt8] = []) {
         self.deviceKeyId = deviceKeyId
         self.protection = protection
+        self.publicKey = publicKey
     }
 
     init(_ descriptor: DeviceKeyDescriptor) {
-        self.init(deviceKeyId: descriptor.deviceKeyId, protection: descriptor.protection)
+        self.init(deviceKeyId: descriptor.deviceKeyId, protection: descriptor.protection, publicKey: descriptor.publicKey)
+    }
+
+    var descriptor: DeviceKeyDescriptor {
+        DeviceKeyDescriptor(deviceKeyId: deviceKeyId, protection: protection, publicKey: publicKey)
     }
 
     private enum CodingKeys: String, CodingKey {
         case deviceKeyId = "device_key_id"
         case protection
+        case publicKey = "public_key"
     }
 
     init(from decoder: any Decoder) throws {
@@ -24,12 +32,14 @@ struct DeviceKeyRecord: Sendable, Hashable, Codable {
         deviceKeyId = try container.decode(String.self, forKey: .deviceKeyId)
         // An unknown tag is a hard failure: guessing a default could turn a prompting key silent.
         protection = try KeyProtection(tag: container.decode(String.self, forKey: .protection))
+        publicKey = try container.decode([UInt8].self, forKey: .publicKey)
     }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(deviceKeyId, forKey: .deviceKeyId)
         try container.encode(protection.rawValue, forKey: .protection)
+        try container.encode(publicKey, forKey: .publicKey)
     }
 }
 
