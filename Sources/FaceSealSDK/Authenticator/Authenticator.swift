@@ -176,6 +176,6 @@ public final class Authenticator: Sendable {
         }
     }
 
-XX
+    /// The shared device state, for tests.
     func keyRing() -> KeyRing { ring }
 }
