@@ -30,22 +30,6 @@ struct FakeSigner: DeviceRequestSigner {
     }
 }
 
-/// Answers `confirm` from a script (default: confirmed).
-final class ScriptedUserPresence: UserPresence {
-    private let script = Mutex<[SignKeypairError?]>([])
-    private let calls = Mutex(0)
-    let clock: FixedClock
-    init(clock: FixedClock) { self.clock = clock }
-    func enqueue(_ outcome: SignKeypairError?) { script.withLock { $0.append(outcome) } }
-    var callCount: Int { calls.withLock { $0 } }
-    func confirm(reason: String) async throws(SignKeypairError) -> UserPresenceProof {
-        calls.withLock { $0 += 1 }
-        let next = script.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-        if let error = next { throw error }
-        return UserPresenceProof(confirmedAt: clock.now())
-    }
-}
-
 final class FakeVault: KeyVault {
     struct State {
         var keys: [String: DeviceKeyDescriptor] = [:]
