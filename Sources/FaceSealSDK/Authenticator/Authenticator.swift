@@ -30,7 +30,9 @@ public final class Authenticator: Sendable {
         let ring = KeyRing(environment: environment, records: stored)
         do {
             try ring.updateRecords { $0 = plan.records }
-            if freshInstall { try vault.markInstalled() }
+            // Always: a first launch with no records must also be recognised as installed,
+            // or the records it writes would look like survivors of a reinstall next time.
+            try vault.markInstalled()
         } catch {
             throw .vault(error)
         }
