@@ -2,9 +2,10 @@ import Foundation
 
 /// A password chosen or typed during enrolment. Its description is redacted so that a trap message
 /// or a log line never shows it.
-struct EnrolmentPassword: Equatable, Sendable, CustomStringConvertible {
+struct EnrolmentPassword: Equatable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     let value: String
     var description: String { "EnrolmentPassword(redacted)" }
+    var debugDescription: String { description }
 }
 
 /// The pure state machine behind `RegistrationFlow` (SPEC §6.1, §7).
