@@ -99,7 +99,7 @@ import Testing
         }
     }
 
-    @Test("a driver result the machine did not ask for traps", arguments: pairs(trapping: true))
+    @Test("a driver result the machine did not ask for traps", .tags(.impossibleTransitions), arguments: pairs(trapping: true))
     func impossibleTransitionTraps(_ pair: PairCase) async {
         await #expect(processExitsWith: .failure) { [pair] in
             var m = GatedSubmissionStateMachineTests.machine(at: pair.stage)

@@ -95,6 +95,7 @@ public final class LoginFlow: Sendable {
     /// Ends the flow locally; the application learns when the request expires.
     public func cancel() { driver.cancel() }
 
-    /// Waits until no network, vault or face call of this flow is running.
-    func waitUntilIdle() async { await driver.waitUntilIdle() }
+    /// Waits until the flow's background work has finished, including a fire-and-forget abort or
+    /// rollback after the flow ended. For hosts that exit after a flow (the `faceseal device` CLI).
+    public func waitUntilIdle() async { await driver.waitUntilIdle() }
 }

@@ -114,6 +114,7 @@ public final class PkiCeremonyFlow: Sendable {
     /// Ends the flow and signs an abort, so the application learns at once. Prefer it for a user action.
     public func cancelCeremony() { driver.cancelCeremony() }
 
-    /// Waits until no network, vault or face call of this flow is running.
-    func waitUntilIdle() async { await driver.waitUntilIdle() }
+    /// Waits until the flow's background work has finished, including a fire-and-forget abort or
+    /// rollback after the flow ended. For hosts that exit after a flow (the `faceseal device` CLI).
+    public func waitUntilIdle() async { await driver.waitUntilIdle() }
 }

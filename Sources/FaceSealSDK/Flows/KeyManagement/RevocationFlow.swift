@@ -58,8 +58,9 @@ public final class RevocationFlow: Sendable {
     /// Abandons (before submitting).
     public func cancel() { driver.cancel() }
 
-    /// Waits until no call of this flow is running.
-    func waitUntilIdle() async { await driver.waitUntilIdle() }
+    /// Waits until the flow's background work has finished, including a fire-and-forget abort or
+    /// rollback after the flow ended. For hosts that exit after a flow (the `faceseal device` CLI).
+    public func waitUntilIdle() async { await driver.waitUntilIdle() }
 
     private static func revoke(_ key: Key, presence: UserPresenceProof, ring: KeyRing) async -> Result<Key, FlowFailure> {
         guard let record = ring.record(keyId: key.id) else { return .failure(FlowFailure(reason: .vaultFailure("key \(key.id) is no longer held"))) }

@@ -85,6 +85,7 @@ public final class RegistrationFlow: Sendable {
     /// Ends the flow locally (not taken while the keys are being registered).
     public func cancel() { driver.cancel() }
 
-    /// Waits until no call of this flow is running.
-    func waitUntilIdle() async { await driver.waitUntilIdle() }
+    /// Waits until the flow's background work has finished, including a fire-and-forget abort or
+    /// rollback after the flow ended. For hosts that exit after a flow (the `faceseal device` CLI).
+    public func waitUntilIdle() async { await driver.waitUntilIdle() }
 }
