@@ -6,6 +6,7 @@ import Synchronization
 /// authority's share) and the opened token, all dropped as soon as they are no longer needed.
 final class ApprovalDriver: Sendable {
     private struct Session {
+        var issuer: String?
         var record: KeyRecord?
         var envelope: FaceTokenEnvelope?
         var opened: (any OpenedFaceToken)?
@@ -118,6 +119,7 @@ final class ApprovalDriver: Sendable {
     }
 
     private func fetchRequestDetails(_ link: VerifiedLink) async {
+        session.withLock { $0.issuer = link.issuer }
         guard let anyRecord = ring.usableRecord(issuer: link.issuer) else {
             send { $0.authorityFailed(.linkRefused(.unknownIdentity)) }
             return
@@ -225,9 +227,9 @@ final class ApprovalDriver: Sendable {
 
     /// Fire and forget: the flow already ended; the outcome is only audited.
     private func abort(requestId: String, reason: AbortReason) async {
-        let record = session.withLock { $0.record }
-        let fallback = ring.records.first
-        guard let record = record ?? fallback else {
+        let (chosen, issuer) = session.withLock { ($0.record, $0.issuer) }
+        // Cancelled before the request's identity was known: any key of the link's authority may sign.
+        guard let record = chosen ?? issuer.flatMap({ ring.usableRecord(issuer: $0) }) else {
             ring.audit(.abortSent, identityId: nil, note: "abort \(reason.rawValue) not sent: no key")
             return
         }
