@@ -78,6 +78,8 @@ public final class FileKeyVault: KeyVault {
         return keysDirectory.appendingPathComponent("\(id).key")
     }
 
+    /// Generates a key pair and stores it sealed with its permanent protection tag (and, for a
+    /// user-present key, the current presence enrolment epoch). `alias` is not stored: ids are random.
     public func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
         let pair = try factory.generate()
         let id = Self.newKeyId()
@@ -97,6 +99,7 @@ public final class FileKeyVault: KeyVault {
         return DeviceKeyDescriptor(deviceKeyId: id, protection: protection, publicKey: pair.publicKey)
     }
 
+    /// Deletes the key's file; a missing key is not an error.
     public func deleteKey(deviceKeyId: String) throws(VaultError) {
         let path = try keyPath(deviceKeyId)
         guard FileManager.default.fileExists(atPath: path.path) else { return }
@@ -107,11 +110,13 @@ public final class FileKeyVault: KeyVault {
         }
     }
 
+    /// Whether the key's file exists.
     public func hasKeyMaterial(deviceKeyId: String) -> Bool {
         guard let path = try? keyPath(deviceKeyId) else { return false }
         return FileManager.default.fileExists(atPath: path.path)
     }
 
+    /// A signer for the key; a user-present key needs `presence`.
     public func signer(deviceKeyId: String, presence: UserPresenceProof?) throws(VaultError) -> any DeviceRequestSigner {
         let file = try loadKeyFile(deviceKeyId)
         let protection = try KeyProtection(tag: file.protection)
@@ -158,18 +163,22 @@ public final class FileKeyVault: KeyVault {
 
     // MARK: Records and installation
 
+    /// Reads the sealed record file, or nil when there is none.
     public func readRecordFile() throws(VaultError) -> [UInt8]? {
         try Self.read(recordFile, limit: KeyRecordCodec.maximumSize + 4_096)
     }
 
+    /// Replaces the sealed record file atomically (mode 0600).
     public func writeRecordFile(_ bytes: [UInt8]) throws(VaultError) {
         try Self.writeAtomically(bytes, to: recordFile)
     }
 
+    /// True when records exist but the app's installation marker does not (a reinstall).
     public func isFreshInstall() -> Bool {
         !FileManager.default.fileExists(atPath: installationMarker.path) && FileManager.default.fileExists(atPath: recordFile.path)
     }
 
+    /// Writes the installation marker.
     public func markInstalled() throws(VaultError) {
         try Self.writeAtomically(Array("faceseal-installed\n".utf8), to: installationMarker)
     }
