@@ -57,15 +57,18 @@ public final class HTTPClient: Sendable {
         if !request.body.isEmpty { urlRequest.httpBody = Data(request.body) }
 
         let task = session.dataTask(with: urlRequest)
-        let limit = configuration.maxResponseBodySize
         let delegate = self.delegate
+        delegate.prepare(task, limit: configuration.maxResponseBodySize)
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPClientResponse, any Error>) in
-                    delegate.register(task, limit: limit, continuation: continuation)
+                    // Not started if the caller was cancelled before the continuation existed.
+                    guard delegate.attach(task, continuation: continuation) else { return }
                     // URLSession's own timeout is per read; this deadline bounds the whole exchange.
-                    DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-                        delegate.fail(task, with: .timeout)
+                    // Captures only an id: a finished request leaves nothing alive until the deadline.
+                    let id = task.taskIdentifier
+                    DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak delegate] in
+                        delegate?.fail(taskIdentifier: id, with: .timeout)
                     }
                     task.resume()
                 }
@@ -83,28 +86,54 @@ public final class HTTPClient: Sendable {
 /// Collects each task's response and body, enforces the size limit, and resumes the caller.
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private struct Pending {
-        let continuation: CheckedContinuation<HTTPClientResponse, any Error>
+        let task: URLSessionTask
         let limit: Int
+        /// Nil until `attach`: cancellation can arrive before the caller is suspended.
+        var continuation: CheckedContinuation<HTTPClientResponse, any Error>?
         var response: HTTPURLResponse?
         var body: [UInt8] = []
-        /// Set when the client itself cancels the task (limit, deadline, caller cancelled).
+        /// Set when the client itself ends the task (limit, deadline, caller cancelled).
         var failure: HTTPClientError?
     }
 
     private let pending = Mutex<[Int: Pending]>([:])
 
-    func register(_ task: URLSessionTask, limit: Int, continuation: CheckedContinuation<HTTPClientResponse, any Error>) {
-        pending.withLock { $0[task.taskIdentifier] = Pending(continuation: continuation, limit: limit) }
+    /// Creates the task's entry before anything can try to fail it.
+    func prepare(_ task: URLSessionTask, limit: Int) {
+        pending.withLock { $0[task.taskIdentifier] = Pending(task: task, limit: limit) }
     }
 
-    /// Cancels `task` and makes its outcome `error`, unless it already finished.
-    func fail(_ task: URLSessionTask, with error: HTTPClientError) {
-        let cancel = pending.withLock { pending -> Bool in
-            guard pending[task.taskIdentifier] != nil, pending[task.taskIdentifier]?.failure == nil else { return false }
-            pending[task.taskIdentifier]?.failure = error
-            return true
+    /// Hands over the caller's continuation. Returns false (and resumes it with the failure) when
+    /// the task already failed, in which case it must not be started.
+    func attach(_ task: URLSessionTask, continuation: CheckedContinuation<HTTPClientResponse, any Error>) -> Bool {
+        let failure = pending.withLock { pending -> HTTPClientError? in
+            guard var entry = pending[task.taskIdentifier] else { return .cancelled }
+            if let failure = entry.failure {
+                pending[task.taskIdentifier] = nil
+                return failure
+            }
+            entry.continuation = continuation
+            pending[task.taskIdentifier] = entry
+            return nil
         }
-        if cancel { task.cancel() }
+        guard let failure else { return true }
+        continuation.resume(throwing: failure)
+        return false
+    }
+
+    /// Makes the task's outcome `error` and cancels it, unless it already finished or failed.
+    func fail(_ task: URLSessionTask, with error: HTTPClientError) {
+        fail(taskIdentifier: task.taskIdentifier, with: error)
+    }
+
+    func fail(taskIdentifier: Int, with error: HTTPClientError) {
+        let started = pending.withLock { pending -> URLSessionTask? in
+            guard var entry = pending[taskIdentifier], entry.failure == nil else { return nil }
+            entry.failure = error
+            pending[taskIdentifier] = entry
+            return entry.continuation != nil ? entry.task : nil
+        }
+        started?.cancel()
     }
 
     func urlSession(
@@ -155,22 +184,23 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }),
+              let continuation = entry.continuation else { return }
         if let failure = entry.failure {
-            entry.continuation.resume(throwing: failure)
+            continuation.resume(throwing: failure)
         } else if let error {
-            entry.continuation.resume(throwing: Self.map(error))
+            continuation.resume(throwing: Self.map(error))
         } else if let response = entry.response, !(100...999).contains(response.statusCode) {
-            entry.continuation.resume(throwing: HTTPClientError.transport("invalid status code"))
+            continuation.resume(throwing: HTTPClientError.transport("invalid status code"))
         } else if let response = entry.response {
             var headers = HTTPHeaders()
             for (name, value) in response.allHeaderFields {
                 if let name = name as? String, let value = value as? String { headers.add(name: name, value: value) }
             }
-            entry.continuation.resume(returning: HTTPClientResponse(
+            continuation.resume(returning: HTTPClientResponse(
                 status: HTTPStatus(code: response.statusCode), headers: headers, body: entry.body))
         } else {
-            entry.continuation.resume(throwing: HTTPClientError.transport("no response"))
+            continuation.resume(throwing: HTTPClientError.transport("no response"))
         }
     }
 

@@ -1,0 +1,96 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A raw TCP connection for what URLSession hides: keep-alive reuse, chunked uploads, exact bytes.
+/// Its blocking calls run on a dedicated thread (`blocking`) so they never occupy Swift's
+/// cooperative pool, which the server's handlers need.
+final class RawConnection: Sendable {
+    struct Response: Sendable {
+        var status: Int
+        var headers: [String: String]  // lowercased names
+        var body: [UInt8]
+    }
+
+    enum Failure: Error { case socket(Int32), closed, malformed }
+
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure.socket(errno) }
+        // A bound on every read, so a broken server fails the test instead of hanging it.
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure.socket(code)
+        }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw Failure.socket(errno) }
+            offset += sent
+        }
+    }
+
+    /// Reads one response framed by `Content-Length` (all this server sends).
+    func readResponse() throws -> Response {
+        var buffer: [UInt8] = []
+        let separator = Array("\r\n\r\n".utf8)
+        var headEnd: Int?
+        while headEnd == nil {
+            try readMore(into: &buffer)
+            headEnd = buffer.firstRange(of: separator)?.upperBound
+        }
+        let head = String(decoding: buffer[..<headEnd!], as: UTF8.self)
+        var lines = head.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure.malformed }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { throw Failure.malformed }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let length = Int(headers["content-length"] ?? "0") ?? 0
+        while buffer.count - headEnd! < length { try readMore(into: &buffer) }
+        return Response(status: status, headers: headers, body: Array(buffer[headEnd!..<(headEnd! + length)]))
+    }
+
+    /// True once the peer has closed the connection (read returns 0 or a reset).
+    func isClosedByPeer() -> Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, 0) <= 0
+    }
+
+    private func readMore(into buffer: inout [UInt8]) throws {
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { throw count == 0 ? Failure.closed : Failure.socket(errno) }
+        buffer.append(contentsOf: chunk[..<count])
+    }
+}
+
+/// Runs blocking work on its own thread and awaits the result.
+func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try work() }) }
+        thread.start()
+    }
+}
