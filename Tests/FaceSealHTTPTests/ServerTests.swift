@@ -382,6 +382,47 @@ import Testing
         #expect(response == nil || response?.status == .serviceUnavailable)
     }
 
+    @Test func idleConnectionIsClosedAfterTheTimeout() async throws {
+        let configuration = HTTPServer.Configuration(connectionTimeout: .milliseconds(300))
+        try await withServer(Self.router(), configuration: configuration) { server, _ in
+            let port = try #require(server.port)
+            let clock = ContinuousClock()
+            let start = clock.now
+            // Blocks in recv until the server closes the idle connection (bounded by SO_RCVTIMEO).
+            let closed = try await blocking { try RawConnection(port: port).isClosedByPeer() }
+            #expect(closed)
+            #expect(clock.now - start < .seconds(15), "closed by the server's timeout, not the test's receive bound")
+        }
+    }
+
+    @Test func connectionsBeyondTheLimitWaitForAFreeSlot() async throws {
+        let configuration = HTTPServer.Configuration(connectionLimit: 2, threadPoolSize: 1)
+        try await withServer(Self.router(), configuration: configuration) { server, _ in
+            let port = try #require(server.port)
+            let (servedWhileFull, servedAfterwards) = try await blocking {
+                // A request on each proves the server has accepted both before the third arrives.
+                let a = try RawConnection(port: port), b = try RawConnection(port: port)
+                for connection in [a, b] {
+                    try connection.send("GET /ping HTTP/1.1\r\nHost: x\r\n\r\n")
+                    _ = try connection.readResponse()
+                }
+                // At the limit libmicrohttpd stops accepting: the third waits in the kernel backlog.
+                let third = try RawConnection(port: port)
+                try third.send("GET /ping HTTP/1.1\r\nHost: x\r\n\r\n")
+                third.setReceiveTimeout(milliseconds: 300)
+                let servedWhileFull = (try? third.readResponse()) != nil
+                // Closing one admitted connection frees a slot and the third is served.
+                shutdown(a.fd, Int32(SHUT_RDWR))
+                third.setReceiveTimeout(milliseconds: 20_000)
+                let servedAfterwards = try third.readResponse().status
+                withExtendedLifetime(b) {}
+                return (servedWhileFull, servedAfterwards)
+            }
+            #expect(!servedWhileFull)
+            #expect(servedAfterwards == 200)
+        }
+    }
+
     @Test func startFailsOnInvalidHostAndBusyPort() async throws {
         let bad = HTTPServer(configuration: .init(host: "localhost"), logger: .disabled) { _ in .empty() }
         #expect(throws: HTTPServerError.invalidHost("localhost")) { try bad.start() }

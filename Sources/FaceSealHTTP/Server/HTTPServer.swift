@@ -75,8 +75,10 @@ public final class HTTPServer: Sendable {
         guard configuration.connectionMemoryLimit >= 0 else {
             throw .invalidConfiguration("connectionMemoryLimit \(configuration.connectionMemoryLimit)")
         }
-        let timeoutSeconds = configuration.connectionTimeout.components.seconds
-        guard timeoutSeconds >= 0, timeoutSeconds <= Int64(UInt32.max) else {
+        // libmicrohttpd counts whole seconds; round a fraction up so 0.5 s does not mean "never".
+        let timeout = configuration.connectionTimeout.components
+        let timeoutSeconds = timeout.seconds + (timeout.attoseconds > 0 ? 1 : 0)
+        guard timeout.seconds >= 0, timeout.attoseconds >= 0, timeoutSeconds <= Int64(UInt32.max) else {
             throw .invalidConfiguration("connectionTimeout \(configuration.connectionTimeout)")
         }
         let core = self.core

@@ -10,7 +10,7 @@ extension HTTPServer {
         /// Largest request body accepted. A larger declared `Content-Length` gets 413 before the body
         /// is read; a chunked body that grows past it has its connection closed.
         public var maxBodySize: Int
-        /// A connection idle for this long is closed (whole seconds; zero disables the timeout).
+        /// A connection idle for this long is closed (whole seconds, fractions rounded up; zero disables it).
         public var connectionTimeout: Duration
         /// Most connections open at once; 0 leaves libmicrohttpd's default.
         public var connectionLimit: Int

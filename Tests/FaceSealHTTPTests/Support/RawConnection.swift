@@ -73,10 +73,18 @@ final class RawConnection: Sendable {
         return Response(status: status, headers: headers, body: Array(buffer[headEnd!..<(headEnd! + length)]))
     }
 
-    /// True once the peer has closed the connection (read returns 0 or a reset).
+    /// Waits for the peer to close the connection: true on end-of-stream or reset, false if the
+    /// receive bound passed first (or data arrived instead).
     func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0
-        return recv(fd, &byte, 1, 0) <= 0
+        let count = recv(fd, &byte, 1, 0)
+        return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
+    /// Shortens the bound on each read (the default is 20 s).
+    func setReceiveTimeout(milliseconds: Int) {
+        var timeout = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     private func readMore(into buffer: inout [UInt8]) throws {
