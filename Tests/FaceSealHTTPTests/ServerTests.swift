@@ -423,6 +423,40 @@ import Testing
         }
     }
 
+    @Test func oversizedRequestHeadIsRefusedWithoutReachingAHandler() async throws {
+        let logs = LogCollector()
+        try await withServer(Self.router(), logs: logs) { server, _ in
+            let port = try #require(server.port)
+            let longPath = "/devices/" + String(repeating: "a", count: 64 * 1024)
+            let status = try await blocking { () -> Int? in
+                let connection = try RawConnection(port: port)
+                try? connection.send("GET \(longPath) HTTP/1.1\r\nHost: x\r\n\r\n")
+                return try? connection.readResponse().status
+            }
+            // libmicrohttpd answers 414 (or drops the connection); either way no handler ran.
+            #expect(status == nil || status == 414)
+        }
+        #expect(logs.all.isEmpty)
+    }
+
+    @Test func headIsAnsweredByTheGetRouteWithoutABody() async throws {
+        try await withServer(Self.router()) { server, _ in
+            let port = try #require(server.port)
+            let response = try await blocking {
+                let connection = try RawConnection(port: port)
+                try connection.send("HEAD /ping HTTP/1.1\r\nHost: x\r\n\r\nGET /ping HTTP/1.1\r\nHost: x\r\n\r\n")
+                // The HEAD response announces 4 bytes but carries none: read its head, then the GET.
+                var head = try connection.readHead()
+                let get = try connection.readResponse()
+                head.body = get.body
+                return (head, get)
+            }
+            #expect(response.0.status == 200)
+            #expect(response.0.headers["content-length"] == "4")
+            #expect(String(decoding: response.1.body, as: UTF8.self) == "pong")
+        }
+    }
+
     @Test func startFailsOnInvalidHostAndBusyPort() async throws {
         let bad = HTTPServer(configuration: .init(host: "localhost"), logger: .disabled) { _ in .empty() }
         #expect(throws: HTTPServerError.invalidHost("localhost")) { try bad.start() }

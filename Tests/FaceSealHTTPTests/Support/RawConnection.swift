@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,9 +51,20 @@ final class RawConnection: Sendable {
         }
     }
 
+    /// Bytes read past the end of the last response (pipelined responses arrive together).
+    private let pending = Mutex<[UInt8]>([])
+
     /// Reads one response framed by `Content-Length` (all this server sends).
-    func readResponse() throws -> Response {
-        var buffer: [UInt8] = []
+    func readResponse() throws -> Response { try read(bodyExpected: true) }
+
+    /// Reads a response head only (the answer to HEAD: `Content-Length` without a body).
+    func readHead() throws -> Response { try read(bodyExpected: false) }
+
+    private func read(bodyExpected: Bool) throws -> Response {
+        var buffer = pending.withLock { pending in
+            defer { pending = [] }
+            return pending
+        }
         let separator = Array("\r\n\r\n".utf8)
         var headEnd: Int?
         while headEnd == nil {
@@ -68,9 +80,11 @@ final class RawConnection: Sendable {
             guard let colon = line.firstIndex(of: ":") else { throw Failure.malformed }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        let length = Int(headers["content-length"] ?? "0") ?? 0
+        let length = bodyExpected ? Int(headers["content-length"] ?? "0") ?? 0 : 0
         while buffer.count - headEnd! < length { try readMore(into: &buffer) }
-        return Response(status: status, headers: headers, body: Array(buffer[headEnd!..<(headEnd! + length)]))
+        let end = headEnd! + length
+        pending.withLock { $0 = Array(buffer[end...]) }
+        return Response(status: status, headers: headers, body: Array(buffer[headEnd!..<end]))
     }
 
     /// Waits for the peer to close the connection: true on end-of-stream or reset, false if the
