@@ -126,6 +126,8 @@ final class ServerCore: Sendable {
         case .respond(let response, let errorType):
             return queue(response, on: connection, context: context, errorType: errorType)
         case .nothing:
+            // Body bytes after an early response: discard them rather than have them offered again.
+            uploadSize.pointee = 0
             return MHD_Result.YES
         }
     }
