@@ -11,6 +11,7 @@ public struct FormParameters: Sendable, Equatable, Sequence {
         /// Maximum number of name/value pairs.
         public var maxParameters: Int
 
+        /// Defaults: 64 KiB and 64 pairs, ample for OAuth/CIBA forms.
         public init(maxBytes: Int = 64 * 1024, maxParameters: Int = 64) {
             self.maxBytes = maxBytes
             self.maxParameters = maxParameters
@@ -19,9 +20,12 @@ public struct FormParameters: Sendable, Equatable, Sequence {
 
     /// One decoded name/value pair.
     public struct Item: Sendable, Equatable {
+        /// The decoded name.
         public var name: String
+        /// The decoded value (empty when the pair had no `=`).
         public var value: String
 
+        /// A pair built in code.
         public init(name: String, value: String) {
             self.name = name
             self.value = value
@@ -85,6 +89,7 @@ public struct FormParameters: Sendable, Equatable, Sequence {
         return values.first
     }
 
+    /// Iterates the pairs in order.
     public func makeIterator() -> IndexingIterator<[Item]> { items.makeIterator() }
 
     /// The encoded form (`a=1&b=x+y`), escaping everything outside the WHATWG form's safe set.
@@ -167,6 +172,7 @@ public enum FormDecodingError: Error, Sendable, Equatable, HTTPResponseConvertib
     /// A required parameter is absent.
     case missingParameter(String)
 
+    /// 415, 413 or 400 `invalid_request` with a short description.
     public var httpResponse: HTTPResponse {
         switch self {
         case .unsupportedContentType:

@@ -74,6 +74,7 @@ public enum JSONDecodingError: Error, Sendable, Equatable, HTTPResponseConvertib
         }
     }
 
+    /// 415, 413 or 400 `invalid_request`, naming the field path but never its value.
     public var httpResponse: HTTPResponse {
         switch self {
         case .unsupportedContentType:

@@ -17,16 +17,19 @@ public final class HTTPClient: Sendable {
         /// Parallel connections to one host.
         public var maxConnectionsPerHost: Int
 
+        /// Defaults: 4 MiB responses, 16 connections per host.
         public init(maxResponseBodySize: Int = 4 << 20, maxConnectionsPerHost: Int = 16) {
             self.maxResponseBodySize = maxResponseBodySize
             self.maxConnectionsPerHost = maxConnectionsPerHost
         }
     }
 
+    /// The settings the client was created with.
     public let configuration: Configuration
     private let session: URLSession
     private let delegate: SessionDelegate
 
+    /// A client with its own ephemeral URLSession; share one per process where possible.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         let sessionConfiguration = URLSessionConfiguration.ephemeral

@@ -2,14 +2,18 @@ import Foundation
 
 /// A request for `HTTPClient.send`.
 public struct HTTPClientRequest: Sendable {
+    /// The method to send.
     public var method: HTTPMethod
+    /// An absolute `http` or `https` URL.
     public var url: URL
+    /// Request headers (`Content-Length` is computed).
     public var headers: HTTPHeaders
     /// The body, sent byte for byte.
     public var body: [UInt8]
     /// Deadline for the whole exchange (connect, send, receive).
     public var timeout: Duration
 
+    /// A request; the timeout defaults to 30 s.
     public init(method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], body: [UInt8] = [], timeout: Duration = .seconds(30)) {
         self.method = method
         self.url = url
@@ -47,11 +51,14 @@ public struct HTTPClientRequest: Sendable {
 
 /// A response received by `HTTPClient`. Any status is a response (a 4xx is not an error here).
 public struct HTTPClientResponse: Sendable {
+    /// The status received.
     public var status: HTTPStatus
+    /// The response headers, looked up case-insensitively.
     public var headers: HTTPHeaders
     /// The body exactly as received (within the client's size limit).
     public var body: [UInt8]
 
+    /// A response built in code (test doubles).
     public init(status: HTTPStatus, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
@@ -83,6 +90,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     /// Any other transport failure (connection lost mid-response, TLS error, …).
     case transport(String)
 
+    /// A one-line explanation for logs.
     public var description: String {
         switch self {
         case .unreachable(let reason): "unreachable: \(reason)"

@@ -20,6 +20,7 @@ public struct HTTPError: Error, Sendable, Equatable, HTTPResponseConvertible, Cu
     /// Extra response headers (e.g. `WWW-Authenticate`, `Allow`, `Retry-After`).
     public var headers: HTTPHeaders
 
+    /// An error response; `description` becomes `error_description`.
     public init(_ status: HTTPStatus, code: String, description: String? = nil, headers: HTTPHeaders = [:]) {
         self.status = status
         self.code = code
@@ -27,6 +28,7 @@ public struct HTTPError: Error, Sendable, Equatable, HTTPResponseConvertible, Cu
         self.headers = headers
     }
 
+    /// The JSON error body with `Cache-Control: no-store` and the extra headers.
     public var httpResponse: HTTPResponse {
         var fields = ["error": code]
         if let errorDescription { fields["error_description"] = errorDescription }
@@ -38,6 +40,7 @@ public struct HTTPError: Error, Sendable, Equatable, HTTPResponseConvertible, Cu
         return response
     }
 
+    /// Status, code and description, for logs.
     public var description: String { "HTTP \(status.code) \(code)" + (errorDescription.map { ": \($0)" } ?? "") }
 
     /// 400 `invalid_request`.

@@ -10,6 +10,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         /// The field value as given (no folding, no trimming beyond what the parser did).
         public var value: String
 
+        /// A field as given.
         public init(name: String, value: String) {
             self.name = name
             self.value = value
@@ -27,6 +28,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields = pairs.map { Field(name: $0.0, value: $0.1) }
     }
 
+    /// `["Content-Type": "application/json"]`, in literal order.
     public init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements)
     }
@@ -81,6 +83,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.removeAll { Self.namesEqual($0.name, name) }
     }
 
+    /// Iterates the fields in order.
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
     /// Names and values, one per line. Callers that log headers must redact secrets themselves.

@@ -5,6 +5,7 @@ import Foundation
 public struct HTTPRequest: Sendable {
     /// A random id for this request, also sent back as `X-Request-Id` and written to the log.
     public let id: String
+    /// The request method.
     public var method: HTTPMethod
     /// The path exactly as received, still percent-encoded, without the query (what a client signs).
     public var path: String
@@ -14,6 +15,7 @@ public struct HTTPRequest: Sendable {
     public var rawQuery: String?
     /// The decoded query; repeated names are kept (use `FormParameters.required` / `.optional` to refuse them).
     public var query: FormParameters
+    /// Request headers, looked up case-insensitively.
     public var headers: HTTPHeaders
     /// The body bytes exactly as received.
     public var body: [UInt8]
@@ -88,6 +90,7 @@ public enum HTTPRequestTargetError: Error, Sendable, Equatable, HTTPResponseConv
     /// The query string could not be parsed.
     case invalidQuery(FormDecodingError)
 
+    /// 400 `invalid_request`.
     public var httpResponse: HTTPResponse {
         switch self {
         case .notOriginForm: HTTPError.badRequest("request target must be an absolute path").httpResponse

@@ -5,11 +5,14 @@ import Foundation
 /// `Content-Length` is computed by the server; `Content-Length` and `Transfer-Encoding` set here are
 /// ignored. The server adds `X-Request-Id`.
 public struct HTTPResponse: Sendable, Equatable {
+    /// The status to send.
     public var status: HTTPStatus
+    /// Response headers (the server adds `X-Request-Id`).
     public var headers: HTTPHeaders
     /// The body, sent byte for byte (so a signature over it stays valid).
     public var body: [UInt8]
 
+    /// A response; 200 with no headers and no body by default.
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers

@@ -13,6 +13,7 @@ public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPRespo
 public struct Router: Sendable {
     private var root = Node()
 
+    /// An empty router (every request answers 404).
     public init() {}
 
     /// Registers `handler` for `method` on `pattern`. Registering the same method and pattern twice,
@@ -29,10 +30,15 @@ public struct Router: Sendable {
         root.insert(segments[...], method: method, pattern: pattern, handler: handler)
     }
 
+    /// Registers a `GET` route (which also answers `HEAD`).
     public mutating func get(_ pattern: String, use handler: @escaping HTTPHandler) { on(.get, pattern, use: handler) }
+    /// Registers a `POST` route.
     public mutating func post(_ pattern: String, use handler: @escaping HTTPHandler) { on(.post, pattern, use: handler) }
+    /// Registers a `PUT` route.
     public mutating func put(_ pattern: String, use handler: @escaping HTTPHandler) { on(.put, pattern, use: handler) }
+    /// Registers a `PATCH` route.
     public mutating func patch(_ pattern: String, use handler: @escaping HTTPHandler) { on(.patch, pattern, use: handler) }
+    /// Registers a `DELETE` route.
     public mutating func delete(_ pattern: String, use handler: @escaping HTTPHandler) { on(.delete, pattern, use: handler) }
 
     /// Finds the route for `request` and runs it with `pathParameters` filled in.

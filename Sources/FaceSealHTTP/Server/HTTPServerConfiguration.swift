@@ -21,6 +21,7 @@ extension HTTPServer {
         /// default (32 KiB). Longer request heads are refused by libmicrohttpd (414/431).
         public var connectionMemoryLimit: Int
 
+        /// Defaults: loopback, ephemeral port, 1 MiB bodies, 30 s idle timeout, 1024 connections, a pool of min(cores, 4).
         public init(
             host: String = "127.0.0.1",
             port: Int = 0,
@@ -52,6 +53,7 @@ public enum HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible
     /// `start()` was called on a server that is running or was stopped (servers are single-use).
     case alreadyStarted
 
+    /// A one-line explanation for logs and CLI output.
     public var description: String {
         switch self {
         case .invalidHost(let host): "invalid listen address '\(host)' (numeric IPv4/IPv6 only)"

@@ -5,11 +5,15 @@ import Foundation
 public struct RequestLogger: Sendable {
     /// What is logged about a request.
     public struct Entry: Sendable, Equatable {
+        /// The request's id (also sent as `X-Request-Id`).
         public var requestID: String
+        /// The request method token.
         public var method: String
         /// The path without its query.
         public var path: String
+        /// The status sent (413 also when a chunked body over the limit closed the connection).
         public var status: Int
+        /// From the request line to queuing the response.
         public var duration: Duration
         /// The Swift type name of a non-HTTP error a handler threw (its message may hold secrets).
         public var errorType: String?
