@@ -42,6 +42,13 @@ import Testing
             ])
         }
         router.get("/ping") { _ in .text("pong") }
+        router.get("/long-poll") { _ in
+            // Waits for an event that never comes; only cancellation ends it.
+            await arrived?.open()
+            let (events, _) = AsyncStream<Int>.makeStream()
+            for await _ in events {}
+            return .text(Task.isCancelled ? "cancelled" : "event", status: Task.isCancelled ? .serviceUnavailable : .ok)
+        }
         router.post("/size") { request in .text(String(request.body.count)) }
         router.get("/conflict") { _ in throw Conflict() }
         router.get("/http-error") { _ in throw HTTPError(.forbidden, code: "access_denied", description: "denied") }
@@ -365,6 +372,20 @@ import Testing
         #expect(stopped.isSet)
         #expect(server.port == nil)
         await #expect(throws: HTTPClientError.self) { try await client.send(HTTPClientRequest(url: url.path("/ping"), timeout: .seconds(5))) }
+    }
+
+    @Test func stopCancellingHandlersEndsLongPolls() async throws {
+        let arrived = Gate()
+        let server = HTTPServer(logger: .disabled, router: Self.router(arrived: arrived))
+        try server.start()
+        let url = try #require(server.baseURL)
+        let client = self.client
+        let poll = Task { try await client.send(HTTPClientRequest(url: url.path("/long-poll"))) }
+        await arrived.wait()
+        await server.stop(cancellingHandlers: true)
+        let response = try await poll.value
+        #expect(response.status == .serviceUnavailable)
+        #expect(String(decoding: response.body, as: UTF8.self) == "cancelled")
     }
 
     @Test func releasingARunningServerAnswersInFlightRequestsAndDoesNotCrash() async throws {

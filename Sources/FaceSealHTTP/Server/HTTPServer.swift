@@ -111,7 +111,10 @@ public final class HTTPServer: Sendable {
     /// Stops accepting connections, waits for every in-flight handler to finish and its response to
     /// be sent, then closes all connections. Requests that arrive meanwhile on kept-alive
     /// connections get 503. Safe to call more than once.
-    public func stop() async {
+    ///
+    /// - Parameter cancellingHandlers: also cancel the tasks of running handlers, so handlers that
+    ///   wait cooperatively (long polls) answer at once instead of running out their wait.
+    public func stop(cancellingHandlers: Bool = false) async {
         let daemon = lifecycle.withLock { state -> OpaquePointer? in
             guard case .running(let daemon, let port) = state else { return nil }
             state = .stopping(port: port)
@@ -120,6 +123,7 @@ public final class HTTPServer: Sendable {
         guard let daemon else { return }
         // Quiesce: no new connections; the listening socket is handed back to us to close.
         let listener = MHD_quiesce_daemon(daemon)
+        core.beginStopping(cancellingHandlers: cancellingHandlers)
         await core.drain()
         MHD_stop_daemon(daemon)
         if listener >= 0 { close(listener) }

@@ -24,6 +24,10 @@ final class RequestContext: Sendable {
         var phase = Phase.headers
         var method = ""
         var body: [UInt8] = []
+        /// The task running the handler, so a stop that cancels handlers can reach it.
+        var handlerTask: Task<Void, Never>?
+        /// Cancellation asked for before the task was recorded.
+        var cancelRequested = false
     }
 
     let id = RequestID.make()
@@ -41,10 +45,27 @@ final class RequestContext: Sendable {
     /// Does nothing if a forced shutdown already answered the request.
     func finish(_ response: HTTPResponse, errorType: String?) {
         state.withLock { state in
+            state.handlerTask = nil
             guard case .handling(let connection) = state.phase else { return }
             state.phase = .responded(response, errorType: errorType)
             // Inside the lock so a forced shutdown cannot resume the same connection twice.
             MHD_resume_connection(OpaquePointer(bitPattern: connection))
+        }
+    }
+
+    /// Records the handler's task, cancelling it at once if cancellation was already requested.
+    func attach(_ task: Task<Void, Never>) {
+        state.withLock { state in
+            if state.cancelRequested { task.cancel() } else { state.handlerTask = task }
+        }
+    }
+
+    /// Cancels the handler's task (now, or as soon as it is attached).
+    func cancelHandler() {
+        state.withLock { state in
+            state.cancelRequested = true
+            state.handlerTask?.cancel()
+            state.handlerTask = nil
         }
     }
 

@@ -47,6 +47,15 @@ final class ServerCore: Sendable {
 
     var isStopping: Bool { inFlight.withLock { $0.stopping } }
 
+    /// Stops dispatching new requests; with `cancellingHandlers`, cancels the running ones' tasks.
+    func beginStopping(cancellingHandlers: Bool) {
+        let contexts = inFlight.withLock { state -> [RequestContext] in
+            state.stopping = true
+            return cancellingHandlers ? Array(state.requests.values) : []
+        }
+        for context in contexts { context.cancelHandler() }
+    }
+
     /// Stops dispatching new requests and waits until every dispatched one completed.
     func drain() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -184,10 +193,11 @@ final class ServerCore: Sendable {
             headers: headers, body: taken.body, remoteAddress: remoteAddress
         )
         let handler = self.handler
-        Task {
+        let task = Task {
             let (response, errorType) = await Self.run(handler, request)
             context.finish(response, errorType: errorType)
         }
+        context.attach(task)
         return MHD_Result.YES
     }
 
