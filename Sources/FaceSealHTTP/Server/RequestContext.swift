@@ -1,4 +1,4 @@
-import CMicroHTTPD
+internal import CMicroHTTPD
 import Synchronization
 
 /// The state of one request, shared by libmicrohttpd's polling thread (callbacks) and the task that

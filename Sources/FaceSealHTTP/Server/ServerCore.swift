@@ -1,5 +1,5 @@
-import CMicroHTTPD
-import CShims
+internal import CMicroHTTPD
+internal import CShims
 import Foundation
 import Synchronization
 
