@@ -90,6 +90,14 @@ import Testing
         }
     }
 
+    #if os(Linux)
+    @Test func ipv6LiteralURLIsReportedAsInvalidOnLinux() async throws {
+        // A known swift-corelibs-foundation limitation, surfaced as a typed error, not a crash.
+        let url = try #require(URL(string: "http://[::1]:9/x"))
+        await #expect(throws: HTTPClientError.invalidURL("http://[::1]:9/x")) { try await HTTPClient().send(HTTPClientRequest(url: url)) }
+    }
+    #endif
+
     @Test func nonHTTPURLIsRefused() async throws {
         let url = try #require(URL(string: "file:///etc/passwd"))
         await #expect(throws: HTTPClientError.invalidURL("file:///etc/passwd")) { try await HTTPClient().send(HTTPClientRequest(url: url)) }

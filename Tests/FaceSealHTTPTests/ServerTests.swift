@@ -478,6 +478,24 @@ import Testing
         }
     }
 
+    /// Containers often run without IPv6; the IPv6 test needs a `::1` on loopback.
+    static let hasIPv6Loopback = (try? String(contentsOfFile: "/proc/net/if_inet6", encoding: .utf8))?
+        .contains("00000000000000000000000000000001") ?? false
+
+    @Test(.enabled(if: hasIPv6Loopback)) func servesIPv6() async throws {
+        try await withServer(Self.router(), configuration: .init(host: "::1")) { server, url in
+            #expect(url.absoluteString.hasPrefix("http://[::1]:"))
+            // swift-corelibs-foundation's URLSession refuses IPv6-literal URLs, so a raw socket it is.
+            let port = try #require(server.port)
+            let response = try await blocking {
+                let connection = try RawConnection(port: port, host: "::1")
+                try connection.send("GET /headers HTTP/1.1\r\nHost: x\r\n\r\n")
+                return try connection.readResponse()
+            }
+            #expect(try JSONBody.decode([String: String].self, from: response.body)["remote"] == "::1")
+        }
+    }
+
     @Test func startFailsOnInvalidHostAndBusyPort() async throws {
         let bad = HTTPServer(configuration: .init(host: "localhost"), logger: .disabled) { _ in .empty() }
         #expect(throws: HTTPServerError.invalidHost("localhost")) { try bad.start() }

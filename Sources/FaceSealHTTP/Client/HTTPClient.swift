@@ -192,7 +192,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         if let failure = entry.failure {
             continuation.resume(throwing: failure)
         } else if let error {
-            continuation.resume(throwing: Self.map(error))
+            continuation.resume(throwing: Self.map(error, url: task.originalRequest?.url?.absoluteString ?? ""))
         } else if let response = entry.response, !(100...999).contains(response.statusCode) {
             continuation.resume(throwing: HTTPClientError.transport("invalid status code"))
         } else if let response = entry.response {
@@ -207,13 +207,16 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         }
     }
 
-    private static func map(_ error: any Error) -> HTTPClientError {
+    private static func map(_ error: any Error, url: String) -> HTTPClientError {
         guard let urlError = error as? URLError else { return .transport(String(describing: type(of: error))) }
         switch urlError.code {
         case .timedOut:
             return .timeout
         case .cancelled:
             return .cancelled
+        case .badURL, .unsupportedURL:
+            // Also what swift-corelibs-foundation answers for IPv6-literal hosts (`http://[::1]/`).
+            return .invalidURL(url)
         case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
             return .unreachable(urlError.localizedDescription)
         default:

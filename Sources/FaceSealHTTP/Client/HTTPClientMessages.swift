@@ -85,7 +85,8 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     case responseTooLarge(limit: Int)
     /// The calling task was cancelled.
     case cancelled
-    /// The URL is not an absolute `http` or `https` URL.
+    /// The URL is not an absolute `http` or `https` URL URLSession accepts (on Linux that
+    /// excludes IPv6-literal hosts).
     case invalidURL(String)
     /// Any other transport failure (connection lost mid-response, TLS error, …).
     case transport(String)
