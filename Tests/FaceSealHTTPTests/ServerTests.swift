@@ -506,8 +506,8 @@ import Testing
             #expect {
                 try second.start()
             } throws: { error in
-                guard case .startFailed(_, let failedPort, _) = error as? HTTPServerError else { return false }
-                return failedPort == port
+                guard case .startFailed(_, let failedPort, let code) = error as? HTTPServerError else { return false }
+                return failedPort == port && code == EADDRINUSE
             }
             #expect(throws: HTTPServerError.alreadyStarted) { try server.start() }
         }

@@ -86,6 +86,7 @@ public final class HTTPServer: Sendable {
             let cls = Unmanaged.passUnretained(core).toOpaque()
             guard case .idle = state else { return .failure(.alreadyStarted) }
             var startError: Int32 = 0
+            var systemError: Int32 = 0
             let daemon = configuration.host.withCString { host -> OpaquePointer? in
                 var settings = fs_mhd_settings(
                     host: host,
@@ -95,11 +96,13 @@ public final class HTTPServer: Sendable {
                     thread_pool_size: UInt32(configuration.threadPoolSize),
                     connection_memory_limit: configuration.connectionMemoryLimit
                 )
-                return fs_mhd_start(&settings, accessHandler, cls, requestCompleted, cls, uriLogged, cls, &startError)
+                let daemon = fs_mhd_start(&settings, accessHandler, cls, requestCompleted, cls, uriLogged, cls, &startError)
+                systemError = errno  // read at once, before anything else can overwrite it
+                return daemon
             }
             guard let daemon else {
                 if startError == Int32(FS_MHD_START_BAD_HOST.rawValue) { return .failure(.invalidHost(configuration.host)) }
-                return .failure(.startFailed(host: configuration.host, port: configuration.port, errno: errno))
+                return .failure(.startFailed(host: configuration.host, port: configuration.port, errno: systemError))
             }
             let port = Int(fs_mhd_bound_port(daemon))
             state = .running(daemon: daemon, port: port)
