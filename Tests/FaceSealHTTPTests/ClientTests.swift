@@ -42,6 +42,12 @@ import Testing
             await #expect(throws: HTTPClientError.responseTooLarge(limit: 1024)) {
                 try await client.send(HTTPClientRequest(url: url.path("/big/3000000")))
             }
+            // A per-request limit overrides the client's, both ways.
+            let raised = try await client.send(HTTPClientRequest(url: url.path("/big/4096"), maxResponseBodySize: 4096))
+            #expect(raised.body.count == 4096)
+            await #expect(throws: HTTPClientError.responseTooLarge(limit: 10)) {
+                try await client.send(HTTPClientRequest(url: url.path("/big/11"), maxResponseBodySize: 10))
+            }
         }
     }
 

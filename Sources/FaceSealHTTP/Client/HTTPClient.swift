@@ -61,7 +61,7 @@ public final class HTTPClient: Sendable {
 
         let task = session.dataTask(with: urlRequest)
         let delegate = self.delegate
-        delegate.prepare(task, limit: configuration.maxResponseBodySize)
+        delegate.prepare(task, limit: request.maxResponseBodySize ?? configuration.maxResponseBodySize)
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPClientResponse, any Error>) in

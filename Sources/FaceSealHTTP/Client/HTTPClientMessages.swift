@@ -12,14 +12,24 @@ public struct HTTPClientRequest: Sendable {
     public var body: [UInt8]
     /// Deadline for the whole exchange (connect, send, receive).
     public var timeout: Duration
+    /// Largest response body accepted for this request; nil uses the client's limit.
+    public var maxResponseBodySize: Int?
 
     /// A request; the timeout defaults to 30 s.
-    public init(method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], body: [UInt8] = [], timeout: Duration = .seconds(30)) {
+    public init(
+        method: HTTPMethod = .get,
+        url: URL,
+        headers: HTTPHeaders = [:],
+        body: [UInt8] = [],
+        timeout: Duration = .seconds(30),
+        maxResponseBodySize: Int? = nil
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.maxResponseBodySize = maxResponseBodySize
     }
 
     /// A request whose body is `value` as JSON (sorted keys) with `Content-Type: application/json`.
