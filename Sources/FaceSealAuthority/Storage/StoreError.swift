@@ -19,6 +19,8 @@ public enum AuthorityStoreError: Error, Sendable, Hashable {
     case requestNotPending(authReqID: String, state: CIBARequestState)
     /// A retried completion carried a different receipt than the one already stored.
     case completionMismatch(authReqID: String)
+    /// The enrolment has ended (revoked, terminated or replaced) and cannot take this step.
+    case enrolmentNotActive(id: String, status: DeviceKeyStatus)
     /// A key operation needs an active key, and this one is not.
     case deviceKeyNotActive(keyID: String, status: DeviceKeyStatus)
     /// The database holds a schema newer than this build knows.
