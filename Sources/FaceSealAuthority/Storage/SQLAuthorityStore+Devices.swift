@@ -64,7 +64,7 @@ extension SQLAuthorityStore {
     }
 
     static func loadDeviceKeys(_ tx: any SQLTransaction, enrolmentID: String) throws -> [DeviceKeyRecord] {
-        try tx.query(deviceKeySelect + " WHERE k.enrolment_id = ? ORDER BY k.created_at, k.role DESC, k.key_id", [.text(enrolmentID)])
+        try tx.query(deviceKeySelect + " WHERE k.enrolment_id = ? ORDER BY k.created_at, k.role, k.key_id", [.text(enrolmentID)])
             .map(deviceKey(from:))
     }
 
