@@ -85,6 +85,11 @@ public protocol AuthorityStore: Sendable {
     func createRequest(_ request: CIBARequestRecord) async throws -> CIBARequestRecord
     /// The request `authReqID`, or `.notFound(.cibaRequest)`.
     func request(authReqID: String) async throws -> CIBARequestRecord
+    /// Face-token download (SPEC §5.1), in one transaction: the request must be pending and unexpired, and
+    /// `keyID` a key of the request's user that is active (or the previous key within its rotation overlap).
+    /// Returns the token (with the encrypted server share) and records its generation on the request.
+    /// A key of another user gets `.notFound(.cibaRequest)`; an ended key `.deviceKeyNotActive`.
+    func downloadFaceToken(authReqID: String, keyID: String) async throws -> FaceTokenRecord
     /// Records the token generation a device downloaded for a pending request.
     func recordTokenDownload(authReqID: String, generation: Int64) async throws -> CIBARequestRecord
     /// Counts one face mismatch on a pending request; returns the updated request.

@@ -96,6 +96,29 @@ extension SQLAuthorityStore {
         try await read { tx, _ in try Self.loadRequest(tx, authReqID: authReqID) }
     }
 
+    public func downloadFaceToken(authReqID: String, keyID: String) async throws -> FaceTokenRecord {
+        try await transact { tx, now in
+            let request = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: database.dialect, now: now)
+            guard let keyRow = try tx.queryOne(Self.deviceKeySelect + " WHERE k.key_id = ?", [.text(keyID)]) else {
+                throw AuthorityStoreError.notFound(.deviceKey, id: keyID)
+            }
+            let key = try Self.deviceKey(from: keyRow)
+            // Another user's key learns nothing about this request.
+            guard key.subject == request.subject else { throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID) }
+            switch key.acceptance(at: now) {
+            case .accepted, .acceptedWithRotationHint:
+                break
+            case .overlapEnded, .revoked, .terminated, .replaced:
+                throw AuthorityStoreError.deviceKeyNotActive(keyID: keyID, status: key.status)
+            }
+            guard let token = try Self.loadFaceToken(tx, subject: request.subject) else {
+                throw AuthorityStoreError.notFound(.faceToken, id: request.subject)
+            }
+            try tx.execute("UPDATE ciba_requests SET downloaded_generation = ? WHERE auth_req_id = ?", [.integer(token.generation), .text(authReqID)])
+            return token
+        }
+    }
+
     public func recordTokenDownload(authReqID: String, generation: Int64) async throws -> CIBARequestRecord {
         guard generation >= 0 else { throw AuthorityStoreError.invalidInput(field: "generation", reason: "negative") }
         return try await transact { tx, now in

@@ -69,6 +69,30 @@ struct RequestStoreTests {
         }
     }
 
+    @Test("face-token download: only for a pending request, to an active key of that user", arguments: StoreBackend.underTest)
+    func faceTokenDownload(backend: StoreBackend) async throws {
+        try await withStore(backend) { store, clock in
+            try await StoreFixtures.seedEnrolled(store, clock: clock)
+            _ = try await store.createUser(StoreFixtures.user("user-2"))
+            _ = try await store.createInvitation(StoreFixtures.invitation("inv-2", clock: clock, subject: "user-2"))
+            _ = try await store.enrol(StoreFixtures.enrolmentRequest(invitationID: "inv-2", enrolmentID: "enr-2", deviceID: "device-2", keyPrefix: "k2", token: StoreFixtures.faceToken(subject: "user-2")))
+            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-1", clock: clock))
+
+            let token = try await store.downloadFaceToken(authReqID: "req-1", keyID: "k1-ambient")
+            #expect(token.subject == "user-1")
+            #expect(token.generation == 1)
+            #expect(token.encryptedServerShare == Array(repeating: 101, count: 60))
+            #expect(try await store.request(authReqID: "req-1").downloadedGeneration == 1)
+
+            await expectStoreError(.notFound(.cibaRequest, id: "req-1")) { try await store.downloadFaceToken(authReqID: "req-1", keyID: "k2-ambient") }
+            await expectStoreError(.notFound(.deviceKey, id: "k9")) { try await store.downloadFaceToken(authReqID: "req-1", keyID: "k9") }
+            _ = try await store.endEnrolment(id: "enr-1", status: .revoked)
+            await expectStoreError(.deviceKeyNotActive(keyID: "k1-ambient", status: .revoked)) { try await store.downloadFaceToken(authReqID: "req-1", keyID: "k1-ambient") }
+            _ = try await store.denyRequest(authReqID: "req-1", reason: "user_cancelled")
+            await expectStoreError(.requestNotPending(authReqID: "req-1", state: .denied)) { try await store.downloadFaceToken(authReqID: "req-1", keyID: "k1-ambient") }
+        }
+    }
+
     @Test("a retried completion returns the stored outcome and rotates nothing twice", arguments: StoreBackend.underTest)
     func completionIsIdempotent(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in
@@ -170,29 +194,29 @@ struct RequestStoreTests {
 
     @Test("8 SQLite connections on one file completing at once store exactly one rotation")
     func concurrentCompletionsAcrossSQLiteConnections() async throws {
-        let scratch = try await StoreBackend.sqlite.makeScratch()
-        let clock = ManualStoreClock()
-        let setup = try await scratch.open(clock: clock)
-        try await StoreFixtures.seedEnrolled(setup, clock: clock)
-        let ids = (0..<8).map { "req-\($0)" }
-        for id in ids { _ = try await setup.createRequest(StoreFixtures.pendingRequest(id, clock: clock)) }
+        try await withScratch(.sqlite) { scratch in
+            let clock = ManualStoreClock()
+            let setup = try await scratch.open(clock: clock)
+            try await StoreFixtures.seedEnrolled(setup, clock: clock)
+            let ids = (0..<8).map { "req-\($0)" }
+            for id in ids { _ = try await setup.createRequest(StoreFixtures.pendingRequest(id, clock: clock)) }
 
-        // Eight stores, as eight authority processes would have: SQLite's file locks serialise them.
-        var stores: [SQLAuthorityStore] = []
-        for _ in ids { stores.append(try await scratch.open(clock: clock)) }
-        let connections = stores
-        let outcomes = try await withThrowingTaskGroup(of: (Int, CompletionOutcome).self) { group in
-            for (index, id) in ids.enumerated() {
-                group.addTask { (index, try await connections[index].complete(StoreFixtures.completion(id, expected: 1, marker: UInt8(10 + index)))) }
+            // Eight stores, as eight authority processes would have: SQLite's file locks serialise them.
+            var stores: [SQLAuthorityStore] = []
+            for _ in ids { stores.append(try await scratch.open(clock: clock)) }
+            let connections = stores
+            let outcomes = try await withThrowingTaskGroup(of: (Int, CompletionOutcome).self) { group in
+                for (index, id) in ids.enumerated() {
+                    group.addTask { (index, try await connections[index].complete(StoreFixtures.completion(id, expected: 1, marker: UInt8(10 + index)))) }
+                }
+                var outcomes: [Int: CompletionOutcome] = [:]
+                for try await (index, outcome) in group { outcomes[index] = outcome }
+                return outcomes
             }
-            var outcomes: [Int: CompletionOutcome] = [:]
-            for try await (index, outcome) in group { outcomes[index] = outcome }
-            return outcomes
+            try await Self.expectExactlyOneRotation(outcomes: outcomes, ids: ids, store: setup)
+            for store in stores { await store.close() }
+            await setup.close()
         }
-        try await Self.expectExactlyOneRotation(outcomes: outcomes, ids: ids, store: setup)
-        for store in stores { await store.close() }
-        await setup.close()
-        await scratch.destroy()
     }
 
     static func expectExactlyOneRotation(outcomes: [Int: CompletionOutcome], ids: [String], store: SQLAuthorityStore) async throws {

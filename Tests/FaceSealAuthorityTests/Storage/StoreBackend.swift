@@ -101,6 +101,18 @@ func withStore(
     await scratch.destroy()
 }
 
+/// Runs `body` with a fresh, empty scratch database on `backend` and removes it afterwards, also on failure.
+func withScratch(_ backend: StoreBackend, _ body: (ScratchDatabase) async throws -> Void) async throws {
+    let scratch = try await backend.makeScratch()
+    do {
+        try await body(scratch)
+    } catch {
+        await scratch.destroy()
+        throw error
+    }
+    await scratch.destroy()
+}
+
 /// Expects `body` to throw exactly `expected`.
 func expectStoreError<T>(
     _ expected: AuthorityStoreError,
