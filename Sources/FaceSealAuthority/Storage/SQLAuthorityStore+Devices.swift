@@ -174,7 +174,7 @@ extension SQLAuthorityStore {
         if let token = request.initialFaceToken { try Self.checkFaceToken(token) }
 
         return try await transact(conflict: (.enrolment, request.enrolmentID)) { tx, now in
-            let dialect = database.dialect
+            let dialect = self.database.dialect
             guard let invitationRow = try tx.queryOne("SELECT * FROM invitations WHERE id = ?" + dialect.forUpdate, [.text(request.invitationID)]) else {
                 throw AuthorityStoreError.notFound(.invitation, id: request.invitationID)
             }
@@ -305,7 +305,7 @@ extension SQLAuthorityStore {
             throw AuthorityStoreError.invalidInput(field: "userPresent.keyID", reason: "the two keys need different ids")
         }
         return try await transact { tx, now in
-            let enrolment = try Self.loadEnrolment(tx, id: enrolmentID, lock: database.dialect)
+            let enrolment = try Self.loadEnrolment(tx, id: enrolmentID, lock: self.database.dialect)
             guard enrolment.status == .active else {
                 throw AuthorityStoreError.enrolmentNotActive(id: enrolmentID, status: enrolment.status)
             }
@@ -336,7 +336,7 @@ extension SQLAuthorityStore {
             throw AuthorityStoreError.invalidInput(field: "status", reason: "an enrolment ends as revoked, terminated or replaced")
         }
         return try await transact { tx, now in
-            let enrolment = try Self.loadEnrolment(tx, id: id, lock: database.dialect)
+            let enrolment = try Self.loadEnrolment(tx, id: id, lock: self.database.dialect)
             if enrolment.status == status { return enrolment }
             guard enrolment.status == .active else {
                 throw AuthorityStoreError.enrolmentNotActive(id: id, status: enrolment.status)
@@ -355,7 +355,7 @@ extension SQLAuthorityStore {
                 throw AuthorityStoreError.notFound(.device, id: id)
             }
             let active = try tx.query(
-                "SELECT id FROM enrolments WHERE device_id = ? AND status = 'active' ORDER BY created_at, id" + database.dialect.forUpdate,
+                "SELECT id FROM enrolments WHERE device_id = ? AND status = 'active' ORDER BY created_at, id" + self.database.dialect.forUpdate,
                 [.text(id)]
             ).map { try $0.text("id") }
             return try active.map { enrolmentID in

@@ -98,7 +98,7 @@ extension SQLAuthorityStore {
 
     public func downloadFaceToken(authReqID: String, keyID: String) async throws -> FaceTokenRecord {
         try await transact { tx, now in
-            let request = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: database.dialect, now: now)
+            let request = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
             guard let keyRow = try tx.queryOne(Self.deviceKeySelect + " WHERE k.key_id = ?", [.text(keyID)]) else {
                 throw AuthorityStoreError.notFound(.deviceKey, id: keyID)
             }
@@ -122,7 +122,7 @@ extension SQLAuthorityStore {
     public func recordTokenDownload(authReqID: String, generation: Int64) async throws -> CIBARequestRecord {
         guard generation >= 0 else { throw AuthorityStoreError.invalidInput(field: "generation", reason: "negative") }
         return try await transact { tx, now in
-            _ = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: database.dialect, now: now)
+            _ = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
             try tx.execute("UPDATE ciba_requests SET downloaded_generation = ? WHERE auth_req_id = ?", [.integer(generation), .text(authReqID)])
             return try Self.loadRequest(tx, authReqID: authReqID)
         }
@@ -130,7 +130,7 @@ extension SQLAuthorityStore {
 
     public func recordFaceMismatch(authReqID: String) async throws -> CIBARequestRecord {
         try await transact { tx, now in
-            _ = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: database.dialect, now: now)
+            _ = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
             try tx.execute("UPDATE ciba_requests SET attempts = attempts + 1 WHERE auth_req_id = ?", [.text(authReqID)])
             return try Self.loadRequest(tx, authReqID: authReqID)
         }
@@ -139,7 +139,7 @@ extension SQLAuthorityStore {
     public func denyRequest(authReqID: String, reason: String) async throws -> CIBARequestRecord {
         try Self.checkIdentifier(reason, field: "reason")
         return try await transact { tx, now in
-            let request = try Self.loadRequest(tx, authReqID: authReqID, lock: database.dialect)
+            let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
             if request.state == .denied && request.denyReason == reason { return request }
             guard request.state == .pending else {
                 throw AuthorityStoreError.requestNotPending(authReqID: authReqID, state: request.state)
@@ -164,7 +164,7 @@ extension SQLAuthorityStore {
         }
         return try await transact { tx, now -> CompletionOutcome in
             // The request row lock orders completions of one request; the token row's WHERE orders rotations.
-            let request = try Self.loadRequest(tx, authReqID: completion.authReqID, lock: database.dialect)
+            let request = try Self.loadRequest(tx, authReqID: completion.authReqID, lock: self.database.dialect)
             switch request.state {
             case .completed:
                 guard request.receiptSHA256 == completion.receiptSHA256, request.stagedGeneration == token.generation else {
@@ -219,7 +219,7 @@ extension SQLAuthorityStore {
 
     public func recordPoll(authReqID: String, clientID: String) async throws -> PollOutcome {
         try await transact { tx, now -> PollOutcome in
-            let request = try Self.loadRequest(tx, authReqID: authReqID, lock: database.dialect)
+            let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
             // Another client's request id is answered as unknown: it must learn nothing about it.
             guard request.clientID == clientID else { throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID) }
             if request.state == .pending, now < request.expiresAt, let last = request.lastPolledAt,
@@ -248,7 +248,7 @@ extension SQLAuthorityStore {
         guard !idToken.isEmpty else { throw AuthorityStoreError.invalidInput(field: "idToken", reason: "empty") }
         try Self.checkLength(idToken, field: "idToken", max: 64 * 1024)
         return try await transact { tx, _ in
-            let request = try Self.loadRequest(tx, authReqID: authReqID, lock: database.dialect)
+            let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
             guard request.state == .completed else {
                 throw AuthorityStoreError.requestNotPending(authReqID: authReqID, state: request.state)
             }

@@ -67,7 +67,8 @@ public final class SQLAuthorityStore: AuthorityStore {
 
     /// Runs `body` in one transaction with the clock's current instant. A unique violation becomes
     /// `.conflict(conflict)`, other database failures typed errors; a throw rolls everything back.
-    func transact<T>(conflict: (StoredEntity, String)? = nil, _ body: (any SQLTransaction, Date) throws -> T) async throws -> T {
+    func transact<T: Sendable>(conflict: (StoredEntity, String)? = nil, _ body: @escaping @Sendable (any SQLTransaction, Date) throws -> T) async throws -> T {
+        let clock = self.clock
         do {
             return try await database.transaction { tx in
                 try body(tx, clock.now())
@@ -81,7 +82,7 @@ public final class SQLAuthorityStore: AuthorityStore {
     }
 
     /// A read-only transaction (same machinery; named for the reader).
-    func read<T>(_ body: (any SQLTransaction, Date) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction, Date) throws -> T) async throws -> T {
         try await transact(body)
     }
 

@@ -26,14 +26,14 @@ final class PostgresDatabase: SQLDatabase {
         pool.release(connection)
     }
 
-    func transaction<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             let pooled = try await pool.acquire()
             defer { pool.release(pooled) }
             do {
-                return try pooled.connection.withLock { connection -> T in
+                return try await pooled.run { connection -> T in
                     try connection.execute("BEGIN", [])
                     do {
                         let result = try body(connection)
@@ -56,7 +56,7 @@ final class PostgresDatabase: SQLDatabase {
     func executeStandalone(_ sql: String) async throws {
         let pooled = try await pool.acquire()
         defer { pool.release(pooled) }
-        try pooled.connection.withLock { connection in
+        try await pooled.run { connection in
             _ = try connection.execute(sql, [])
         }
     }
@@ -71,13 +71,24 @@ enum PostgresRetry: Error {
     case serializationFailure
 }
 
-/// A pooled connection. The pool hands it to one transaction at a time; the mutex makes that
-/// exclusive ownership checkable by the compiler and is never contended.
+/// A pooled connection with its own serial dispatch queue: libpq blocks on the network, so its calls run
+/// on that queue's thread and never occupy Swift's cooperative pool. The pool hands the connection to one
+/// transaction at a time; the mutex makes that exclusive ownership checkable and is never contended.
 final class PooledPostgresConnection: Sendable {
     let connection: Mutex<PostgresConnection>
+    private let queue = DispatchQueue(label: "faceseal.store.postgres")
 
     init(_ connection: sending PostgresConnection) {
         self.connection = Mutex(connection)
+    }
+
+    /// Runs `body` with the connection on the connection's queue and awaits its result.
+    func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try self.connection.withLock { try body($0) } })
+            }
+        }
     }
 }
 
@@ -126,7 +137,7 @@ final class PostgresPool: Sendable {
             throw SQLError.unavailable("the PostgreSQL store is closed")
         case .create:
             do {
-                return PooledPostgresConnection(try PostgresConnection(url: url, schema: schema))
+                return try await Self.connect(url: url, schema: schema)
             } catch {
                 state.withLock { $0.open -= 1 }
                 throw error
@@ -139,6 +150,15 @@ final class PostgresPool: Sendable {
                     return nil
                 }
                 if let ready { continuation.resume(returning: ready) }
+            }
+        }
+    }
+
+    /// Connecting blocks on the network too: do it on a dispatch thread.
+    private static func connect(url: String, schema: String?) async throws -> PooledPostgresConnection {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue(label: "faceseal.store.postgres.connect").async {
+                continuation.resume(with: Result { PooledPostgresConnection(try PostgresConnection(url: url, schema: schema)) })
             }
         }
     }

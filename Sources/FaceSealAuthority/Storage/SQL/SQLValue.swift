@@ -130,10 +130,12 @@ extension SQLTransaction {
 }
 
 /// A database the SQL store runs on. `transaction` runs `body` inside one transaction on one
-/// connection: commit when it returns, roll back when it throws.
+/// connection: commit when it returns, roll back when it throws. The body runs synchronously on a
+/// thread of the backend's own (blocking calls into the C library never occupy the cooperative pool);
+/// the caller awaits its result.
 protocol SQLDatabase: Sendable {
     var dialect: SQLDialect { get }
-    func transaction<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T
     /// Runs statements outside any transaction (schema set-up that must precede locking).
     func executeStandalone(_ sql: String) async throws
     /// Releases connections.

@@ -13,18 +13,29 @@ public enum SQLiteSynchronous: String, Sendable {
     case full = "FULL"
 }
 
-/// SQLite through its C library: one connection in WAL mode, serialised by a mutex, write transactions
+/// SQLite through its C library: one connection in WAL mode, used from one serial dispatch queue (so a
+/// busy wait or an fsync blocks that queue's thread, never Swift's cooperative pool), write transactions
 /// started with `BEGIN IMMEDIATE` so that several processes on one file queue on the busy timeout
 /// instead of failing mid-transaction. Prepared statements are cached per connection.
 final class SQLiteDatabase: SQLDatabase {
     let dialect = SQLDialect.sqlite
+    /// The queue serialises all use; the mutex, never contended, lets the compiler check that.
     private let connection: Mutex<SQLiteConnection?>
+    private let queue = DispatchQueue(label: "faceseal.store.sqlite")
 
     init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous) throws {
         connection = Mutex(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous))
     }
 
-    func transaction<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try self.runTransaction(body) })
+            }
+        }
+    }
+
+    private func runTransaction<T: Sendable>(_ body: (any SQLTransaction) throws -> T) throws -> T {
         try connection.withLock { slot -> T in
             guard let connection = slot else { throw SQLError.unavailable("the SQLite store is closed") }
             try connection.execute("BEGIN IMMEDIATE", [])
@@ -41,14 +52,25 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     func executeStandalone(_ sql: String) async throws {
-        try connection.withLock { slot in
-            guard let connection = slot else { throw SQLError.unavailable("the SQLite store is closed") }
-            try connection.execute(sql, [])
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            queue.async {
+                continuation.resume(with: Result {
+                    try self.connection.withLock { slot in
+                        guard let connection = slot else { throw SQLError.unavailable("the SQLite store is closed") }
+                        try connection.execute(sql, [])
+                    }
+                })
+            }
         }
     }
 
     func close() async {
-        connection.withLock { $0 = nil }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async {
+                self.connection.withLock { $0 = nil }
+                continuation.resume()
+            }
+        }
     }
 }
 
