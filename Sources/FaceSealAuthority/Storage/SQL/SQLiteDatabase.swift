@@ -95,6 +95,11 @@ final class SQLiteConnection: SQLTransaction {
             throw SQLError.unavailable("cannot open SQLite database: \(message)")
         }
         db = handle
+        // The file holds encrypted server shares and credential hashes: owner-only, like the master key.
+        // SQLite gives the -wal and -shm files the database file's permissions.
+        if path != ":memory:" && !path.hasPrefix("file:") {
+            try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        }
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         do {
