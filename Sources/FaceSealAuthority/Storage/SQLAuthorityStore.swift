@@ -67,10 +67,13 @@ public final class SQLAuthorityStore: AuthorityStore {
 
     /// Runs `body` in one transaction with the clock's current instant. A unique violation becomes
     /// `.conflict(conflict)`, other database failures typed errors; a throw rolls everything back.
-    func transact<T: Sendable>(conflict: (StoredEntity, String)? = nil, _ body: @escaping @Sendable (any SQLTransaction, Date) throws -> T) async throws -> T {
+    func transact<T: Sendable>(
+        conflict: (StoredEntity, String)? = nil, readOnly: Bool = false,
+        _ body: @escaping @Sendable (any SQLTransaction, Date) throws -> T
+    ) async throws -> T {
         let clock = self.clock
         do {
-            return try await database.transaction { tx in
+            return try await database.transaction(readOnly: readOnly) { tx in
                 try body(tx, clock.now())
             }
         } catch SQLError.uniqueViolation(let message) {
@@ -81,9 +84,9 @@ public final class SQLAuthorityStore: AuthorityStore {
         }
     }
 
-    /// A read-only transaction (same machinery; named for the reader).
+    /// Reads only: no write lock on SQLite, no BEGIN/COMMIT on PostgreSQL.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction, Date) throws -> T) async throws -> T {
-        try await transact(body)
+        try await transact(readOnly: true, body)
     }
 
     static func storeError(_ error: any Error) -> AuthorityStoreError {

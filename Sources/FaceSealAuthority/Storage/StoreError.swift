@@ -2,7 +2,28 @@ import Foundation
 
 /// The kinds of things the store keeps, named in errors.
 public enum StoredEntity: String, Sendable, Hashable, CaseIterable {
-    case tenant, apiKey, application, user, invitation, device, enrolment, deviceKey, faceToken, cibaRequest, signingKey
+    /// A `TenantRecord`, by id.
+    case tenant
+    /// An `APIKeyRecord`, by id.
+    case apiKey
+    /// An `ApplicationRecord`, by client id.
+    case application
+    /// A `UserRecord`, by subject (or email for lookups by email).
+    case user
+    /// An `InvitationRecord`, by id.
+    case invitation
+    /// A `DeviceRecord`, by id.
+    case device
+    /// An `EnrolmentRecord`, by id.
+    case enrolment
+    /// A `DeviceKeyRecord`, by key id.
+    case deviceKey
+    /// A `FaceTokenRecord`, by subject.
+    case faceToken
+    /// A `CIBARequestRecord`, by `auth_req_id`.
+    case cibaRequest
+    /// A `SigningKeyRecord`, by key id.
+    case signingKey
 }
 
 /// Typed failures of an `AuthorityStore` operation. A throwing operation changed nothing.

@@ -26,7 +26,7 @@ final class PostgresDatabase: SQLDatabase {
         pool.release(connection)
     }
 
-    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
+    func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
@@ -34,6 +34,8 @@ final class PostgresDatabase: SQLDatabase {
             defer { pool.release(pooled) }
             do {
                 return try await pooled.run { connection -> T in
+                    // Reads need no atomicity: skipping BEGIN/COMMIT saves two round trips.
+                    if readOnly { return try body(connection) }
                     try connection.execute("BEGIN", [])
                     do {
                         let result = try body(connection)
@@ -251,6 +253,26 @@ final class PostgresConnection: SQLTransaction {
         return output
     }
 
+    /// Statement text → server-side prepared statement name, for statements with parameters.
+    private var preparedNames: [String: String] = [:]
+    private var nextPreparedNumber = 0
+
+    /// Prepares `sql` once per connection (parameter types from the first call; NULLs left to the server).
+    private func preparedName(for sql: String, text: String, types: [Oid]) throws -> String {
+        if let name = preparedNames[sql] { return name }
+        nextPreparedNumber += 1
+        let name = "faceseal_\(nextPreparedNumber)"
+        guard let result = PQprepare(conn, name, text, Int32(types.count), types) else {
+            throw SQLError.unavailable(String(cString: PQerrorMessage(conn)))
+        }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            throw Self.error(from: result, connection: conn)
+        }
+        preparedNames[sql] = name
+        return name
+    }
+
     private func run(_ sql: String, _ parameters: [SQLValue]) throws -> OpaquePointer {
         let text = Self.numberedPlaceholders(sql)
         var types: [Oid] = []
@@ -286,9 +308,15 @@ final class PostgresConnection: SQLTransaction {
             }
         }
 
+        // Statements with parameters are the store's repeated queries: prepare them once. Statements
+        // without (BEGIN, COMMIT, DDL) cannot all be prepared and run rarely enough not to matter.
+        let prepared = parameters.isEmpty ? nil : try preparedName(for: sql, text: text, types: types)
         let result = buffers.withUnsafeBufferPointer { values in
             values.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
-                PQexecParams(conn, text, Int32(parameters.count), types, values.baseAddress, lengths, formats, 1)
+                if let prepared {
+                    return PQexecPrepared(conn, prepared, Int32(parameters.count), values.baseAddress, lengths, formats, 1)
+                }
+                return PQexecParams(conn, text, Int32(parameters.count), types, values.baseAddress, lengths, formats, 1)
             }
         }
         guard let result else {
@@ -297,7 +325,14 @@ final class PostgresConnection: SQLTransaction {
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             defer { PQclear(result) }
-            throw Self.error(from: result, connection: conn)
+            let error = Self.error(from: result, connection: conn)
+            if prepared != nil, Self.errorField(result, UInt8(ascii: "C")) == "0A000" {
+                // Another process changed the schema under a cached plan ("cached plan must not change
+                // result type"): forget the plans and let the transaction run again.
+                preparedNames.removeAll()
+                throw PostgresRetry.serializationFailure
+            }
+            throw error
         }
         return result
     }

@@ -123,6 +123,13 @@ protocol SQLTransaction {
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> [SQLRow]
 }
 
+extension SQLDatabase {
+    /// A read-write transaction.
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
+        try await transaction(readOnly: false, body)
+    }
+}
+
 extension SQLTransaction {
     func queryOne(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRow? {
         try query(sql, parameters).first
@@ -135,7 +142,9 @@ extension SQLTransaction {
 /// the caller awaits its result.
 protocol SQLDatabase: Sendable {
     var dialect: SQLDialect { get }
-    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T
+    /// - Parameter readOnly: the body only reads. SQLite then takes no write lock (`BEGIN DEFERRED`);
+    ///   PostgreSQL runs each statement on its own (no BEGIN/COMMIT round trips).
+    func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T
     /// Runs statements outside any transaction (schema set-up that must precede locking).
     func executeStandalone(_ sql: String) async throws
     /// Releases connections.

@@ -27,18 +27,18 @@ final class SQLiteDatabase: SQLDatabase {
         connection = Mutex(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous))
     }
 
-    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
+    func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try self.runTransaction(body) })
+                continuation.resume(with: Result { try self.runTransaction(readOnly: readOnly, body) })
             }
         }
     }
 
-    private func runTransaction<T: Sendable>(_ body: (any SQLTransaction) throws -> T) throws -> T {
+    private func runTransaction<T: Sendable>(readOnly: Bool, _ body: (any SQLTransaction) throws -> T) throws -> T {
         try connection.withLock { slot -> T in
             guard let connection = slot else { throw SQLError.unavailable("the SQLite store is closed") }
-            try connection.execute("BEGIN IMMEDIATE", [])
+            try connection.execute(readOnly ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE", [])
             do {
                 let result = try body(connection)
                 try connection.execute("COMMIT", [])
