@@ -19,6 +19,8 @@ public protocol AuthorityStore: Sendable {
     func createAPIKey(_ key: APIKeyRecord) async throws -> APIKeyRecord
     /// The key whose hash is `keyHash` (revoked keys included: check `revokedAt`), or `nil`.
     func apiKey(hash keyHash: [UInt8]) async throws -> APIKeyRecord?
+    /// A tenant's API keys (`nil`: the operator keys), oldest first.
+    func apiKeys(tenantID: String?) async throws -> [APIKeyRecord]
     /// Revokes a key (idempotent; keeps the first revocation time).
     func revokeAPIKey(id: String) async throws -> APIKeyRecord
 
@@ -57,6 +59,8 @@ public protocol AuthorityStore: Sendable {
     func enrolment(id: String) async throws -> EnrolmentRecord
     /// A user's enrolments (all statuses), oldest first.
     func enrolments(subject: String) async throws -> [EnrolmentRecord]
+    /// A tenant's enrolments (all statuses), oldest first: the management API's device listing.
+    func enrolments(tenantID: String) async throws -> [EnrolmentRecord]
     /// A device's enrolments (all statuses), oldest first.
     func enrolments(deviceID: String) async throws -> [EnrolmentRecord]
     /// The device key `keyID` (any status), or `.notFound(.deviceKey)`.

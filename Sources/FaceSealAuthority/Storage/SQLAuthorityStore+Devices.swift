@@ -273,6 +273,13 @@ extension SQLAuthorityStore {
         }
     }
 
+    public func enrolments(tenantID: String) async throws -> [EnrolmentRecord] {
+        try await read { tx, _ in
+            _ = try Self.loadTenant(tx, id: tenantID)
+            return try tx.query("SELECT * FROM enrolments WHERE tenant_id = ? ORDER BY created_at, id", [.text(tenantID)]).map(Self.enrolment(from:))
+        }
+    }
+
     public func enrolments(deviceID: String) async throws -> [EnrolmentRecord] {
         try await read { tx, _ in
             guard try tx.queryOne("SELECT id FROM devices WHERE id = ?", [.text(deviceID)]) != nil else {

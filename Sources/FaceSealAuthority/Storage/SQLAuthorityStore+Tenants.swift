@@ -178,6 +178,16 @@ extension SQLAuthorityStore {
         }
     }
 
+    public func apiKeys(tenantID: String?) async throws -> [APIKeyRecord] {
+        try await read { tx, _ in
+            if let tenantID {
+                _ = try Self.loadTenant(tx, id: tenantID)
+                return try tx.query("SELECT * FROM api_keys WHERE tenant_id = ? ORDER BY created_at, id", [.text(tenantID)]).map(Self.apiKey(from:))
+            }
+            return try tx.query("SELECT * FROM api_keys WHERE tenant_id IS NULL ORDER BY created_at, id", []).map(Self.apiKey(from:))
+        }
+    }
+
     public func revokeAPIKey(id: String) async throws -> APIKeyRecord {
         try await transact { tx, now in
             try tx.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(now), .text(id)])

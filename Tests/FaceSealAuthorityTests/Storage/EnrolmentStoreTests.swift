@@ -26,6 +26,10 @@ struct EnrolmentStoreTests {
             #expect(try await store.device(id: "device-1").label == "Phone device-1")
             #expect(try await store.enrolments(subject: "user-1").map(\.id) == ["enr-1"])
             #expect(try await store.enrolments(deviceID: "device-1").map(\.id) == ["enr-1"])
+            #expect(try await store.enrolments(tenantID: "acme").map(\.id) == ["enr-1"])
+            await expectStoreError(.notFound(.tenant, id: "ghost")) { try await store.enrolments(tenantID: "ghost") }
+            await expectStoreError(.notFound(.device, id: "device-9")) { try await store.enrolments(deviceID: "device-9") }
+            await expectStoreError(.notFound(.user, id: "ghost")) { try await store.enrolments(subject: "ghost") }
         }
     }
 

@@ -128,6 +128,9 @@ struct ManagementStoreTests {
             }
             let operatorKey = try await store.createAPIKey(APIKeyRecord(id: "root", tenantID: nil, keyHash: [9, 9], label: "operator"))
             #expect(operatorKey.tenantID == nil)
+            #expect(try await store.apiKeys(tenantID: "acme").map(\.id) == ["key-1"])
+            #expect(try await store.apiKeys(tenantID: nil).map(\.id) == ["root"])
+            await expectStoreError(.notFound(.tenant, id: "ghost")) { try await store.apiKeys(tenantID: "ghost") }
 
             let revokedAt = clock.now()
             #expect(try await store.revokeAPIKey(id: "key-1").revokedAt == revokedAt)

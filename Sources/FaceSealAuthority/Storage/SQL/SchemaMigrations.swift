@@ -124,6 +124,8 @@ enum SchemaMigrator {
             "CREATE INDEX audit_events_by_tenant ON audit_events (tenant_id, sequence)",
             "CREATE INDEX applications_by_tenant ON applications (tenant_id)",
             "CREATE INDEX users_by_tenant ON users (tenant_id)",
+            "CREATE INDEX enrolments_by_tenant ON enrolments (tenant_id, created_at)",
+            "CREATE INDEX api_keys_by_tenant ON api_keys (tenant_id)",
         ]),
     ]
 
