@@ -83,12 +83,14 @@ port_in_use() {
 }
 
 # Pick a free port; a port taken between the check and the start makes pg_ctl fail, so try a few.
+# The server is thrown away afterwards, so fsync is off; parallel test cases each hold a small pool,
+# hence more connections than the default 100.
 started=""
 for _ in 1 2 3 4 5 6 7 8; do
   port=$((20000 + RANDOM % 30000))
   port_in_use "$port" && continue
   if as_pg "$pgbin/pg_ctl" -D "$pgdata" -l "$pgdata/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $pgdata -c fsync=off" start >/dev/null 2>&1; then
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $pgdata -c fsync=off -c max_connections=300" start >/dev/null 2>&1; then
     started="$port"
     break
   fi
