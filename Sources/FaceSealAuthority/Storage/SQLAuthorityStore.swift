@@ -99,6 +99,8 @@ public final class SQLAuthorityStore: AuthorityStore {
             return .database("unique constraint: \(message)")
         case SQLError.foreignKeyViolation(let message):
             return .database("foreign key: \(message)")
+        case SQLError.alreadyExists(let message):
+            return .database(message)
         case SQLError.failed(let message):
             return .database(message)
         case SQLError.typeMismatch(let column):

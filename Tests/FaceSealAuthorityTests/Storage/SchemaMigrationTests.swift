@@ -80,4 +80,30 @@ struct SchemaMigrationTests {
             }
         }
     }
+
+    @Test("several authority processes starting at once migrate the schema exactly once", arguments: StoreBackend.underTest)
+    func concurrentStartersMigrateOnce(backend: StoreBackend) async throws {
+        try await withScratch(backend) { scratch in
+            let clock = ManualStoreClock()
+            let stores = try await withThrowingTaskGroup(of: SQLAuthorityStore.self) { group in
+                for _ in 0..<4 { group.addTask { try await scratch.open(clock: clock) } }
+                var stores: [SQLAuthorityStore] = []
+                for try await store in group { stores.append(store) }
+                return stores
+            }
+            for store in stores {
+                #expect(try await store.appliedSchemaVersions() == SchemaMigrator.migrations.map(\.version))
+            }
+            _ = try await stores[0].createTenant(StoreFixtures.tenant())
+            #expect(try await stores[3].tenant(id: "acme").id == "acme")
+            for store in stores { await store.close() }
+        }
+    }
+
+    @Test("--database values: postgres URIs select PostgreSQL, anything else is an SQLite path")
+    func locationParsing() {
+        #expect(StoreLocation.parse("postgres://u@h:5432/db") == .postgres(url: "postgres://u@h:5432/db"))
+        #expect(StoreLocation.parse("postgresql://u@h/db") == .postgres(url: "postgresql://u@h/db"))
+        #expect(StoreLocation.parse("./faceseal-data/authority.sqlite") == .sqlite(path: "./faceseal-data/authority.sqlite"))
+    }
 }

@@ -216,7 +216,11 @@ final class PostgresConnection: SQLTransaction {
             _ = try execute("SET client_encoding = 'UTF8'", [])
             if let schema {
                 // The schema name was validated to [a-z0-9_], so quoting it is enough.
-                _ = try execute("CREATE SCHEMA IF NOT EXISTS \"\(schema)\"", [])
+                do {
+                    _ = try execute("CREATE SCHEMA IF NOT EXISTS \"\(schema)\"", [])
+                } catch SQLError.uniqueViolation, SQLError.alreadyExists {
+                    // Created concurrently by another connection: it exists, which is what we need.
+                }
                 _ = try execute("SET search_path TO \"\(schema)\"", [])
             }
         } catch {
@@ -351,6 +355,7 @@ final class PostgresConnection: SQLTransaction {
         switch state {
         case "23505": return SQLError.uniqueViolation(message)
         case "23503": return SQLError.foreignKeyViolation(message)
+        case "42P06", "42P07", "42710": return SQLError.alreadyExists(message)
         case "40001", "40P01": return PostgresRetry.serializationFailure
         case "": return SQLError.unavailable(message)
         default: return SQLError.failed("PostgreSQL \(state): \(message)")

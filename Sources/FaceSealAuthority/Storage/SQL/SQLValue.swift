@@ -28,6 +28,8 @@ enum SQLDialect: Sendable {
 enum SQLError: Error, Sendable {
     /// A UNIQUE or PRIMARY KEY constraint was violated.
     case uniqueViolation(String)
+    /// `CREATE … IF NOT EXISTS` raced with another session creating the same object (PostgreSQL).
+    case alreadyExists(String)
     /// A FOREIGN KEY constraint was violated.
     case foreignKeyViolation(String)
     /// The database cannot be opened or reached.

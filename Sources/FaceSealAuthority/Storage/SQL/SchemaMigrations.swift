@@ -136,9 +136,15 @@ enum SchemaMigrator {
     /// - Returns: the versions applied by this call (empty when the schema was current).
     @discardableResult
     static func migrate(_ database: any SQLDatabase, clock: any StoreClock, migrations: [SchemaMigration] = migrations) async throws -> [Int] {
-        try await database.executeStandalone(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version \(database.dialect == .sqlite ? "INTEGER" : "BIGINT") PRIMARY KEY, name TEXT NOT NULL, applied_at \(database.dialect == .sqlite ? "INTEGER" : "BIGINT") NOT NULL)"
-        )
+        let integer = database.dialect == .sqlite ? "INTEGER" : "BIGINT"
+        do {
+            try await database.executeStandalone(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version \(integer) PRIMARY KEY, name TEXT NOT NULL, applied_at \(integer) NOT NULL)"
+            )
+        } catch SQLError.uniqueViolation, SQLError.alreadyExists {
+            // PostgreSQL: another process created it between our existence check and our insert into its
+            // catalogue. The table exists now, which is all this step needs.
+        }
         let ordered = migrations.sorted { $0.version < $1.version }
         let known = ordered.last?.version ?? 0
         var applied: [Int] = []
