@@ -93,4 +93,28 @@ struct TransactionTests {
             await store.close()
         }
     }
+
+    @Test(
+        "a PostgreSQL session killed mid-transaction stores nothing, and the pool reconnects",
+        .enabled(if: StoreBackend.underTest.contains(.postgres), "FACESEAL_TEST_POSTGRES_URL is unset: PostgreSQL crash test skipped")
+    )
+    func postgresSessionKilledMidTransaction() async throws {
+        try await withScratch(.postgres) { scratch in
+            guard case .postgres(let url, _, let schema) = scratch.location else { return }
+            let store = try await SQLAuthorityStore.open(.postgres(url: url, poolSize: 1, schema: schema), clock: ManualStoreClock())
+            await #expect(throws: (any Error).self) {
+                try await store.database.transaction { tx -> Int in
+                    try tx.execute("INSERT INTO devices (id, label, created_at) VALUES (?, ?, ?)", [.text("doomed"), .text("x"), .int(0)])
+                    // The server ends this very session before COMMIT, as a crash of the authority would.
+                    _ = try tx.query("SELECT pg_terminate_backend(pg_backend_pid()) AS killed", [])
+                    return 0
+                }
+            }
+            // The same (only) pooled connection is reset on release and serves the next call.
+            await expectStoreError(.notFound(.device, id: "doomed")) { try await store.device(id: "doomed") }
+            _ = try await store.createTenant(StoreFixtures.tenant())
+            #expect(try await store.tenants().map(\.id) == ["acme"])
+            await store.close()
+        }
+    }
 }

@@ -34,6 +34,7 @@ final class PostgresDatabase: SQLDatabase {
             defer { pool.release(pooled) }
             do {
                 return try await pooled.run { connection -> T in
+                    try connection.prepareForUse()
                     // Reads need no atomicity: skipping BEGIN/COMMIT saves two round trips.
                     if readOnly { return try body(connection) }
                     try connection.execute("BEGIN", [])
@@ -59,6 +60,7 @@ final class PostgresDatabase: SQLDatabase {
         let pooled = try await pool.acquire()
         defer { pool.release(pooled) }
         try await pooled.run { connection in
+            try connection.prepareForUse()
             _ = try connection.execute(sql, [])
         }
     }
@@ -166,7 +168,6 @@ final class PostgresPool: Sendable {
     }
 
     func release(_ connection: PooledPostgresConnection) {
-        connection.connection.withLock { $0.resetIfBroken() }
         let waiter = state.withLock { state -> CheckedContinuation<PooledPostgresConnection, any Error>? in
             if !state.waiters.isEmpty { return state.waiters.removeFirst() }
             if state.closed {
@@ -202,6 +203,11 @@ final class PostgresConnection: SQLTransaction {
     private static let byteaOID: Oid = 17
     private static let textOID: Oid = 25
 
+    private let schema: String?
+    /// Whether this session has its settings (encoding, search path). A reset session starts without them
+    /// and without its prepared statements.
+    private var sessionReady = false
+
     init(url: String, schema: String?) throws {
         guard let conn = PQconnectdb(url) else { throw SQLError.unavailable("libpq could not allocate a connection") }
         guard PQstatus(conn) == CONNECTION_OK else {
@@ -210,19 +216,12 @@ final class PostgresConnection: SQLTransaction {
             throw SQLError.unavailable("cannot connect to PostgreSQL: \(message)")
         }
         self.conn = conn
+        self.schema = schema
         // Without a notice processor libpq prints NOTICEs (e.g. "relation already exists") to stderr.
+        // It belongs to the PGconn object, so it survives PQreset.
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         do {
-            _ = try execute("SET client_encoding = 'UTF8'", [])
-            if let schema {
-                // The schema name was validated to [a-z0-9_], so quoting it is enough.
-                do {
-                    _ = try execute("CREATE SCHEMA IF NOT EXISTS \"\(schema)\"", [])
-                } catch SQLError.uniqueViolation, SQLError.alreadyExists {
-                    // Created concurrently by another connection: it exists, which is what we need.
-                }
-                _ = try execute("SET search_path TO \"\(schema)\"", [])
-            }
+            try prepareForUse()
         } catch {
             PQfinish(conn)
             throw error
@@ -231,14 +230,37 @@ final class PostgresConnection: SQLTransaction {
 
     deinit { PQfinish(conn) }
 
-    func rollbackQuietly() {
-        if let result = PQexec(conn, "ROLLBACK") { PQclear(result) }
-    }
-
-    func resetIfBroken() {
+    /// Called before each transaction (never inside one, where a silent reconnect would lose atomicity):
+    /// reconnects a broken session and restores its settings.
+    func prepareForUse() throws {
         if PQstatus(conn) != CONNECTION_OK {
             PQreset(conn)
+            sessionReady = false
+            guard PQstatus(conn) == CONNECTION_OK else {
+                let message = String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines)
+                throw SQLError.unavailable("lost the PostgreSQL connection: \(message)")
+            }
         }
+        // A transaction left open by a failure between statements must not swallow the next caller's work.
+        let transaction = PQtransactionStatus(conn)
+        if transaction == PQTRANS_INTRANS || transaction == PQTRANS_INERROR { rollbackQuietly() }
+        if sessionReady { return }
+        preparedNames.removeAll()
+        _ = try execute("SET client_encoding = 'UTF8'", [])
+        if let schema {
+            // The schema name was validated to [a-z0-9_], so quoting it is enough.
+            do {
+                _ = try execute("CREATE SCHEMA IF NOT EXISTS \"\(schema)\"", [])
+            } catch SQLError.uniqueViolation, SQLError.alreadyExists {
+                // Created concurrently by another connection: it exists, which is what we need.
+            }
+            _ = try execute("SET search_path TO \"\(schema)\"", [])
+        }
+        sessionReady = true
+    }
+
+    func rollbackQuietly() {
+        if let result = PQexec(conn, "ROLLBACK") { PQclear(result) }
     }
 
     /// `?` placeholders become `$1, $2, …`; the store's statements have no `?` inside literals.
