@@ -56,6 +56,14 @@ public final class Authority: Sendable {
 
     /// The current time in Unix seconds.
     var now: Int64 { Int64(clock().timeIntervalSince1970) }
+
+    /// The nonce of a request's link (and so the seed of its liveness challenge): HMAC-SHA256 of the request id
+    /// under a key derived from the master key. Derived, not stored: unpredictable before the link exists,
+    /// identical in the link and in the request details.
+    func linkNonce(for requestID: String) -> String {
+        let code = HMAC<SHA256>.authenticationCode(for: Array(requestID.utf8), using: keys.nonceKey)
+        return Base64URL.encode(Array(code).prefix(16))
+    }
 }
 
 /// The authority's own keys.
@@ -65,9 +73,15 @@ public struct AuthorityKeys: Sendable {
     /// Encrypts the server shares of face tokens at rest (AES-256-GCM).
     public let masterKey: SymmetricKey
 
+    /// Keys the link nonces (derived from the master key).
+    let nonceKey: SymmetricKey
+
     /// Builds the key set.
     public init(deviceKey: Curve25519.Signing.PrivateKey, masterKey: SymmetricKey) {
         self.deviceKey = deviceKey
         self.masterKey = masterKey
+        // The master key is 32 random bytes, so HKDF never fails on it.
+        self.nonceKey = (try? HKDF<SHA256>.deriveKey(inputKeyMaterial: masterKey, info: Array("faceseal/link-nonce/v1".utf8),
+                                                     outputByteCount: 32)) ?? masterKey
     }
 }
