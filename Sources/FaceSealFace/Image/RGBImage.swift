@@ -114,6 +114,23 @@ public struct RGBImage: Sendable, Equatable {
         return RGBImage(uncheckedWidth: w, height: h, pixels: out)
     }
 
+    /// A 64-bit FNV-1a digest of the dimensions and pixels. Not cryptographic: it only tells frames
+    /// apart, so that a stream repeating one still frame is caught (camera noise makes real frames differ).
+    public var contentDigest: UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ byte: UInt8) {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        for v in [UInt64(width), UInt64(height)] {
+            for k in 0..<8 { mix(UInt8(truncatingIfNeeded: v >> (8 * UInt64(k)))) }
+        }
+        pixels.withUnsafeBufferPointer { buffer in
+            for byte in buffer { mix(byte) }
+        }
+        return hash
+    }
+
     /// dlib's `pyramid_down<2>` on 8-bit RGB: a separable 5-tap (1, 4, 6, 4, 1) filter over the valid
     /// region only, every second sample kept, the 16-bit sum divided by 256 with truncation. The
     /// result is ((H − 3) / 2) × ((W − 3) / 2), and empty when either side is ≤ 8.
