@@ -31,7 +31,7 @@ public enum ImageFormat: String, Sendable, Equatable {
 
 /// Decodes JPEG and PNG into `RGBImage` within size limits. Grayscale and palette images become RGB;
 /// alpha is dropped. EXIF orientation is not applied (the pixels are returned as stored).
-public struct ImageDecoder: Sendable {
+public struct ImageDecoder: Sendable, Equatable {
     /// Largest accepted width or height, in pixels.
     public var maxDimension: Int
     /// Largest accepted pixel count (width · height).
