@@ -38,12 +38,19 @@ public struct ShapePredictor: Sendable {
         public var maxSplitsPerTree = 1023
         /// Most feature pixels per cascade.
         public var maxFeatures = 8192
+        /// Largest model file, bytes (the 68-point model is 99.7 MB).
+        public var maxFileBytes = 256 << 20
         /// The defaults fit both shipped models with room to spare.
         public init() {}
     }
 
     /// Reads a model file.
     public init(contentsOfFile path: String, limits: Limits = Limits()) throws(FaceModelError) {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              let size = (attributes[.size] as? NSNumber)?.intValue else { throw .unreadable(path: path) }
+        guard size <= limits.maxFileBytes else {
+            throw .malformed(offset: 0, reason: "model file of \(size) bytes exceeds \(limits.maxFileBytes)")
+        }
         guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path: path) }
         try self.init(bytes: [UInt8](data), limits: limits)
     }
