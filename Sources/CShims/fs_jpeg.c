@@ -57,6 +57,20 @@ static void fs_jpeg_emit_message(j_common_ptr cinfo, int level) {
     }
 }
 
+// A progressive JPEG may declare thousands of tiny scans, each forcing a pass over the whole image:
+// a cheap file that costs minutes to decode. Real encoders write at most a few dozen scans.
+#define FS_JPEG_MAX_SCANS 500
+
+static void fs_jpeg_progress(j_common_ptr cinfo) {
+    if (cinfo->is_decompressor && ((j_decompress_ptr)cinfo)->input_scan_number > FS_JPEG_MAX_SCANS) {
+        fs_jpeg_error *err = (fs_jpeg_error *)cinfo->err;
+        if (err->message != NULL && err->capacity > 0)
+            snprintf(err->message, err->capacity, "more than %d scans", FS_JPEG_MAX_SCANS);
+        err->status = FS_IMAGE_UNSUPPORTED;
+        longjmp(err->jump, 1);
+    }
+}
+
 void fs_image_free(fs_image_rgb *image) {
     if (image != NULL) {
         free(image->pixels);
@@ -69,6 +83,7 @@ void fs_image_free(fs_image_rgb *image) {
 fs_image_status fs_jpeg_decode_rgb(const uint8_t *data, size_t size, fs_image_limits limits,
                                    fs_image_rgb *out, char *message, size_t message_capacity) {
     struct jpeg_decompress_struct cinfo;
+    struct jpeg_progress_mgr progress;
     fs_jpeg_error err;
     uint8_t *volatile pixels = NULL;
 
@@ -95,6 +110,9 @@ fs_image_status fs_jpeg_decode_rgb(const uint8_t *data, size_t size, fs_image_li
     }
 
     jpeg_create_decompress(&cinfo);
+    memset(&progress, 0, sizeof progress);
+    progress.progress_monitor = fs_jpeg_progress;
+    cinfo.progress = &progress;
     jpeg_mem_src(&cinfo, (const unsigned char *)data, (unsigned long)size);
     jpeg_read_header(&cinfo, TRUE);
     if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {

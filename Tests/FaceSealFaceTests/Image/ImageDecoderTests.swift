@@ -37,6 +37,23 @@ import Testing
         #expect(throws: ImageError.self) { try decoder.decode(damaged) }
     }
 
+    @Test func progressiveJPEGWithThousandsOfScansIsRefused() throws {
+        // The last scan of a progressive file repeated 600 times: libjpeg only warns about the bogus
+        // progression, and each scan costs a pass over the image, so the decoder caps the scan count.
+        let bytes = try fixture("gradient_progressive_48x32.jpg")
+        let lastScan = try #require((0..<(bytes.count - 1)).last { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xDA })
+        let scan = bytes[lastScan..<(bytes.count - 2)]
+        var hostile = Array(bytes[..<(bytes.count - 2)])
+        for _ in 0..<600 { hostile += scan }
+        hostile += [0xFF, 0xD9]
+        #expect(throws: ImageError.unsupported(format: .jpeg, detail: "more than 500 scans")) { try decoder.decode(hostile) }
+        // A handful of repeated scans is still decoded (the limit is far above real encoders' ~10).
+        var mild = Array(bytes[..<(bytes.count - 2)])
+        for _ in 0..<3 { mild += scan }
+        mild += [0xFF, 0xD9]
+        #expect(try decoder.decode(mild).width == 48)
+    }
+
     @Test func unknownBytesAreRejected() {
         #expect(throws: ImageError.unknownFormat) { try decoder.decode([]) }
         #expect(throws: ImageError.unknownFormat) { try decoder.decode(Array("GIF89a......".utf8)) }
