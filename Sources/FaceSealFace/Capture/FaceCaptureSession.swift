@@ -51,7 +51,7 @@ public struct CapturedFace: Sendable, Equatable {
     /// Seconds on the capture's monotonic clock.
     public var timestamp: Double
     /// The detection that was kept (the only one).
-    public var detection: FaceDetection
+    public var detection: DetectedFace
     /// dlib 5-point landmarks (used for alignment).
     public var landmarks5: [Point2D]
     /// dlib 68-point landmarks, when the session has that model (used for liveness).
@@ -151,7 +151,7 @@ public struct FaceCaptureSession: Sendable {
         guard timestamp.isFinite, faces.last.map({ timestamp > $0.timestamp }) ?? true else {
             throw .timestampNotIncreasing(frame: index)
         }
-        let detections: [FaceDetection]
+        let detections: [DetectedFace]
         do { detections = try detector.detectFaces(in: image) } catch { throw .detectorFailed("\(error)") }
         guard let detection = detections.first else { throw .noFace(frame: index) }
         guard detections.count == 1 else { throw .multipleFaces(frame: index, count: detections.count) }
@@ -197,7 +197,7 @@ public struct FaceCaptureSession: Sendable {
     /// The embedding of accepted frame `index` (runs the network).
     public func embedding(ofFrame index: Int) throws(FaceCaptureError) -> [Float] {
         guard faces.indices.contains(index) else { throw .noSuchFrame(index) }
-        do { return try embedder.embedding(ofChip: faces[index].chip) } catch { throw .embeddingFailed("\(error)") }
+        do { return try embedder.embedding(of: faces[index].chip) } catch { throw .embeddingFailed("\(error)") }
     }
 
     /// Embeddings of up to `maxFrames` accepted frames spread evenly over the session (all if fewer).

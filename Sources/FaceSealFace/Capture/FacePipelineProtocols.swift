@@ -1,5 +1,5 @@
 /// A face found by a detector.
-public struct FaceDetection: Sendable, Hashable {
+public struct DetectedFace: Sendable, Hashable {
     /// The face box (dlib rectangle: inclusive edges, may extend past the image).
     public var rect: FaceRect
     /// The detector's score (for dlib's MMOD CNN, the score-map value; higher is surer).
@@ -15,14 +15,14 @@ public struct FaceDetection: Sendable, Hashable {
 /// Finds faces in an image. The MMOD CNN detector (`Network/`) conforms; tests use fakes.
 public protocol FaceDetecting: Sendable {
     /// Every face found, in any order.
-    func detectFaces(in image: RGBImage) throws -> [FaceDetection]
+    func detectFaces(in image: RGBImage) throws -> [DetectedFace]
 }
 
 /// Computes the identity embedding of an aligned 150×150 chip. The ResNet (`Network/`) conforms
 /// (128 floats, compared by Euclidean distance); tests use fakes.
 public protocol FaceEmbedding: Sendable {
     /// The embedding of `chip`, which is `FaceAligner.chipSize` square.
-    func embedding(ofChip chip: RGBImage) throws -> [Float]
+    func embedding(of chip: RGBImage) throws -> [Float]
 }
 
 /// Places landmarks in a face box. `ShapePredictor` conforms.

@@ -10,17 +10,25 @@ public struct RGBImage: Sendable, Equatable {
     /// `width · height · 3` bytes: pixel (x, y) channel c is at `(y · width + x) · 3 + c`.
     public var pixels: [UInt8]
 
-    /// Wraps interleaved RGB bytes; throws `ImageError.invalidDimensions` unless
+    /// Wraps interleaved RGB bytes whose size is right by construction (a decoder's or a camera
+    /// adapter's own buffer). The sizes are a precondition; for bytes from outside use
+    /// `init(validatingWidth:height:pixels:)`, which throws instead.
+    public init(width: Int, height: Int, pixels: [UInt8]) {
+        precondition(width >= 0 && height >= 0 && pixels.count == width * height * 3, "RGBImage size mismatch")
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+    }
+
+    /// Wraps interleaved RGB bytes from outside; throws `ImageError.invalidDimensions` unless
     /// `pixels.count == width · height · 3` and both dimensions are positive.
-    public init(width: Int, height: Int, pixels: [UInt8]) throws(ImageError) {
+    public init(validatingWidth width: Int, height: Int, pixels: [UInt8]) throws(ImageError) {
         guard width > 0, height > 0,
               case let (count, overflow) = width.multipliedReportingOverflow(by: height), !overflow,
               count <= Int.max / 3, pixels.count == count * 3 else {
             throw .invalidDimensions(width: width, height: height)
         }
-        self.width = width
-        self.height = height
-        self.pixels = pixels
+        self.init(uncheckedWidth: width, height: height, pixels: pixels)
     }
 
     /// A black image. Dimensions must be positive and small enough to allocate.

@@ -7,18 +7,18 @@ import Testing
 @Suite struct FaceCaptureSessionTests {
     /// Returns fixed detections, whatever the image.
     struct FixedDetector: FaceDetecting {
-        var detections: [FaceDetection]
-        func detectFaces(in image: RGBImage) throws -> [FaceDetection] { detections }
+        var detections: [DetectedFace]
+        func detectFaces(in image: RGBImage) throws -> [DetectedFace] { detections }
     }
 
     struct FailingDetector: FaceDetecting {
         struct Broken: Error {}
-        func detectFaces(in image: RGBImage) throws -> [FaceDetection] { throw Broken() }
+        func detectFaces(in image: RGBImage) throws -> [DetectedFace] { throw Broken() }
     }
 
     /// A deterministic stand-in for the ResNet: 128 values from the chip's digest.
     struct DigestEmbedder: FaceEmbedding {
-        func embedding(ofChip chip: RGBImage) throws -> [Float] {
+        func embedding(of chip: RGBImage) throws -> [Float] {
             var state = chip.contentDigest
             return (0..<128).map { _ in
                 state = state &* 6364136223846793005 &+ 1442695040888963407
@@ -40,7 +40,7 @@ import Testing
         return try #require(entry.hog_faces)[face ?? entry.primary_face!]
     }
 
-    func session(detections: [FaceDetection], with68: Bool = false) throws -> FaceCaptureSession {
+    func session(detections: [DetectedFace], with68: Bool = false) throws -> FaceCaptureSession {
         FaceCaptureSession(detector: FixedDetector(detections: detections),
                            landmarks5: try FaceFixtures.shapePredictor(points: 5),
                            landmarks68: with68 ? try FaceFixtures.shapePredictor(points: 68) : nil,
@@ -49,14 +49,14 @@ import Testing
 
     @Test func imageFileGoesThroughLandmarksAndAlignmentLikeDlib() throws {
         let face = try Self.goldenFace("fr/obama.jpg")
-        var capture = try session(detections: [FaceDetection(rect: face.faceRect, confidence: 1)], with68: true)
+        var capture = try session(detections: [DetectedFace(rect: face.faceRect, confidence: 1)], with68: true)
         let captured = try capture.addImageFile(atPath: try FaceFixtures.requireFile(FaceFixtures.imagePath("fr/obama.jpg")), timestamp: 0)
         #expect(captured.landmarks5 == face.points5)
         #expect(captured.landmarks68?.map { [Int($0.x), Int($0.y)] } == face.landmarks68)
         #expect(TestSHA256.hex(captured.chip.pixels) == face.chip.sha256)
         #expect(abs(captured.pose.yaw) < 0.1)
         let embedding = try capture.embedding(ofFrame: 0)
-        #expect(embedding == (try DigestEmbedder().embedding(ofChip: captured.chip)))
+        #expect(embedding == (try DigestEmbedder().embedding(of: captured.chip)))
         let match = try capture.match(templates: [embedding])
         #expect(match.isMatch && match.averageDistance == 0)
     }
@@ -70,7 +70,7 @@ import Testing
     @Test func severalFaces() throws {
         let golden = try FaceFixtures.golden("golden_photos.json")
         let entry = try #require(golden.images.first { $0.file == "faces/bald_guys.jpg" })
-        let detections = try #require(entry.hog_faces).map { FaceDetection(rect: $0.faceRect, confidence: 1) }
+        let detections = try #require(entry.hog_faces).map { DetectedFace(rect: $0.faceRect, confidence: 1) }
         var capture = try session(detections: detections)
         #expect(throws: FaceCaptureError.multipleFaces(frame: 0, count: 24)) {
             try capture.addImageFile(atPath: try FaceFixtures.requireFile(FaceFixtures.imagePath("faces/bald_guys.jpg")), timestamp: 0)
@@ -79,7 +79,7 @@ import Testing
 
     @Test func faceTooSmall() throws {
         let face = try Self.goldenFace("faces/2008_004176.jpg")   // a 37-px face in a VOC photo
-        var capture = try session(detections: [FaceDetection(rect: face.faceRect, confidence: 1)])
+        var capture = try session(detections: [DetectedFace(rect: face.faceRect, confidence: 1)])
         #expect(throws: FaceCaptureError.faceTooSmall(frame: 0, size: 37, minimum: 80)) {
             try capture.addImageFile(atPath: try FaceFixtures.requireFile(FaceFixtures.imagePath("faces/2008_004176.jpg")), timestamp: 0)
         }
@@ -89,7 +89,7 @@ import Testing
         let image = try RGBImage(width: 400, height: 400)
         let box = FaceRect(left: 100, top: 100, right: 299, bottom: 299)
         func capture(_ points: [Point2D]) -> FaceCaptureSession {
-            FaceCaptureSession(detector: FixedDetector(detections: [FaceDetection(rect: box, confidence: 1)]),
+            FaceCaptureSession(detector: FixedDetector(detections: [DetectedFace(rect: box, confidence: 1)]),
                                landmarks5: FixedLandmarks(points: points), embedder: DigestEmbedder())
         }
         // Frontal: outer corners 100 px apart, nose base 55 px below their midpoint.
@@ -141,7 +141,7 @@ import Testing
     @Test func timestampsMustIncreaseAndDetectorErrorsAreReported() throws {
         let face = try Self.goldenFace("grace_hopper_512x512.jpg")
         let image = try FaceFixtures.image("grace_hopper_512x512.jpg")
-        var capture = try session(detections: [FaceDetection(rect: face.faceRect, confidence: 1)])
+        var capture = try session(detections: [DetectedFace(rect: face.faceRect, confidence: 1)])
         try capture.add(image: image, timestamp: 1)
         #expect(throws: FaceCaptureError.timestampNotIncreasing(frame: 1)) { try capture.add(image: image, timestamp: 1) }
         var failing = FaceCaptureSession(detector: FailingDetector(), landmarks5: try FaceFixtures.shapePredictor(points: 5), embedder: DigestEmbedder())
@@ -151,7 +151,7 @@ import Testing
     @Test func stillImageRepeatedAsFramesFailsLiveness() throws {
         // The same photo file fed as a 30 fps stream: identical frames, caught before any challenge.
         let face = try Self.goldenFace("grace_hopper_512x512.jpg")
-        var capture = try session(detections: [FaceDetection(rect: face.faceRect, confidence: 1)], with68: true)
+        var capture = try session(detections: [DetectedFace(rect: face.faceRect, confidence: 1)], with68: true)
         let path = try FaceFixtures.requireFile(FaceFixtures.imagePath("grace_hopper_512x512.jpg"))
         var source = ImageFileFrameSource(paths: Array(repeating: path, count: 8))
         try capture.addFrames(from: &source)
@@ -169,7 +169,7 @@ import Testing
 
     @Test func livenessNeedsThe68PointModel() throws {
         let face = try Self.goldenFace("grace_hopper_512x512.jpg")
-        var capture = try session(detections: [FaceDetection(rect: face.faceRect, confidence: 1)])
+        var capture = try session(detections: [DetectedFace(rect: face.faceRect, confidence: 1)])
         try capture.add(image: try FaceFixtures.image("grace_hopper_512x512.jpg"), timestamp: 0)
         #expect(throws: FaceCaptureError.landmarks68Unavailable) { try capture.livenessFrames() }
     }

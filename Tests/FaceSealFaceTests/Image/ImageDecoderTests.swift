@@ -107,7 +107,7 @@ import Testing
     }
 
     @Test func rgbImageValidatesItsShape() throws {
-        #expect(throws: ImageError.invalidDimensions(width: 2, height: 2)) { try RGBImage(width: 2, height: 2, pixels: [0, 0, 0]) }
+        #expect(throws: ImageError.invalidDimensions(width: 2, height: 2)) { try RGBImage(validatingWidth: 2, height: 2, pixels: [0, 0, 0]) }
         #expect(throws: ImageError.invalidDimensions(width: 0, height: 5)) { try RGBImage(width: 0, height: 5) }
         #expect(throws: ImageError.invalidDimensions(width: Int.max, height: 2)) { try RGBImage(width: Int.max, height: 2) }
         let gray = try RGBImage(width: 2, height: 1, grayscale: [7, 9])
@@ -123,7 +123,7 @@ import Testing
             state = state &* 1_664_525 &+ 1_013_904_223
             pixels[i] = UInt8(truncatingIfNeeded: state >> 24)
         }
-        let image = try RGBImage(width: w, height: h, pixels: pixels)
+        let image = try RGBImage(validatingWidth: w, height: h, pixels: pixels)
         let down = image.pyramidDown2()
         #expect(down.width == (w - 3) / 2 && down.height == (h - 3) / 2)
         let k = [1, 4, 6, 4, 1]
