@@ -1,4 +1,5 @@
-/// A face found by a detector.
+/// A face found by a detector, as the capture pipeline consumes it. (The MMOD network's own result type
+/// is `FaceDetection`; its `FaceDetecting` conformance maps one to the other.)
 public struct DetectedFace: Sendable, Hashable {
     /// The face box (dlib rectangle: inclusive edges, may extend past the image).
     public var rect: FaceRect
@@ -12,14 +13,17 @@ public struct DetectedFace: Sendable, Hashable {
     }
 }
 
-/// Finds faces in an image. The MMOD CNN detector (`Network/`) conforms; tests use fakes.
+/// Finds faces in an image. The MMOD CNN detector (`Network/FaceDetector`) conforms through a small
+/// adapter (its `detect(in:threshold:)` has a defaulted parameter and returns `FaceDetection`); tests
+/// use fakes.
 public protocol FaceDetecting: Sendable {
     /// Every face found, in any order.
     func detectFaces(in image: RGBImage) throws -> [DetectedFace]
 }
 
-/// Computes the identity embedding of an aligned 150×150 chip. The ResNet (`Network/`) conforms
-/// (128 floats, compared by Euclidean distance); tests use fakes.
+/// Computes the identity embedding of an aligned 150×150 chip. The ResNet (`Network/FaceEmbedder`,
+/// whose `embedding(of:)` has this signature) conforms with an empty extension (128 floats, compared by
+/// Euclidean distance); tests use fakes.
 public protocol FaceEmbedding: Sendable {
     /// The embedding of `chip`, which is `FaceAligner.chipSize` square.
     func embedding(of chip: RGBImage) throws -> [Float]
