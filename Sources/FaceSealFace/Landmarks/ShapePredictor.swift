@@ -177,12 +177,13 @@ public struct ShapePredictor: Sendable {
                 throw FaceModelError.malformed(offset: leavesOffset, reason: "leaf count")
             }
             for _ in 0...splitCount {
+                // A dlib::matrix<float>: −rows, −cols, then the values (read in bulk: most of the file).
                 let at = r.offset
-                let leaf = try r.readFloatMatrix(maxElements: shapeLength)
-                guard leaf.rows == shapeLength, leaf.cols == 1 else {
-                    throw FaceModelError.malformed(offset: at, reason: "leaf \(leaf.rows)×\(leaf.cols)")
+                let rows = -(try r.readInt()), cols = -(try r.readInt())
+                guard rows == shapeLength, cols == 1 else {
+                    throw FaceModelError.malformed(offset: at, reason: "leaf \(rows)×\(cols)")
                 }
-                cascade.leaves.append(contentsOf: leaf.values)
+                try r.appendFloats(count: shapeLength, to: &cascade.leaves)
             }
         }
         return cascade
