@@ -45,9 +45,19 @@ model_ok() {
   return 1
 }
 
+# pip from the system python, or (Debian without python3-pip) from a throwaway venv's ensurepip.
+pip_python=""
 pip_download() { # args: destination, pip download arguments...
   local dest="$1"; shift
-  python3 -m pip download --quiet --disable-pip-version-check --no-deps -d "$dest" "$@" \
+  if [ -z "$pip_python" ]; then
+    if python3 -m pip --version >/dev/null 2>&1; then
+      pip_python=python3
+    else
+      python3 -m venv "$(workdir)/venv" || fail "python3 has no pip and python3-venv is missing"
+      pip_python="$(workdir)/venv/bin/python"
+    fi
+  fi
+  "$pip_python" -m pip download --quiet --disable-pip-version-check --no-deps -d "$dest" "$@" \
     || fail "pip download $* failed"
 }
 
