@@ -64,6 +64,16 @@ public struct CapturedFace: Sendable, Equatable {
     public var pixelDigest: UInt64
 }
 
+/// A frame the session refused.
+public struct FrameRejection: Sendable, Equatable {
+    /// Index among the offered frames.
+    public var frame: Int
+    /// Its timestamp.
+    public var timestamp: Double
+    /// Why it was refused.
+    public var error: FaceCaptureError
+}
+
 /// A timed image, from a file, a camera or a test.
 public struct TimedFrame: Sendable {
     /// Seconds on a monotonic clock.
@@ -130,6 +140,8 @@ public struct FaceCaptureSession: Sendable {
     public private(set) var faces: [CapturedFace] = []
     /// Frames offered so far, accepted or not (the index errors refer to).
     public private(set) var framesOffered = 0
+    /// The frames that were refused, in order, with the reason.
+    public private(set) var rejections: [FrameRejection] = []
 
     /// A session with its models.
     public init(detector: any FaceDetecting, landmarks5: any FaceLandmarking, landmarks68: (any FaceLandmarking)? = nil,
@@ -147,6 +159,15 @@ public struct FaceCaptureSession: Sendable {
     public mutating func add(image: RGBImage, timestamp: Double) throws(FaceCaptureError) -> CapturedFace {
         let index = framesOffered
         framesOffered += 1
+        do {
+            return try accept(image: image, timestamp: timestamp, index: index)
+        } catch {
+            rejections.append(FrameRejection(frame: index, timestamp: timestamp, error: error))
+            throw error
+        }
+    }
+
+    private mutating func accept(image: RGBImage, timestamp: Double, index: Int) throws(FaceCaptureError) -> CapturedFace {
         guard faces.count < policy.maxFrames else { throw .tooManyFrames(limit: policy.maxFrames) }
         guard timestamp.isFinite, faces.last.map({ timestamp > $0.timestamp }) ?? true else {
             throw .timestampNotIncreasing(frame: index)
@@ -181,8 +202,10 @@ public struct FaceCaptureSession: Sendable {
     public mutating func addImageFile(atPath path: String, timestamp: Double) throws(FaceCaptureError) -> CapturedFace {
         let image: RGBImage
         do { image = try policy.decoder.decodeFile(atPath: path) } catch {
+            let failure = FaceCaptureError.unreadableImage(path: path, reason: error)
+            rejections.append(FrameRejection(frame: framesOffered, timestamp: timestamp, error: failure))
             framesOffered += 1
-            throw .unreadableImage(path: path, reason: error)
+            throw failure
         }
         return try add(image: image, timestamp: timestamp)
     }
@@ -217,7 +240,12 @@ public struct FaceCaptureSession: Sendable {
     /// Runs the liveness check for the request's `nonce` on this capture; identity continuity uses the
     /// session's embedder on the evaluator's chosen frames. Throws `FaceCaptureError.landmarks68Unavailable`
     /// without a 68-point model, otherwise `LivenessFailure`.
+    /// A frame refused for showing several faces fails the check (`LivenessFailure.faceCount`, with the
+    /// offered-frame index): someone else in view may be the one answering the challenge.
     public func verifyLiveness(nonce: [UInt8], evaluator: LivenessEvaluator = LivenessEvaluator()) throws -> LivenessEvidence {
+        for rejection in rejections {
+            if case let .multipleFaces(frame, count) = rejection.error { throw LivenessFailure.faceCount(frame: frame, count: count) }
+        }
         let frames = try livenessFrames()
         return try evaluator.evaluate(frames: frames, nonce: nonce) { index in try embedding(ofFrame: index) }
     }

@@ -136,6 +136,7 @@ import Testing
             return false
         }
         #expect(capture.framesOffered == 3)
+        #expect(capture.rejections.map(\.frame) == [0, 1, 2])
     }
 
     @Test func timestampsMustIncreaseAndDetectorErrorsAreReported() throws {
@@ -165,6 +166,27 @@ import Testing
         let spread = try capture.embeddings(maxFrames: 3)
         #expect(spread.count == 3)
         #expect(FaceCaptureSession.spread(count: 8, maxFrames: 3) == [0, 3, 7])
+    }
+
+    @Test func aFrameWithSeveralFacesFailsLiveness() throws {
+        struct SwitchingDetector: FaceDetecting {
+            let one: DetectedFace
+            func detectFaces(in image: RGBImage) throws -> [DetectedFace] {
+                // A second person appears in frames whose top-left pixel is white.
+                image.pixel(x: 0, y: 0) == (255, 255, 255) ? [one, DetectedFace(rect: FaceRect(left: 0, top: 0, right: 99, bottom: 99), confidence: 1)] : [one]
+            }
+        }
+        let face = try Self.goldenFace("grace_hopper_512x512.jpg")
+        let image = try FaceFixtures.image("grace_hopper_512x512.jpg")
+        var marked = image
+        marked.pixels[0] = 255; marked.pixels[1] = 255; marked.pixels[2] = 255
+        var capture = FaceCaptureSession(detector: SwitchingDetector(one: DetectedFace(rect: face.faceRect, confidence: 1)),
+                                         landmarks5: try FaceFixtures.shapePredictor(points: 5),
+                                         landmarks68: try FaceFixtures.shapePredictor(points: 68), embedder: DigestEmbedder())
+        try capture.add(image: image, timestamp: 0)
+        #expect(throws: FaceCaptureError.multipleFaces(frame: 1, count: 2)) { try capture.add(image: marked, timestamp: 0.033) }
+        #expect(capture.rejections == [FrameRejection(frame: 1, timestamp: 0.033, error: .multipleFaces(frame: 1, count: 2))])
+        #expect(throws: LivenessFailure.faceCount(frame: 1, count: 2)) { try capture.verifyLiveness(nonce: Array(repeating: 9, count: 32)) }
     }
 
     @Test func livenessNeedsThe68PointModel() throws {
