@@ -196,3 +196,20 @@ import Testing
         #expect(throws: FaceCaptureError.landmarks68Unavailable) { try capture.livenessFrames() }
     }
 }
+
+@Suite struct FaceAssetsTests {
+    @Test func pathsFollowTheCacheVariable() {
+        #expect(FaceAssets.path(of: .landmarks5, environment: ["FACESEAL_CACHE": "/tmp/fs"]) == "/tmp/fs/models/shape_predictor_5_face_landmarks.dat")
+        #expect(FaceAssets.imagePath("fr/obama.jpg", environment: ["FACESEAL_CACHE": "/tmp/fs"]) == "/tmp/fs/images/fr/obama.jpg")
+        #expect(FaceAssets.cacheDirectory(environment: [:]).path.hasSuffix("/.cache/faceseal"))
+        #expect(FaceAssets.Model.allCases.count == 4)
+    }
+
+    @Test func setUpScriptVerifiesTheSameHashes() throws {
+        let script = try String(contentsOf: FaceFixtures.directory.deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/setup-face-assets.sh"), encoding: .utf8)
+        for model in FaceAssets.Model.allCases {
+            #expect(script.contains("[\(model.rawValue)]=\(model.sha256)"))
+        }
+    }
+}

@@ -7,15 +7,10 @@ enum FaceFixtures {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures")
 
-    static var cache: URL {
-        if let env = ProcessInfo.processInfo.environment["FACESEAL_CACHE"], !env.isEmpty {
-            return URL(fileURLWithPath: env)
-        }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/faceseal")
+    static func modelPath(_ name: String) -> String {
+        FaceAssets.cacheDirectory().appendingPathComponent("models/\(name)").path
     }
-
-    static func modelPath(_ name: String) -> String { cache.appendingPathComponent("models/\(name)").path }
-    static func imagePath(_ relative: String) -> String { cache.appendingPathComponent("images/\(relative)").path }
+    static func imagePath(_ relative: String) -> String { FaceAssets.imagePath(relative) }
 
     struct MissingAsset: Error, CustomStringConvertible {
         let path: String
