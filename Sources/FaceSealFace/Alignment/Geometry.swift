@@ -127,17 +127,26 @@ public struct SimilarityTransform: Sendable, Equatable {
     public static func fit<From: Collection, To: Collection>(from: From, to: To) -> SimilarityTransform
     where From.Element == Point2D, To.Element == Point2D {
         let f = Array(from), t = Array(to)
-        let n = Double(min(f.count, t.count))
-        guard n > 0 else { return SimilarityTransform(m00: 1, m01: 0, m10: 0, m11: 1, tx: 0, ty: 0) }
+        return fit(count: min(f.count, t.count), from: { f[$0] }, to: { t[$0] })
+    }
+
+    /// The same fit over `count` point pairs given by accessors (no arrays of points needed; the shape
+    /// predictor calls this once per cascade on its flat float shapes).
+    @inline(__always)
+    static func fit(count: Int, from f: (Int) -> Point2D, to t: (Int) -> Point2D) -> SimilarityTransform {
+        let n = Double(count)
+        guard count > 0 else { return SimilarityTransform(m00: 1, m01: 0, m10: 0, m11: 1, tx: 0, ty: 0) }
         var mfx = 0.0, mfy = 0.0, mtx = 0.0, mty = 0.0
-        for i in 0..<Int(n) {
-            mfx += f[i].x; mfy += f[i].y; mtx += t[i].x; mty += t[i].y
+        for i in 0..<count {
+            let a = f(i), b = t(i)
+            mfx += a.x; mfy += a.y; mtx += b.x; mty += b.y
         }
         mfx /= n; mfy /= n; mtx /= n; mty /= n
         var sigma = 0.0, c00 = 0.0, c01 = 0.0, c10 = 0.0, c11 = 0.0
-        for i in 0..<Int(n) {
-            let fx = f[i].x - mfx, fy = f[i].y - mfy
-            let tx = t[i].x - mtx, ty = t[i].y - mty
+        for i in 0..<count {
+            let a = f(i), b = t(i)
+            let fx = a.x - mfx, fy = a.y - mfy
+            let tx = b.x - mtx, ty = b.y - mty
             sigma += fx * fx + fy * fy
             c00 += tx * fx; c01 += tx * fy
             c10 += ty * fx; c11 += ty * fy

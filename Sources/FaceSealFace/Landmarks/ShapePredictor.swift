@@ -199,49 +199,67 @@ public struct ShapePredictor: Sendable {
     public func predictUnrounded(in image: RGBImage, box: FaceRect) -> [Point2D] {
         let l = Double(box.left), t = Double(box.top)
         let sx = Double(box.right - box.left), sy = Double(box.bottom - box.top)
+        let points = pointCount, shapeLength = 2 * pointCount
+        let width = image.width, height = image.height
         var current = initialShape
-        let meanShape = (0..<pointCount).map { Point2D(x: Double(initialShape[2 * $0]), y: Double(initialShape[2 * $0 + 1])) }
-        let shapeLength = 2 * pointCount
-        var features: [Float] = []
-        for cascade in cascades {
-            // 1. The sampling frame: the linear part of the similarity from the mean shape to the
-            //    current estimate, in float as dlib casts it.
-            let currentPoints = (0..<pointCount).map { Point2D(x: Double(current[2 * $0]), y: Double(current[2 * $0 + 1])) }
-            let fit = SimilarityTransform.fit(from: meanShape, to: currentPoints)
-            let a00 = Float(fit.m00), a01 = Float(fit.m01), a10 = Float(fit.m10), a11 = Float(fit.m11)
-            let featureCount = cascade.anchors.count
-            features = [Float](repeating: 0, count: featureCount)
-            for i in 0..<featureCount {
-                let dx = cascade.deltas[2 * i], dy = cascade.deltas[2 * i + 1]
-                let anchor = cascade.anchors[i]
-                let qx: Float = (a00 * dx + a01 * dy) + current[2 * anchor]
-                let qy: Float = (a10 * dx + a11 * dy) + current[2 * anchor + 1]
-                let px = roundHalfUp(l + Double(qx) * sx)
-                let py = roundHalfUp(t + Double(qy) * sy)
-                if px >= 0, px < image.width, py >= 0, py < image.height {
-                    features[i] = Float(image.intensity(x: px, y: py))
-                }
-            }
-            // 2. Every tree of the cascade reads the same features and adds one leaf.
-            let splits = cascade.splitsPerTree
-            let leafStride = (splits + 1) * shapeLength
-            cascade.splitThreshold.withUnsafeBufferPointer { thresholds in
-                cascade.leaves.withUnsafeBufferPointer { leaves in
-                    current.withUnsafeMutableBufferPointer { shape in
-                        for tree in 0..<cascade.treeCount {
-                            let base = tree * splits
-                            var node = 0
-                            while node < splits {
-                                let f1 = Int(cascade.splitFeature1[base + node]), f2 = Int(cascade.splitFeature2[base + node])
-                                node = features[f1] - features[f2] > thresholds[base + node] ? 2 * node + 1 : 2 * node + 2
+        var features = [Float](repeating: 0, count: cascades.map { $0.anchors.count }.max() ?? 0)
+        initialShape.withUnsafeBufferPointer { mean in
+            current.withUnsafeMutableBufferPointer { shape in
+                features.withUnsafeMutableBufferPointer { feature in
+                    image.pixels.withUnsafeBufferPointer { pixels in
+                        for cascade in cascades {
+                            // 1. The sampling frame: the linear part of the similarity from the mean shape
+                            //    to the current estimate, cast to float as dlib does.
+                            let fit = SimilarityTransform.fit(
+                                count: points,
+                                from: { Point2D(x: Double(mean[2 * $0]), y: Double(mean[2 * $0 + 1])) },
+                                to: { Point2D(x: Double(shape[2 * $0]), y: Double(shape[2 * $0 + 1])) })
+                            let a00 = Float(fit.m00), a01 = Float(fit.m01), a10 = Float(fit.m10), a11 = Float(fit.m11)
+                            // 2. Every feature pixel's gray level (dlib: (R + G + B) / 3), 0 outside the image.
+                            cascade.anchors.withUnsafeBufferPointer { anchors in
+                                cascade.deltas.withUnsafeBufferPointer { deltas in
+                                    for i in 0..<anchors.count {
+                                        let dx = deltas[2 * i], dy = deltas[2 * i + 1]
+                                        let anchor = anchors[i]
+                                        let qx: Float = (a00 * dx + a01 * dy) + shape[2 * anchor]
+                                        let qy: Float = (a10 * dx + a11 * dy) + shape[2 * anchor + 1]
+                                        let px = roundHalfUp(l + Double(qx) * sx)
+                                        let py = roundHalfUp(t + Double(qy) * sy)
+                                        if px >= 0, px < width, py >= 0, py < height {
+                                            let o = (py * width + px) * 3
+                                            feature[i] = Float((Int(pixels[o]) + Int(pixels[o + 1]) + Int(pixels[o + 2])) / 3)
+                                        } else {
+                                            feature[i] = 0
+                                        }
+                                    }
+                                }
                             }
-                            let leaf = tree * leafStride + (node - splits) * shapeLength
-                            for j in 0..<shapeLength { shape[j] += leaves[leaf + j] }
+                            // 3. Every tree reads the same features and adds one leaf to the shape.
+                            let splits = cascade.splitsPerTree
+                            let leafStride = (splits + 1) * shapeLength
+                            cascade.splitFeature1.withUnsafeBufferPointer { first in
+                                cascade.splitFeature2.withUnsafeBufferPointer { second in
+                                    cascade.splitThreshold.withUnsafeBufferPointer { thresholds in
+                                        cascade.leaves.withUnsafeBufferPointer { leaves in
+                                            for tree in 0..<cascade.treeCount {
+                                                let base = tree * splits
+                                                var node = 0
+                                                while node < splits {
+                                                    let k = base + node
+                                                    node = feature[Int(first[k])] - feature[Int(second[k])] > thresholds[k] ? 2 * node + 1 : 2 * node + 2
+                                                }
+                                                let leaf = tree * leafStride + (node - splits) * shapeLength
+                                                for j in 0..<shapeLength { shape[j] += leaves[leaf + j] }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
             }
         }
-        return (0..<pointCount).map { Point2D(x: l + Double(current[2 * $0]) * sx, y: t + Double(current[2 * $0 + 1]) * sy) }
+        return (0..<points).map { Point2D(x: l + Double(current[2 * $0]) * sx, y: t + Double(current[2 * $0 + 1]) * sy) }
     }
 }
