@@ -51,7 +51,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        .testTarget(name: "FaceSealCryptoTests", dependencies: ["FaceSealCrypto"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealCryptoTests", dependencies: ["FaceSealCrypto"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealFaceTests", dependencies: ["FaceSealFace"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealWireTests", dependencies: ["FaceSealWire"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealHTTPTests", dependencies: ["FaceSealHTTP"], swiftSettings: swiftSettings),
