@@ -112,9 +112,12 @@ final class MLDSAPrivateKeyMaterial: Sendable {
         MLDSAWipe.wipe(owned: secretNTT)
     }
 
-    /// ML-DSA.KeyGen_internal(ξ) (FIPS 204 Alg. 6).
+    /// ML-DSA.KeyGen_internal(ξ) (FIPS 204 Alg. 6). Takes ownership of `seed` (wipes it on failure).
     convenience init(seed: [UInt8], parameters: MLDSAParameters) throws(MLDSAError) {
-        guard seed.count == 32 else { throw .invalidSeedLength(expected: 32, actual: seed.count) }
+        guard seed.count == 32 else {
+            MLDSAWipe.wipe(owned: seed)
+            throw .invalidSeedLength(expected: 32, actual: seed.count)
+        }
         self.init(validSeed: seed, parameters: parameters)
     }
 

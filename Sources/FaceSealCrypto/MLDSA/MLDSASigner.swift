@@ -39,7 +39,7 @@ enum MLDSASigner {
         case .deterministic: rnd = [UInt8](repeating: 0, count: 32)
         case .given(let given):
             guard given.count == 32 else { throw .invalidRandomnessLength(expected: 32, actual: given.count) }
-            rnd = [UInt8](given)
+            rnd = MLDSAInput.freshCopy(given)
         }
         defer { MLDSAWipe.wipe(owned: rnd) }
         let signature = mu.withUnsafeBytes { muBytes in
@@ -121,6 +121,16 @@ enum MLDSAInput {
         }
         let copy = [UInt8](data)
         return copy.withUnsafeBytes(body)
+    }
+
+    /// A copy in newly allocated storage. `[UInt8](array)` would share the caller's buffer, and wiping
+    /// that would wipe the caller's array too.
+    static func freshCopy(_ data: some DataProtocol) -> [UInt8] {
+        let count = data.count
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            _ = buffer.initialize(from: data)
+            initialized = count
+        }
     }
 
     /// `count` bytes from the system's cryptographically secure generator (getrandom on Linux).
