@@ -79,6 +79,8 @@ struct AnyMLDSA: Sendable {
     let keyGen: @Sendable ([UInt8]) throws -> (pk: Data, sk: Data, seed: Data)
     let signExpanded: @Sendable (_ sk: [UInt8], _ interface: SignInput, _ rnd: MLDSASigningRandomness) throws -> Data
     let verify: @Sendable (_ pk: [UInt8], _ signature: [UInt8], _ interface: SignInput) throws -> Bool
+    /// Decodes the public key once and returns a verifier (for tests that verify many times).
+    let verifier: @Sendable (_ pk: [UInt8]) throws -> @Sendable (_ signature: [UInt8], _ interface: SignInput) -> Bool
 
     enum SignInput: Sendable {
         case pure(message: [UInt8], context: [UInt8])
@@ -105,16 +107,25 @@ struct AnyMLDSA: Sendable {
                 }
             },
             verify: { pk, signature, input in
+                check(try MLDSAPublicKey<P>(rawRepresentation: pk), signature, input)
+            },
+            verifier: { pk in
                 let key = try MLDSAPublicKey<P>(rawRepresentation: pk)
-                switch input {
-                case .pure(let message, let context):
-                    return key.isValidSignature(signature, for: message, context: context)
-                case .internalMessage(let message):
-                    return key.isValidSignature(signature, forInternalMessage: message)
-                case .mu(let mu):
-                    return key.isValidSignature(signature, forPrehashedMessageRepresentative: mu)
-                }
+                return { signature, input in check(key, signature, input) }
             })
+    }
+
+    private static func check<P: MLDSAParameterSet>(
+        _ key: MLDSAPublicKey<P>, _ signature: [UInt8], _ input: SignInput
+    ) -> Bool {
+        switch input {
+        case .pure(let message, let context):
+            key.isValidSignature(signature, for: message, context: context)
+        case .internalMessage(let message):
+            key.isValidSignature(signature, forInternalMessage: message)
+        case .mu(let mu):
+            key.isValidSignature(signature, forPrehashedMessageRepresentative: mu)
+        }
     }
 
     static func named(_ name: String) -> AnyMLDSA? {
