@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -24,9 +26,9 @@ enum MLDSAWipe {
     }
 }
 
-/// A decoded public key made ready for verification: Â (ExpandA(ρ)), NTT(t1·2^d) and tr = H(pk, 64) are
-/// computed once here so repeated verifications with one key skip them.
-struct MLDSAPublicKeyMaterial: Sendable {
+/// A decoded public key made ready for verification: Â = ExpandA(ρ) and tr = H(pk, 64) are computed once
+/// here, NTT(t1·2^d) on first use, so repeated verifications with one key skip all three.
+final class MLDSAPublicKeyMaterial: Sendable {
     let parameters: MLDSAParameters
     /// pkEncode(ρ, t1).
     let encoded: [UInt8]
@@ -34,11 +36,11 @@ struct MLDSAPublicKeyMaterial: Sendable {
     let tr: [UInt8]
     /// Â, k×l polynomials row-major, NTT domain.
     let matrix: [Int32]
-    /// NTT(t1·2^d), k polynomials.
-    let t1Shifted: [Int32]
+    /// NTT(t1·2^d), k polynomials; computed by the first verification (key generation does not need it).
+    private let t1ShiftedCache = Mutex<[Int32]?>(nil)
 
     /// pkDecode (Alg. 23): every 10-bit pattern is a valid t1 coefficient, so only the length can be wrong.
-    init(encoded: [UInt8], parameters: MLDSAParameters) throws(MLDSAError) {
+    convenience init(encoded: [UInt8], parameters: MLDSAParameters) throws(MLDSAError) {
         guard encoded.count == parameters.publicKeyByteCount else {
             throw .invalidPublicKeyLength(expected: parameters.publicKeyByteCount, actual: encoded.count)
         }
@@ -50,35 +52,38 @@ struct MLDSAPublicKeyMaterial: Sendable {
             }
             initialized = k * l * 256
         }
-        let t1 = [Int32](unsafeUninitializedCapacity: k * 256) { buffer, initialized in
-            encoded.withUnsafeBufferPointer { bytes in
-                MLDSAEncoding.unpack(
-                    bytes.baseAddress! + 32, count: k * 256, bits: 10, base: 0, sign: 1, into: buffer.baseAddress!)
-            }
-            initialized = k * 256
-        }
-        self.init(encoded: encoded, matrix: matrix, t1: t1, parameters: parameters)
+        self.init(encoded: encoded, matrix: matrix, parameters: parameters)
     }
 
     /// Builds the material from values key generation already holds (no second ExpandA).
-    init(encoded: [UInt8], matrix: [Int32], t1: [Int32], parameters: MLDSAParameters) {
+    init(encoded: [UInt8], matrix: [Int32], parameters: MLDSAParameters) {
         self.parameters = parameters
         self.encoded = encoded
         self.matrix = matrix
-        let k = parameters.k
-        self.t1Shifted = [Int32](unsafeUninitializedCapacity: k * 256) { buffer, initialized in
-            let out = buffer.baseAddress!
-            t1.withUnsafeBufferPointer { source in
-                for i in 0..<(k * 256) { out[i] = source[i] << Int32(MLDSAField.d) }
-            }
-            for r in 0..<k { MLDSAField.ntt(out + r * 256) }
-            initialized = k * 256
-        }
         self.tr = [UInt8](unsafeUninitializedCapacity: 64) { buffer, initialized in
             encoded.withUnsafeBytes { bytes in
                 MLDSASampling.shake256(bytes, into: UnsafeMutableRawBufferPointer(buffer))
             }
             initialized = 64
+        }
+    }
+
+    /// NTT(t1·2^d), decoded from `encoded` the first time it is asked for.
+    var t1Shifted: [Int32] {
+        t1ShiftedCache.withLock { cache in
+            if let cache { return cache }
+            let k = parameters.k
+            let value = [Int32](unsafeUninitializedCapacity: k * 256) { buffer, initialized in
+                let out = buffer.baseAddress!
+                encoded.withUnsafeBufferPointer { bytes in
+                    MLDSAEncoding.unpack(bytes.baseAddress! + 32, count: k * 256, bits: 10, base: 0, sign: 1, into: out)
+                }
+                for i in 0..<(k * 256) { out[i] <<= Int32(MLDSAField.d) }
+                for r in 0..<k { MLDSAField.ntt(out + r * 256) }
+                initialized = k * 256
+            }
+            cache = value
+            return value
         }
     }
 }
@@ -91,25 +96,52 @@ final class MLDSAPrivateKeyMaterial: Sendable {
     let seed: [UInt8]
     /// skEncode(ρ, K, tr, s1, s2, t0) (Alg. 24).
     let expandedEncoding: [UInt8]
-    /// NTT(s1) (l polynomials) ‖ NTT(s2) (k) ‖ NTT(t0) (k).
-    let secretNTT: [Int32]
+    /// NTT(s1) (l polynomials) ‖ NTT(s2) (k) ‖ NTT(t0) (k): filled at import of an expanded key (which
+    /// computes them anyway), else by the first signature, so key generation does not pay for them.
+    private let secretNTTCache: Mutex<[Int32]?>
     let publicKey: MLDSAPublicKeyMaterial
 
     private init(
-        parameters: MLDSAParameters, seed: [UInt8], expandedEncoding: [UInt8], secretNTT: [Int32],
+        parameters: MLDSAParameters, seed: [UInt8], expandedEncoding: [UInt8], secretNTT: [Int32]?,
         publicKey: MLDSAPublicKeyMaterial
     ) {
         self.parameters = parameters
         self.seed = seed
         self.expandedEncoding = expandedEncoding
-        self.secretNTT = secretNTT
+        self.secretNTTCache = Mutex(secretNTT)
         self.publicKey = publicKey
     }
 
     deinit {
         MLDSAWipe.wipe(owned: seed)
         MLDSAWipe.wipe(owned: expandedEncoding)
-        MLDSAWipe.wipe(owned: secretNTT)
+        secretNTTCache.withLock { cache in
+            if let cache { MLDSAWipe.wipe(owned: cache) }
+        }
+    }
+
+    /// ŝ1 ‖ ŝ2 ‖ t̂0 for signing, decoded from the expanded encoding the first time.
+    var secretNTT: [Int32] {
+        secretNTTCache.withLock { cache in
+            if let cache { return cache }
+            let p = parameters
+            let k = p.k, l = p.l
+            let value = [Int32](unsafeUninitializedCapacity: (l + 2 * k) * 256) { buffer, initialized in
+                let out = buffer.baseAddress!
+                expandedEncoding.withUnsafeBufferPointer { bytes in
+                    let etaStart = bytes.baseAddress! + 128
+                    MLDSAEncoding.unpack(
+                        etaStart, count: (l + k) * 256, bits: p.etaBits, base: p.eta, sign: -1, into: out)
+                    MLDSAEncoding.unpack(
+                        etaStart + (l + k) * p.etaPolyByteCount, count: k * 256, bits: 13, base: 1 << 12, sign: -1,
+                        into: out + (l + k) * 256)
+                }
+                for r in 0..<(l + 2 * k) { MLDSAField.ntt(out + r * 256) }
+                initialized = (l + 2 * k) * 256
+            }
+            cache = value
+            return value
+        }
     }
 
     /// ML-DSA.KeyGen_internal(ξ) (FIPS 204 Alg. 6). Takes ownership of `seed` (wipes it on failure).
@@ -144,7 +176,8 @@ final class MLDSAPrivateKeyMaterial: Sendable {
             let pieces = expanded.withUnsafeBytes { bytes in
                 Self.derive(
                     parameters: parameters, rho: UnsafeRawBufferPointer(rebasing: bytes[0..<32]),
-                    key: UnsafeRawBufferPointer(rebasing: bytes[96..<128]), tr: nil, s1: s1, s2: s2, t0: nil)
+                    key: UnsafeRawBufferPointer(rebasing: bytes[96..<128]), tr: nil, s1: s1, s2: s2, t0: nil,
+                    includeSigningVectors: false)
             }
             MLDSAWipe.wipe(UnsafeMutableRawBufferPointer(scratch))
             return pieces
@@ -184,13 +217,14 @@ final class MLDSAPrivateKeyMaterial: Sendable {
                 Self.derive(
                     parameters: parameters, rho: UnsafeRawBufferPointer(rebasing: bytes[0..<32]),
                     key: UnsafeRawBufferPointer(rebasing: bytes[32..<64]),
-                    tr: UnsafeRawBufferPointer(rebasing: bytes[64..<128]), s1: s1, s2: s2, t0: t0)
+                    tr: UnsafeRawBufferPointer(rebasing: bytes[64..<128]), s1: s1, s2: s2, t0: t0,
+                    includeSigningVectors: true)
             }
         }
         guard let pieces else { throw .invalidPrivateKey }
         guard pieces.consistent else {
             MLDSAWipe.wipe(owned: pieces.expanded)
-            MLDSAWipe.wipe(owned: pieces.secretNTT)
+            if let secretNTT = pieces.secretNTT { MLDSAWipe.wipe(owned: secretNTT) }
             throw .invalidPrivateKey
         }
         self.init(
@@ -200,7 +234,7 @@ final class MLDSAPrivateKeyMaterial: Sendable {
 
     private struct DerivedKey {
         var expanded: [UInt8]
-        var secretNTT: [Int32]
+        var secretNTT: [Int32]?
         var publicKey: MLDSAPublicKeyMaterial
         /// False when an imported key's t0 or tr differs from the derived one.
         var consistent: Bool
@@ -211,7 +245,8 @@ final class MLDSAPrivateKeyMaterial: Sendable {
     private static func derive(
         parameters: MLDSAParameters, rho: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
         tr expectedTr: UnsafeRawBufferPointer?,
-        s1: UnsafeMutablePointer<Int32>, s2: UnsafeMutablePointer<Int32>, t0 expectedT0: UnsafeMutablePointer<Int32>?
+        s1: UnsafeMutablePointer<Int32>, s2: UnsafeMutablePointer<Int32>, t0 expectedT0: UnsafeMutablePointer<Int32>?,
+        includeSigningVectors: Bool
     ) -> DerivedKey {
         let k = parameters.k, l = parameters.l
         let matrix = [Int32](unsafeUninitializedCapacity: k * l * 256) { buffer, initialized in
@@ -247,8 +282,8 @@ final class MLDSAPrivateKeyMaterial: Sendable {
             }
             t0Matches = difference == 0
             s2Hat.update(from: s2, count: k * 256)
-            for r in 0..<k {
-                MLDSAField.ntt(s2Hat + r * 256)
+            if includeSigningVectors {
+                for r in 0..<k { MLDSAField.ntt(s2Hat + r * 256) }
             }
             // skEncode while s1, s2 and t0 are still in normal form.
             expanded.withUnsafeMutableBufferPointer { out in
@@ -264,7 +299,9 @@ final class MLDSAPrivateKeyMaterial: Sendable {
                 MLDSAEncoding.pack(
                     s2, count: k * 256, bits: parameters.etaBits, base: parameters.eta, sign: -1, into: base + offset)
             }
-            for r in 0..<k { MLDSAField.ntt(t0Hat + r * 256) }
+            if includeSigningVectors {
+                for r in 0..<k { MLDSAField.ntt(t0Hat + r * 256) }
+            }
         }
         var encoded = [UInt8](repeating: 0, count: parameters.publicKeyByteCount)
         encoded.withUnsafeMutableBufferPointer { out in
@@ -274,10 +311,13 @@ final class MLDSAPrivateKeyMaterial: Sendable {
                     t1Buffer.baseAddress!, count: k * 256, bits: 10, base: 0, sign: 1, into: out.baseAddress! + 32)
             }
         }
-        let publicKey = MLDSAPublicKeyMaterial(encoded: encoded, matrix: matrix, t1: t1, parameters: parameters)
+        let publicKey = MLDSAPublicKeyMaterial(encoded: encoded, matrix: matrix, parameters: parameters)
         expanded.replaceSubrange(64..<128, with: publicKey.tr)
         var consistent = t0Matches
         if let expectedTr, !expectedTr.elementsEqual(publicKey.tr) { consistent = false }
-        return DerivedKey(expanded: expanded, secretNTT: secretNTT, publicKey: publicKey, consistent: consistent)
+        if !includeSigningVectors { MLDSAWipe.wipe(owned: secretNTT) }
+        return DerivedKey(
+            expanded: expanded, secretNTT: includeSigningVectors ? secretNTT : nil, publicKey: publicKey,
+            consistent: consistent)
     }
 }
