@@ -17,6 +17,8 @@ public enum MLDSAError: Error, Equatable, Sendable {
     case invalidRandomnessLength(expected: Int, actual: Int)
     /// An external message representative μ must be exactly 64 bytes.
     case invalidMessageRepresentativeLength(expected: Int, actual: Int)
+    /// A HashML-DSA digest PH(M) has the wrong size for its hash function.
+    case invalidDigestLength(expected: Int, actual: Int)
     /// A signature has the wrong size for its parameter set.
     case invalidSignatureLength(expected: Int, actual: Int)
     /// The signature does not verify (malformed hint, z out of range, or commitment mismatch).

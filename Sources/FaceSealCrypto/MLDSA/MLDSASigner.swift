@@ -50,6 +50,26 @@ enum MLDSASigner {
         return Data(signature)
     }
 
+    static func signPreHash(
+        _ key: MLDSAPrivateKeyMaterial, message: some DataProtocol, isDigest: Bool, hash: MLDSAPreHash,
+        context: some DataProtocol, randomness: MLDSASigningRandomness
+    ) throws(MLDSAError) -> Data {
+        let prefix = try preHashPrefix(context: context, hash: hash)
+        let digest = try preHashDigest(message: message, digest: isDigest, hash: hash)
+        let mu = digest.withUnsafeBytes { representative(tr: key.publicKey.tr, prefix: prefix, message: $0) }
+        return try sign(key, validMu: mu, randomness: randomness)
+    }
+
+    static func verifyPreHash(
+        _ key: MLDSAPublicKeyMaterial, signature: some DataProtocol, message: some DataProtocol, isDigest: Bool,
+        hash: MLDSAPreHash, context: some DataProtocol
+    ) throws(MLDSAError) {
+        let prefix = try preHashPrefix(context: context, hash: hash)
+        let digest = try preHashDigest(message: message, digest: isDigest, hash: hash)
+        let mu = digest.withUnsafeBytes { representative(tr: key.tr, prefix: prefix, message: $0) }
+        try verify(key, signature: signature, validMu: mu)
+    }
+
     static func verify(
         _ key: MLDSAPublicKeyMaterial, signature: some DataProtocol, message: some DataProtocol,
         context: some DataProtocol
@@ -133,21 +153,8 @@ enum MLDSAInput {
         }
     }
 
-    /// `count` bytes from the system's cryptographically secure generator (getrandom on Linux).
+    /// `count` bytes from the project's secure generator (OpenSSL RAND_bytes).
     static func randomBytes(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        var bytes = [UInt8](repeating: 0, count: count)
-        bytes.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < count {
-                let word = generator.next()
-                withUnsafeBytes(of: word) { wordBytes in
-                    let n = min(8, count - offset)
-                    for i in 0..<n { buffer[offset + i] = wordBytes[i] }
-                }
-                offset += 8
-            }
-        }
-        return bytes
+        SecureRandom.bytes(count: count)
     }
 }

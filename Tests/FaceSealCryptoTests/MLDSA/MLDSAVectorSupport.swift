@@ -84,6 +84,7 @@ struct AnyMLDSA: Sendable {
 
     enum SignInput: Sendable {
         case pure(message: [UInt8], context: [UInt8])
+        case preHash(message: [UInt8], context: [UInt8], hash: MLDSAPreHash)
         case internalMessage([UInt8])
         case mu([UInt8])
     }
@@ -100,6 +101,8 @@ struct AnyMLDSA: Sendable {
                 switch input {
                 case .pure(let message, let context):
                     return try key.signature(for: message, context: context, randomness: rnd)
+                case .preHash(let message, let context, let hash):
+                    return try key.signature(for: message, preHashedWith: hash, context: context, randomness: rnd)
                 case .internalMessage(let message):
                     return try key.signature(forInternalMessage: message, randomness: rnd)
                 case .mu(let mu):
@@ -121,6 +124,8 @@ struct AnyMLDSA: Sendable {
         switch input {
         case .pure(let message, let context):
             key.isValidSignature(signature, for: message, context: context)
+        case .preHash(let message, let context, let hash):
+            key.isValidSignature(signature, for: message, preHashedWith: hash, context: context)
         case .internalMessage(let message):
             key.isValidSignature(signature, forInternalMessage: message)
         case .mu(let mu):
