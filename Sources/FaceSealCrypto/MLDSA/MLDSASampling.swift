@@ -1,12 +1,14 @@
 /// The pseudorandom samplers of FIPS 204 §7.3 (RejNTTPoly, RejBoundedPoly, ExpandA, ExpandS, ExpandMask,
 /// SampleInBall) and the SHAKE256 helper H.
 enum MLDSASampling {
-    /// H(pieces…, count) = SHAKE256 over the concatenation, written to `output`.
+    /// H(pieces…, count) = SHAKE256 over the concatenation, written to `output`. The state is wiped after:
+    /// it would give the input back (the permutation is invertible), and inputs here include K and ξ.
     @inline(__always)
     static func shake256(_ pieces: UnsafeRawBufferPointer..., into output: UnsafeMutableRawBufferPointer) {
         var sponge = KeccakSponge.shake256()
         for piece in pieces { sponge.absorb(piece) }
         sponge.squeeze(into: output)
+        sponge.zeroize()
     }
 
     /// ExpandA (Alg. 32): Â[r][s] = RejNTTPoly(ρ ‖ s ‖ r), k×l polynomials row-major. ρ is public.
@@ -83,6 +85,7 @@ enum MLDSASampling {
                     sponge.squeeze(into: block)
                     filled = rejectBounded(polynomial, filled: filled, eta: eta, stream: UnsafeRawBufferPointer(block))
                 }
+                sponge.zeroize()
             }
             scratch.initializeMemory(as: UInt8.self, repeating: 0)
         }
@@ -146,12 +149,15 @@ enum MLDSASampling {
                 MLDSAEncoding.unpack(
                     stream.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 256,
                     bits: parameters.gamma1Bits, base: parameters.gamma1, sign: -1, into: vector + r * 256)
+                sponge.zeroize()
             }
             scratch.initializeMemory(as: UInt8.self, repeating: 0)
         }
     }
 
-    /// SampleInBall (Alg. 29): τ coefficients ±1. c̃ is public (it is part of the signature).
+    /// SampleInBall (Alg. 29): τ coefficients ±1. Branches and indices depend on c̃ only, which may leak
+    /// even for rejected attempts: H is modelled as a random oracle (Dilithium round-3 spec §5.5), the
+    /// same position mldsa-native takes.
     static func sampleInBall(
         commitmentHash: UnsafeRawBufferPointer, tau: Int, into c: UnsafeMutablePointer<Int32>
     ) {
