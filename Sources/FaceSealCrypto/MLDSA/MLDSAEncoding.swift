@@ -49,26 +49,27 @@ enum MLDSAEncoding {
         }
     }
 
-    /// Largest encoded value in the first `count` coefficients (used to reject s1/s2 codes above 2η).
-    static func maximumCode(
-        _ input: UnsafePointer<UInt8>, count: Int, bits: Int
-    ) -> UInt32 {
+    /// Whether any of the first `count` codes exceeds `bound` (s1/s2 codes above 2η are invalid).
+    /// Branch-free: the codes are secret.
+    static func anyCodeExceeds(
+        _ input: UnsafePointer<UInt8>, count: Int, bits: Int, bound: Int32
+    ) -> Bool {
         let mask = (UInt64(1) << UInt64(bits)) &- 1
         var accumulator: UInt64 = 0
         var filled = 0
         var o = 0
-        var maximum: UInt32 = 0
+        var flag: Int32 = 0
         for _ in 0..<count {
             while filled < bits {
                 accumulator |= UInt64(input[o]) << UInt64(filled)
                 o += 1
                 filled += 8
             }
-            maximum = max(maximum, UInt32(truncatingIfNeeded: accumulator & mask))
+            flag |= bound &- Int32(truncatingIfNeeded: accumulator & mask)
             accumulator >>= UInt64(bits)
             filled -= bits
         }
-        return maximum
+        return flag < 0
     }
 
     /// HintBitPack (FIPS 204 Alg. 20): positions of the 1s per polynomial, then the running counts.

@@ -202,7 +202,8 @@ final class MLDSAPrivateKeyMaterial: Sendable {
             let codesValid = encoded.withUnsafeBufferPointer { bytes -> Bool in
                 let base = bytes.baseAddress!
                 let etaStart = base + 128
-                let maximum = MLDSAEncoding.maximumCode(etaStart, count: (l + k) * 256, bits: parameters.etaBits)
+                let outOfRange = MLDSAEncoding.anyCodeExceeds(
+                    etaStart, count: (l + k) * 256, bits: parameters.etaBits, bound: 2 * parameters.eta)
                 MLDSAEncoding.unpack(
                     etaStart, count: l * 256, bits: parameters.etaBits, base: parameters.eta, sign: -1, into: s1)
                 MLDSAEncoding.unpack(
@@ -210,7 +211,7 @@ final class MLDSAPrivateKeyMaterial: Sendable {
                     sign: -1, into: s2)
                 MLDSAEncoding.unpack(
                     etaStart + (l + k) * etaBytes, count: k * 256, bits: 13, base: 1 << 12, sign: -1, into: t0)
-                return maximum <= UInt32(2 * parameters.eta)
+                return !outOfRange
             }
             guard codesValid else { return nil }
             return encoded.withUnsafeBytes { bytes in

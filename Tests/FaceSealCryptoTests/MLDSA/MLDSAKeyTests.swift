@@ -117,3 +117,29 @@ import Testing
         (MLDSA87.parameters, { _ = try MLDSA87.PublicKey(rawRepresentation: $0) }),
     ]
 }
+
+/// The wipe used for key material really clears the bytes it is given.
+@Suite struct MLDSAWipeTests {
+    @Test func wipeClearsOwnedArrays() {
+        let words: [Int32] = (1...512).map { Int32($0) }
+        MLDSAWipe.wipe(owned: words)
+        #expect(words.allSatisfy { $0 == 0 })
+        let bytes = [UInt8](repeating: 0xA5, count: 100)
+        MLDSAWipe.wipe(owned: bytes)
+        #expect(bytes.allSatisfy { $0 == 0 })
+    }
+
+    /// Codes of s1/s2 at exactly 2η are accepted, one above is refused (η = 4: 4-bit codes 0…8).
+    @Test func etaCodeBoundary() throws {
+        let key = try MLDSA65.PrivateKey(seedRepresentation: [UInt8](repeating: 8, count: 32))
+        var encoded = [UInt8](key.expandedRepresentation)
+        #expect(!encoded.withUnsafeBufferPointer {
+            MLDSAEncoding.anyCodeExceeds($0.baseAddress! + 128, count: 11 * 256, bits: 4, bound: 8)
+        })
+        encoded[128] = (encoded[128] & 0xF0) | 0x09
+        #expect(encoded.withUnsafeBufferPointer {
+            MLDSAEncoding.anyCodeExceeds($0.baseAddress! + 128, count: 11 * 256, bits: 4, bound: 8)
+        })
+        #expect(throws: MLDSAError.invalidPrivateKey) { try MLDSA65.ExpandedPrivateKey(rawRepresentation: encoded) }
+    }
+}
