@@ -36,7 +36,7 @@ static EVP_PKEY *fs_checked(EVP_PKEY *pkey, int private_part) {
     return pkey;
 }
 
-EVP_PKEY *fs_p256_public_key(const uint8_t *point, size_t point_len) {
+EVP_PKEY *fs_p256_public_key(const uint8_t *point, size_t point_len, int check) {
     if (point == NULL || point_len != 65 || point[0] != 0x04) return NULL;
     OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
     EVP_PKEY *pkey = NULL;
@@ -46,7 +46,7 @@ EVP_PKEY *fs_p256_public_key(const uint8_t *point, size_t point_len) {
         pkey = fs_pkey_fromdata("EC", EVP_PKEY_PUBLIC_KEY, bld);
     }
     OSSL_PARAM_BLD_free(bld);
-    return fs_checked(pkey, 0);
+    return check ? fs_checked(pkey, 0) : pkey;
 }
 
 EVP_PKEY *fs_p256_private_key(const uint8_t *d, size_t d_len, uint8_t point_out[65]) {
@@ -85,7 +85,7 @@ int fs_pkey_is_p256(const EVP_PKEY *pkey) {
     return strcmp(name, SN_X9_62_prime256v1) == 0 || strcmp(name, "P-256") == 0;
 }
 
-EVP_PKEY *fs_rsa_public_key(const uint8_t *n, size_t n_len, const uint8_t *e, size_t e_len) {
+EVP_PKEY *fs_rsa_public_key(const uint8_t *n, size_t n_len, const uint8_t *e, size_t e_len, int check) {
     if (n == NULL || e == NULL || n_len == 0 || e_len == 0) return NULL;
     EVP_PKEY *pkey = NULL;
     BIGNUM *bn_n = BN_bin2bn(n, (int)n_len, NULL);
@@ -99,7 +99,7 @@ EVP_PKEY *fs_rsa_public_key(const uint8_t *n, size_t n_len, const uint8_t *e, si
     OSSL_PARAM_BLD_free(bld);
     BN_free(bn_n);
     BN_free(bn_e);
-    return fs_checked(pkey, 0);
+    return check ? fs_checked(pkey, 0) : pkey;
 }
 
 int fs_pkey_get_bn(const EVP_PKEY *pkey, const char *name, uint8_t *out, size_t out_len, int pad) {
@@ -115,7 +115,7 @@ int fs_pkey_get_bn(const EVP_PKEY *pkey, const char *name, uint8_t *out, size_t 
     return written;
 }
 
-int fs_hkdf_sha256(int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
+int fs_hkdf(const char *digest, int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
                    const uint8_t *info, size_t info_len, uint8_t *out, size_t out_len) {
     EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
     EVP_KDF_CTX *ctx = kdf != NULL ? EVP_KDF_CTX_new(kdf) : NULL;
@@ -123,7 +123,7 @@ int fs_hkdf_sha256(int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *
     static const uint8_t empty = 0;
     OSSL_PARAM params[6];
     size_t i = 0;
-    params[i++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)SN_sha256, 0);
+    params[i++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)digest, 0);
     params[i++] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &kdf_mode);
     params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)(ikm_len ? ikm : &empty), ikm_len);
     if (mode != 1) {

@@ -8,13 +8,18 @@ public enum Curve25519 {
         /// An Ed25519 private key: the 32-byte seed of RFC 8032, kept in ``SecretBytes``.
         public struct PrivateKey: Sendable {
             private let seed: SecretBytes
+            private let cache: CachedEVPKey
             /// The matching public key.
             public let publicKey: PublicKey
 
             /// A new random key.
             public init() {
-                // Any 32 bytes are a valid Ed25519 seed, so this cannot fail.
-                try! self.init(seed: SecretBytes(randomCount: 32))
+                // Any 32 bytes are a valid Ed25519 seed: only OpenSSL running out of memory can fail here.
+                do {
+                    try self.init(seed: SecretBytes(randomCount: 32))
+                } catch {
+                    fatalError("Ed25519 key generation failed: \(error)")
+                }
             }
 
             /// A key from its 32-byte seed.
@@ -33,6 +38,7 @@ public enum Curve25519 {
                     throw LibCrypto.failure("EVP_PKEY_get_raw_public_key")
                 }
                 publicKey = PublicKey(validated: publicBytes)
+                cache = CachedEVPKey(initial: key) { () throws(CryptoError) in try Self.evpKey(seed) }
             }
 
             private static func evpKey(_ seed: SecretBytes) throws(CryptoError) -> EVPKey {
@@ -51,10 +57,7 @@ public enum Curve25519 {
 
             /// The 64-byte Ed25519 signature of `data` (deterministic).
             public func signature<D: DataProtocol>(for data: D) throws(CryptoError) -> Data {
-                let key = try Self.evpKey(seed)
-                return try Data(data.withContiguousBytes { (message) throws(CryptoError) in
-                    try key.sign(digest: nil, message: message)
-                })
+                try Data(cache.sign(message: [UInt8](data), sha256: false))
             }
         }
 

@@ -1,13 +1,13 @@
 import CShims
 import Foundation
 
-/// HKDF with SHA-256 (RFC 5869), as in swift-crypto's `HKDF<SHA256>`.
-public enum HKDF {
-    /// The largest output RFC 5869 allows for SHA-256: 255 blocks of 32 bytes.
-    public static let maximumOutputByteCount = 255 * 32
+/// HKDF (RFC 5869) over a ``HashFunction``, as in swift-crypto: `HKDF<SHA256>.deriveKey(...)`.
+public enum HKDF<H: HashFunction> {
+    /// The largest output RFC 5869 allows: 255 blocks of the hash length (8160 bytes for SHA-256).
+    public static var maximumOutputByteCount: Int { 255 * H.byteCount }
 
     /// Extract-then-expand: `outputByteCount` bytes from `inputKeyMaterial`, `salt` and `info`.
-    /// - Throws: ``CryptoError/incorrectParameterSize(_:)`` if `outputByteCount` is not in 1…8160.
+    /// - Throws: ``CryptoError/incorrectParameterSize(_:)`` if `outputByteCount` is not in 1…``maximumOutputByteCount``.
     public static func deriveKey<Salt: DataProtocol, Info: DataProtocol>(
         inputKeyMaterial: SymmetricKey, salt: Salt, info: Info, outputByteCount: Int
     ) throws(CryptoError) -> SymmetricKey {
@@ -21,12 +21,12 @@ public enum HKDF {
         try derive(mode: 0, key: inputKeyMaterial, salt: [UInt8](), info: info, outputByteCount: outputByteCount)
     }
 
-    /// Expand only: `outputByteCount` bytes from a pseudorandom key (at least 32 bytes, e.g. a previous HKDF output).
+    /// Expand only: `outputByteCount` bytes from a pseudorandom key (at least the hash length, e.g. a previous HKDF output).
     public static func expand<Info: DataProtocol>(
         pseudoRandomKey: SymmetricKey, info: Info, outputByteCount: Int
     ) throws(CryptoError) -> SymmetricKey {
-        guard pseudoRandomKey.secret.count >= 32 else {
-            throw .incorrectKeySize(expected: 32, actual: pseudoRandomKey.secret.count)
+        guard pseudoRandomKey.secret.count >= H.byteCount else {
+            throw .incorrectKeySize(expected: H.byteCount, actual: pseudoRandomKey.secret.count)
         }
         return try derive(mode: 1, key: pseudoRandomKey, salt: [UInt8](), info: info, outputByteCount: outputByteCount)
     }
@@ -44,14 +44,14 @@ public enum HKDF {
             let ok = key.withUnsafeBytes { ikm in
                 saltBytes.withUnsafeBytes { s in
                     infoBytes.withUnsafeBytes { i in
-                        fs_hkdf_sha256(mode, ikm.uint8Base, ikm.count, s.uint8Base, s.count,
+                        fs_hkdf(H.algorithmName, mode, ikm.uint8Base, ikm.count, s.uint8Base, s.count,
                                        i.uint8Base, i.count, out.baseAddress, out.count)
                     }
                 }
             }
             failed = ok != 1
         }
-        guard !failed else { throw LibCrypto.failure("HKDF-SHA256") }
+        guard !failed else { throw LibCrypto.failure("HKDF-\(H.algorithmName)") }
         return SymmetricKey(secret: output)
     }
 }

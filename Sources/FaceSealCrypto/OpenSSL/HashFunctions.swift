@@ -127,6 +127,7 @@ protocol OpenSSLHasher: HashFunction where Digest == HashDigest<Self> {
 }
 
 extension OpenSSLHasher {
+    /// Feeds more input.
     public mutating func update<D: DataProtocol>(data: D) {
         if !isKnownUniquelyReferenced(&state) { state = state.copy() }
         for region in data.regions {
@@ -134,11 +135,13 @@ extension OpenSSLHasher {
         }
     }
 
+    /// Feeds more input from a raw buffer.
     public mutating func update(bufferPointer: UnsafeRawBufferPointer) {
         if !isKnownUniquelyReferenced(&state) { state = state.copy() }
         state.update(bufferPointer)
     }
 
+    /// The digest of everything fed so far; the hasher can keep going.
     public func finalize() -> HashDigest<Self> {
         HashDigest(bytes: state.finalizeCopy(byteCount: Self.byteCount))
     }

@@ -9,18 +9,21 @@ public enum P256 {
         /// A P-256 private key: the 32-byte scalar d, kept in ``SecretBytes``.
         public struct PrivateKey: Sendable {
             private let scalar: SecretBytes
+            private let cache: CachedEVPKey
             /// The matching public key.
             public let publicKey: PublicKey
 
             /// A new random key.
             public init() {
-                // Rejection sampling: a random 256-bit value is ≥ n or zero with probability < 2^-32.
-                while true {
+                // Rejection sampling: a random 256-bit value is ≥ n or zero with probability < 2^-32,
+                // so 64 refusals in a row mean OpenSSL itself is failing, not bad luck.
+                for _ in 0..<64 {
                     if let key = try? Self(scalar: SecretBytes(randomCount: 32)) {
                         self = key
                         return
                     }
                 }
+                fatalError("P-256 key generation failed 64 times: \(LibCrypto.drainErrors())")
             }
 
             /// A key from its 32-byte big-endian scalar (0 < d < n).
@@ -34,9 +37,13 @@ public enum P256 {
                 guard scalar.count == 32 else { throw .incorrectKeySize(expected: 32, actual: scalar.count) }
                 var point = [UInt8](repeating: 0, count: 65)
                 // Building the key validates the scalar and computes the public point.
-                _ = try Self.evpKey(scalar, point: &point)
+                let key = try Self.evpKey(scalar, point: &point)
                 self.scalar = scalar
                 publicKey = PublicKey(validatedX963: point)
+                cache = CachedEVPKey(initial: key) { () throws(CryptoError) in
+                    var scratch = [UInt8](repeating: 0, count: 65)
+                    return try Self.evpKey(scalar, point: &scratch)
+                }
             }
 
             private static func evpKey(_ scalar: SecretBytes, point: inout [UInt8]) throws(CryptoError) -> EVPKey {
@@ -60,12 +67,7 @@ public enum P256 {
 
             /// An ECDSA signature of SHA-256(`data`), with a fresh random nonce.
             public func signature<D: DataProtocol>(for data: D) throws(CryptoError) -> ECDSASignature {
-                var point = [UInt8](repeating: 0, count: 65)
-                let key = try Self.evpKey(scalar, point: &point)
-                let der = try data.withContiguousBytes { (message) throws(CryptoError) in
-                    try key.sign(digest: EVP_sha256(), message: message)
-                }
-                return try ECDSASignature(derRepresentation: der)
+                try ECDSASignature(derRepresentation: cache.sign(message: [UInt8](data), sha256: true))
             }
         }
 
@@ -80,7 +82,7 @@ public enum P256 {
             public init<D: ContiguousBytes>(x963Representation: D) throws(CryptoError) {
                 let point = x963Representation.withUnsafeBytes { [UInt8]($0) }
                 guard point.count == 65 else { throw .incorrectKeySize(expected: 65, actual: point.count) }
-                _ = try Self.evpKey(point)
+                _ = try Self.evpKey(point, check: true)
                 self.x963Representation = Data(point)
             }
 
@@ -134,8 +136,9 @@ public enum P256 {
                 return Data(der)
             }
 
-            static func evpKey(_ point: [UInt8]) throws(CryptoError) -> EVPKey {
-                let pointer = point.withUnsafeBufferPointer { fs_p256_public_key($0.baseAddress, $0.count) }
+            /// The OpenSSL key; `check` runs OpenSSL's full public-key check (once, when a key is imported).
+            static func evpKey(_ point: [UInt8], check: Bool = false) throws(CryptoError) -> EVPKey {
+                let pointer = point.withUnsafeBufferPointer { fs_p256_public_key($0.baseAddress, $0.count, check ? 1 : 0) }
                 guard let pointer else {
                     LibCrypto.clearErrors()
                     throw .invalidKeyRepresentation("not a P-256 point on the curve")

@@ -14,6 +14,7 @@ public enum RSA {
         /// An RSA private key, kept as its DER encoding in ``SecretBytes``.
         public struct PrivateKey: Sendable {
             private let der: SecretBytes
+            private let cache: CachedEVPKey
             /// The matching public key.
             public let publicKey: PublicKey
 
@@ -77,6 +78,15 @@ public enum RSA {
                     failed = i2d_PrivateKey(key.pointer, &cursor) != length
                 }
                 guard !failed else { throw LibCrypto.failure("i2d_PrivateKey") }
+                let der = self.der
+                cache = CachedEVPKey { () throws(CryptoError) in
+                    let pointer: OpaquePointer? = der.withUnsafeBytes { raw in
+                        var cursor: UnsafePointer<UInt8>? = raw.uint8Base
+                        return d2i_AutoPrivateKey(nil, &cursor, raw.count)
+                    }
+                    guard let pointer else { throw LibCrypto.failure("d2i_AutoPrivateKey") }
+                    return EVPKey(taking: pointer)
+                }
             }
 
             /// The PKCS#1 `RSAPrivateKey` DER. The returned `Data` is an ordinary copy: keep it no longer than needed.
@@ -87,16 +97,7 @@ public enum RSA {
 
             /// The RSASSA-PKCS1-v1_5 SHA-256 signature of `data` (as long as the modulus).
             public func signature<D: DataProtocol>(for data: D) throws(CryptoError) -> RSASignature {
-                let pointer: OpaquePointer? = der.withUnsafeBytes { raw in
-                    var cursor: UnsafePointer<UInt8>? = raw.uint8Base
-                    return d2i_AutoPrivateKey(nil, &cursor, raw.count)
-                }
-                guard let pointer else { throw LibCrypto.failure("d2i_AutoPrivateKey") }
-                let key = EVPKey(taking: pointer)
-                let signature = try data.withContiguousBytes { (message) throws(CryptoError) in
-                    try key.sign(digest: EVP_sha256(), message: message)
-                }
-                return RSASignature(rawRepresentation: signature)
+                RSASignature(rawRepresentation: try cache.sign(message: [UInt8](data), sha256: true))
             }
         }
 
@@ -118,7 +119,7 @@ public enum RSA {
                     throw .invalidKeyRepresentation("RSA modulus of \(bits) bits not in \(minimumKeySize)...\(maximumKeySize)")
                 }
                 guard (1...32).contains(e.count) else { throw .invalidKeyRepresentation("RSA exponent length") }
-                _ = try Self.evpKey(n: n, e: e)
+                _ = try Self.evpKey(n: n, e: e, check: true)
                 self.modulus = Data(n)
                 self.publicExponent = Data(e)
             }
@@ -147,9 +148,9 @@ public enum RSA {
                 return Data(der)
             }
 
-            static func evpKey(n: [UInt8], e: [UInt8]) throws(CryptoError) -> EVPKey {
+            static func evpKey(n: [UInt8], e: [UInt8], check: Bool = false) throws(CryptoError) -> EVPKey {
                 let pointer = n.withUnsafeBufferPointer { nb in
-                    e.withUnsafeBufferPointer { eb in fs_rsa_public_key(nb.baseAddress, nb.count, eb.baseAddress, eb.count) }
+                    e.withUnsafeBufferPointer { eb in fs_rsa_public_key(nb.baseAddress, nb.count, eb.baseAddress, eb.count, check ? 1 : 0) }
                 }
                 guard let pointer else {
                     LibCrypto.clearErrors()

@@ -15,8 +15,11 @@ public final class SecretBytes: Sendable {
     /// The bytes live in an array that never leaves the lock and is never copied or resized,
     /// so the one buffer that is zeroed is the only buffer that ever held the secret.
     private let storage: Mutex<[UInt8]>
-    /// Called from `deinit` after wiping, with whether every byte read back as zero (tests only).
-    private let releaseObserver: (@Sendable (Bool) -> Void)?
+    /// Called from `deinit` after wiping (tests only): whether every byte read back as zero, and whether
+    /// the wiped buffer is the very one the secret was written into (no copy-on-write copy in between).
+    private let releaseObserver: (@Sendable (_ allZero: Bool, _ sameBuffer: Bool) -> Void)?
+    /// Address of the buffer at creation, compared in `deinit` for the observer.
+    private let initialAddress: UInt
 
     /// The number of secret bytes. Fixed at creation; ``zero()`` does not change it.
     public let count: Int
@@ -46,7 +49,7 @@ public final class SecretBytes: Sendable {
 
     init<E: Error>(
         count: Int,
-        releaseObserver: (@Sendable (Bool) -> Void)?,
+        releaseObserver: (@Sendable (_ allZero: Bool, _ sameBuffer: Bool) -> Void)?,
         initializer: (UnsafeMutableBufferPointer<UInt8>) throws(E) -> Void
     ) throws(E) {
         precondition(count >= 0, "SecretBytes count must not be negative")
@@ -59,15 +62,17 @@ public final class SecretBytes: Sendable {
         }
         self.count = count
         self.releaseObserver = releaseObserver
+        self.initialAddress = bytes.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
         self.storage = Mutex(bytes)
     }
 
     deinit {
         let observer = releaseObserver
+        let initialAddress = initialAddress
         storage.withLock { bytes in
             bytes.withUnsafeMutableBytes { raw in
                 Self.wipe(raw)
-                observer?(raw.allSatisfy { $0 == 0 })
+                observer?(raw.allSatisfy { $0 == 0 }, UInt(bitPattern: raw.baseAddress) == initialAddress)
             }
         }
     }
@@ -102,7 +107,7 @@ public final class SecretBytes: Sendable {
         withUnsafeBytes { Array($0) }
     }
 
-    private static func wipe(_ raw: UnsafeMutableRawBufferPointer) {
+    static func wipe(_ raw: UnsafeMutableRawBufferPointer) {
         guard let base = raw.baseAddress, raw.count > 0 else { return }
         fs_secure_zero(base, raw.count)
     }
@@ -113,7 +118,17 @@ extension SecretBytes: Equatable {
     public static func == (lhs: SecretBytes, rhs: SecretBytes) -> Bool {
         // The same object would deadlock on its own lock; it is trivially equal to itself.
         if lhs === rhs { return true }
-        return lhs.withUnsafeBytes { a in rhs.withUnsafeBytes { b in constantTimeEquals(a, b) } }
+        guard lhs.count == rhs.count else { return false }
+        // Never hold both locks at once: `a == b` on one thread and `b == a` on another would deadlock.
+        // The left side is copied into scratch memory that is wiped before it is freed.
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: max(lhs.count, 1), alignment: 1)
+        defer {
+            SecretBytes.wipe(scratch)
+            scratch.deallocate()
+        }
+        let copy = UnsafeMutableRawBufferPointer(rebasing: scratch[..<lhs.count])
+        lhs.withUnsafeBytes { copy.copyMemory(from: $0) }
+        return rhs.withUnsafeBytes { constantTimeEquals(UnsafeRawBufferPointer(copy), $0) }
     }
 }
 

@@ -75,24 +75,33 @@ import Testing
         let ikm = SymmetricKey(data: [UInt8](repeating: 0x0b, count: 22))
         let salt = OSSLTestBytes.hex("000102030405060708090a0b0c")
         let info = OSSLTestBytes.hex("f0f1f2f3f4f5f6f7f8f9")
-        let okm = try HKDF.deriveKey(inputKeyMaterial: ikm, salt: salt, info: info, outputByteCount: 42)
+        let okm = try HKDF<SHA256>.deriveKey(inputKeyMaterial: ikm, salt: salt, info: info, outputByteCount: 42)
         let expected = "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"
         #expect(OSSLTestBytes.hexString(okm.secret.copyBytes()) == expected)
 
         // Expand-only from the case's PRK gives the same OKM.
         let prk = SymmetricKey(data: OSSLTestBytes.hex("077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5"))
-        let expanded = try HKDF.expand(pseudoRandomKey: prk, info: info, outputByteCount: 42)
+        let expanded = try HKDF<SHA256>.expand(pseudoRandomKey: prk, info: info, outputByteCount: 42)
         #expect(OSSLTestBytes.hexString(expanded.secret.copyBytes()) == expected)
     }
 
     @Test func hkdfRejectsBadLengths() {
         let ikm = SymmetricKey(data: [UInt8](repeating: 1, count: 32))
-        #expect(throws: CryptoError.self) { try HKDF.deriveKey(inputKeyMaterial: ikm, info: [UInt8](), outputByteCount: 0) }
-        #expect(throws: CryptoError.self) { try HKDF.deriveKey(inputKeyMaterial: ikm, info: [UInt8](), outputByteCount: 255 * 32 + 1) }
+        #expect(throws: CryptoError.self) { try HKDF<SHA256>.deriveKey(inputKeyMaterial: ikm, info: [UInt8](), outputByteCount: 0) }
+        #expect(throws: CryptoError.self) { try HKDF<SHA256>.deriveKey(inputKeyMaterial: ikm, info: [UInt8](), outputByteCount: 255 * 32 + 1) }
         #expect(throws: CryptoError.incorrectKeySize(expected: 32, actual: 16)) {
-            try HKDF.expand(pseudoRandomKey: SymmetricKey(data: [UInt8](repeating: 1, count: 16)), info: [UInt8](), outputByteCount: 32)
+            try HKDF<SHA256>.expand(pseudoRandomKey: SymmetricKey(data: [UInt8](repeating: 1, count: 16)), info: [UInt8](), outputByteCount: 32)
         }
-        #expect((try? HKDF.deriveKey(inputKeyMaterial: ikm, info: [UInt8](), outputByteCount: 255 * 32))?.bitCount == 255 * 32 * 8)
+        #expect((try? HKDF<SHA256>.deriveKey(inputKeyMaterial: ikm, info: [UInt8](), outputByteCount: 255 * 32))?.bitCount == 255 * 32 * 8)
+        #expect(HKDF<SHA512>.maximumOutputByteCount == 255 * 64)
+    }
+
+    @Test func hkdfSHA512MatchesReference() throws {
+        // Python: hkdf(sha512, ikm=0x0b*22, salt=000102..0c, info=f0..f9, L=42) via hmac (RFC 5869 construction).
+        let okm = try HKDF<SHA512>.deriveKey(inputKeyMaterial: SymmetricKey(data: [UInt8](repeating: 0x0b, count: 22)),
+                                             salt: OSSLTestBytes.hex("000102030405060708090a0b0c"),
+                                             info: OSSLTestBytes.hex("f0f1f2f3f4f5f6f7f8f9"), outputByteCount: 42)
+        #expect(OSSLTestBytes.hexString(okm.secret.copyBytes()) == "832390086cda71fb47625bb5ceb168e4c8e26a1a16ed34d9fc7fe92c1481579338da362cb8d9f925d7cb")
     }
 
     @Test func scryptRFC7914Vectors() throws {
@@ -102,6 +111,15 @@ import Testing
         let second = try Scrypt.deriveKey(password: Array("pleaseletmein".utf8), salt: Array("SodiumChloride".utf8),
                                           parameters: .init(n: 16384, r: 8, p: 1), outputByteCount: 64)
         #expect(OSSLTestBytes.hexString(second.secret.copyBytes()) == "7023bdcb3afd7348461c06cd81fd38ebfda8fbba904f8e3ea9b543f6545da1f2d5432955613f0fcf62d49705242a9af9e61e85dc0d651e40dfcf017b45575887")
+    }
+
+    @Test func emptyInputsAreValid() throws {
+        // RFC 7914 §12 first vector: empty password and salt.
+        let scrypt = try Scrypt.deriveKey(password: [UInt8](), salt: [UInt8](), parameters: .init(n: 16, r: 1, p: 1), outputByteCount: 64)
+        #expect(OSSLTestBytes.hexString(scrypt.secret.copyBytes()) == "77d6576238657b203b19ca42c18a0497f16b4844e3074ae8dfdffa3fede21442fcd0069ded0948f8326a753a0fc81f17e8d3e0fb2e0d3628cf35e20c38d18906")
+        // HKDF with empty IKM, salt and info (reference: HMAC construction of RFC 5869 in Python).
+        let hkdf = try HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: [UInt8]()), info: [UInt8](), outputByteCount: 32)
+        #expect(OSSLTestBytes.hexString(hkdf.secret.copyBytes()) == "eb70f01dede9afafa449eee1b1286504e1f62388b3f7dd4f956697b0e828fe18")
     }
 
     @Test func scryptRecommendedParametersRun() throws {

@@ -45,12 +45,17 @@ import Testing
     @Test func deinitWipesStorage() {
         let observed = Mutex<[Bool]>([])
         do {
-            let secret = SecretBytes(count: 64, releaseObserver: { allZero in observed.withLock { $0.append(allZero) } }) { buffer in
+            let secret = SecretBytes(count: 64, releaseObserver: { allZero, sameBuffer in
+                observed.withLock { $0 += [allZero, sameBuffer] }
+            }) { buffer in
                 for i in buffer.indices { buffer[i] = UInt8(truncatingIfNeeded: i &+ 1) }
             }
             #expect(secret.withUnsafeBytes { $0.contains(64) })
+            _ = secret.copyBytes()
+            _ = secret == SecretBytes(randomCount: 64)
         }
-        #expect(observed.withLock { $0 } == [true])
+        // Wiped, and wiped in the buffer the secret was first written to (reads made no hidden copy).
+        #expect(observed.withLock { $0 } == [true, true])
     }
 
     @Test func failingInitializerPropagatesError() {
@@ -58,6 +63,20 @@ import Testing
         #expect(throws: Boom.self) {
             try SecretBytes(count: 8) { (_: UnsafeMutableBufferPointer<UInt8>) throws(Boom) in throw Boom() }
         }
+    }
+
+    @Test func crossComparisonsFromManyTasksDoNotDeadlock() async {
+        let a = SecretBytes(randomCount: 32)
+        let b = SecretBytes(a.copyBytes())
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<200 {
+                group.addTask { index.isMultiple(of: 2) ? a == b : b == a }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.count == 200 && results.allSatisfy { $0 })
+        #expect(a != SecretBytes(randomCount: 32))
+        #expect(a != SecretBytes(randomCount: 31))
     }
 
     @Test func emptySecret() {
