@@ -40,7 +40,7 @@ public enum FaceTokenSeal {
         var salt = Array(tid.utf8) + [0]
         withUnsafeBytes(of: UInt64(gen).bigEndian) { salt += $0 }
         do {
-            return try HKDF.deriveKey(inputKeyMaterial: SymmetricKey(data: ikm), salt: salt,
+            return try HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: ikm), salt: salt,
                                       info: Array("faceseal/token/v1".utf8), outputByteCount: 32)
         } catch {
             throw .malformed("key derivation failed")
