@@ -37,6 +37,7 @@ import Testing
             }
         }
         #expect(signed == 6)
+        print("ML-DSA vectors: HashML-DSA sigGen=\(signed) sigVer=\(verified) hashes \(hashes.sorted().joined(separator: ","))")
         #expect(verified == 13)
         #expect(hashes == ["SHA3-224", "SHA3-256", "SHA3-384", "SHA3-512", "SHAKE-128", "SHAKE-256"])
     }

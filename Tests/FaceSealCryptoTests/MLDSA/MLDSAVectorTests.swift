@@ -19,6 +19,7 @@ import Testing
             }
         }
         #expect(executed == 24)
+        print("ML-DSA vectors: keyGen=\(executed)")
     }
 
     @Test func signatureGenerationMatchesEveryVector() throws {
@@ -48,6 +49,7 @@ import Testing
             }
         }
         #expect(executed == 72)
+        print("ML-DSA vectors: sigGen=\(executed) \(byInterface.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
         #expect(byInterface == ["pure": 24, "internal": 24, "externalMu": 24])
     }
 
@@ -69,6 +71,7 @@ import Testing
             }
         }
         #expect(executed == 60)
+        print("ML-DSA vectors: sigVer=\(executed) by reason: \(reasons.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))")
         #expect(Set(reasons.keys) == [
             "valid signature and message - signature should verify successfully",
             "modified message",
