@@ -63,56 +63,95 @@ enum MLDSAField {
         zetas.withUnsafeBufferPointer { zetaBuffer in
             let zeta = zetaBuffer.baseAddress!
             var k = 0
+            // Layers with long runs: the inner loop vectorises.
             var length = 128
-            while length > 0 {
+            while length >= 8 {
                 var start = 0
                 while start < 256 {
                     k += 1
-                    let z = Int64(zeta[k])
-                    let low = a + start
-                    let high = low + length
-                    for j in 0..<length {
-                        let t = montgomeryReduce(z &* Int64(high[j]))
-                        let x = low[j]
-                        high[j] = x &- t
-                        low[j] = x &+ t
-                    }
+                    forwardButterflies(a + start, length: length, zeta: Int64(zeta[k]))
                     start += 2 * length
                 }
                 length >>= 1
             }
+            // Layers of length 4, 2, 1: fixed trip counts the compiler unrolls.
+            for start in stride(from: 0, to: 256, by: 8) {
+                k += 1
+                forwardButterflies(a + start, length: 4, zeta: Int64(zeta[k]))
+            }
+            for start in stride(from: 0, to: 256, by: 4) {
+                k += 1
+                forwardButterflies(a + start, length: 2, zeta: Int64(zeta[k]))
+            }
+            for start in stride(from: 0, to: 256, by: 2) {
+                k += 1
+                forwardButterflies(a + start, length: 1, zeta: Int64(zeta[k]))
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func forwardButterflies(_ low: UnsafeMutablePointer<Int32>, length: Int, zeta: Int64) {
+        let high = low + length
+        for j in 0..<length {
+            let t = montgomeryReduce(zeta &* Int64(high[j]))
+            let x = low[j]
+            high[j] = x &- t
+            low[j] = x &+ t
+        }
+    }
+
+    @inline(__always)
+    private static func inverseButterflies(_ low: UnsafeMutablePointer<Int32>, length: Int, zeta: Int64) {
+        let high = low + length
+        for j in 0..<length {
+            let t = low[j]
+            let u = high[j]
+            low[j] = t &+ u
+            high[j] = montgomeryReduce(zeta &* Int64(t &- u))
         }
     }
 
     /// Inverse NTT in place, multiplying by R on the way (FIPS 204 Alg. 42 with Montgomery factor).
     /// Input |a| < q; output |a| < q.
     static func inverseNTTToMontgomery(_ a: UnsafeMutablePointer<Int32>) {
-        // R^2/256 mod q: undoes the final 1/256 and adds one factor R for the following Montgomery products.
+        // f = R^2/256 mod q undoes the 1/256 and adds one factor R for the following Montgomery products.
+        // It is folded into the last layer (f on the sums, ζ·f on the differences), saving a pass.
         let f: Int64 = 41_978
         zetas.withUnsafeBufferPointer { zetaBuffer in
             let zeta = zetaBuffer.baseAddress!
             var k = 256
-            var length = 1
-            while length < 256 {
+            for start in stride(from: 0, to: 256, by: 2) {
+                k -= 1
+                inverseButterflies(a + start, length: 1, zeta: -Int64(zeta[k]))
+            }
+            for start in stride(from: 0, to: 256, by: 4) {
+                k -= 1
+                inverseButterflies(a + start, length: 2, zeta: -Int64(zeta[k]))
+            }
+            for start in stride(from: 0, to: 256, by: 8) {
+                k -= 1
+                inverseButterflies(a + start, length: 4, zeta: -Int64(zeta[k]))
+            }
+            var length = 8
+            while length < 128 {
                 var start = 0
                 while start < 256 {
                     k -= 1
-                    let z = -Int64(zeta[k])
-                    let low = a + start
-                    let high = low + length
-                    for j in 0..<length {
-                        let t = low[j]
-                        let u = high[j]
-                        low[j] = t &+ u
-                        high[j] = montgomeryReduce(z &* Int64(t &- u))
-                    }
+                    inverseButterflies(a + start, length: length, zeta: -Int64(zeta[k]))
                     start += 2 * length
                 }
                 length <<= 1
             }
-        }
-        for j in 0..<256 {
-            a[j] = montgomeryReduce(f &* Int64(a[j]))
+            // Last layer (length 128, ζ index 1). Sums reach 256q < 2^31, so Int32 holds them.
+            let zetaF = Int64(montgomeryReduce(-Int64(zeta[1]) &* f))
+            let high = a + 128
+            for j in 0..<128 {
+                let t = a[j]
+                let u = high[j]
+                a[j] = montgomeryReduce(f &* Int64(t &+ u))
+                high[j] = montgomeryReduce(zetaF &* Int64(t &- u))
+            }
         }
     }
 }
