@@ -59,7 +59,9 @@ enum MLDSAField {
     // The NTTs run on `Double` lanes: every product of two coefficients (< 2^50 here) is exact in a
     // double, and baseline x86-64 (SSE2) multiplies two doubles per instruction where it has no
     // packed signed 32×32→64-bit multiply. Reduction: r = t − round(t/q)·q, rounding by adding and
-    // subtracting 1.5·2^52, all exact and branch-free (integer-valued doubles, never subnormal).
+    // subtracting 1.5·2^52, all exact and branch-free (integer-valued doubles, never subnormal). Under a
+    // non-default FPU rounding mode the quotient may be off by one: results stay exact and congruent,
+    // and the bounds below at most double, still inside every caller's limits.
     private static let qDouble = Double(q)
     private static let qInverseDouble = 1.0 / Double(q)
     private static let roundingConstant = 6_755_399_441_055_744.0
