@@ -45,6 +45,8 @@ import Testing
         let key = try MLDSA65.PrivateKey(seedRepresentation: [UInt8](repeating: 3, count: 32))
         let decoded = try MLDSA65.PublicKey(rawRepresentation: key.publicKey.rawRepresentation)
         #expect(decoded.rawRepresentation == key.publicKey.rawRepresentation)
+        #expect(decoded == key.publicKey)
+        #expect(decoded != MLDSA65.PrivateKey().publicKey)
         let signature = try key.signature(for: [1, 2, 3], context: [4])
         #expect(decoded.isValidSignature(signature, for: [1, 2, 3], context: [4]))
     }
