@@ -75,6 +75,8 @@ public struct AuthorityKeys: Sendable {
 
     /// Keys the link nonces (derived from the master key).
     let nonceKey: SymmetricKey
+    /// Keys the pairwise subject identifiers of ID tokens (derived from the master key).
+    let pairwiseKey: SymmetricKey
 
     /// Builds the key set.
     public init(deviceKey: Curve25519.Signing.PrivateKey, masterKey: SymmetricKey) {
@@ -83,5 +85,7 @@ public struct AuthorityKeys: Sendable {
         // The master key is 32 random bytes, so HKDF never fails on it.
         self.nonceKey = (try? HKDF<SHA256>.deriveKey(inputKeyMaterial: masterKey, info: Array("faceseal/link-nonce/v1".utf8),
                                                      outputByteCount: 32)) ?? masterKey
+        self.pairwiseKey = (try? HKDF<SHA256>.deriveKey(inputKeyMaterial: masterKey, info: Array("faceseal/pairwise-subject/v1".utf8),
+                                                        outputByteCount: 32)) ?? masterKey
     }
 }
