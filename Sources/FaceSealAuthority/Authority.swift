@@ -36,6 +36,11 @@ public final class Authority: Sendable {
     /// The clock every handler reads (injected in tests).
     public let clock: @Sendable () -> Date
 
+    /// The ID-token signing keys, loaded from the store on first use (`prepareSigningKeys()`).
+    let idTokenKeys = IDTokenKeyLoader()
+    /// Sends ping callbacks to applications (CIBA ping mode).
+    let notificationClient = HTTPClient(configuration: HTTPClient.Configuration(maxResponseBodySize: 64 * 1024))
+
     /// Builds an authority over `store`.
     public init(configuration: AuthorityConfiguration, store: any AuthorityStore, keys: AuthorityKeys,
                 clock: @escaping @Sendable () -> Date = { Date() }) {
