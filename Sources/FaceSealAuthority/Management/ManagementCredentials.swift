@@ -12,10 +12,7 @@ public enum ManagementCredentials {
     /// A new API key: `fsk_` + base64url of 32 random bytes.
     public static func makeAPIKey() -> String { apiKeyPrefix + Base64URL.encode(SecureRandom.bytes(count: 32)) }
 
-    /// A new client secret: base64url of 32 random bytes.
-    public static func makeClientSecret() -> String { Base64URL.encode(SecureRandom.bytes(count: 32)) }
-
-    /// The stored hash of an API key or client secret: SHA-256 of its UTF-8 bytes.
+    /// The stored hash of an API key: SHA-256 of its UTF-8 bytes.
     public static func hash(_ secret: String) -> [UInt8] { SHA256.hash(data: Array(secret.utf8)).bytes }
 
     /// A random identifier `<prefix>_<base64url of byteCount random bytes>`.
