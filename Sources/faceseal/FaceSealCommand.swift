@@ -24,6 +24,8 @@ enum FaceSealCommand {
         case "help", "--help", "-h":
             print(usage)
             return 0
+        case "admin":
+            return await AdminCommand.run(rest)
         case "bench":
             switch rest.first {
             case "crypto": return await BenchCrypto.run(Array(rest.dropFirst()))
