@@ -38,7 +38,6 @@ extension Authority {
     /// `GET /tenants/{tenant}/applications`.
     @Sendable func listApplications(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let tenant = try await pathTenant(request, caller)
-        try request.allowQuery([])
         return try ManagementJSON.response(ManagedList(try await store.applications(tenantID: tenant.id).map { ManagedApplication($0) }))
     }
 

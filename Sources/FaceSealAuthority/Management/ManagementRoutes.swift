@@ -32,26 +32,28 @@ extension Authority {
         router.post("\(p)/tenants/:tenant/applications/:client/secret", use: managed(rotateClientSecret))
         // Users and enrolment invitations.
         router.post("\(p)/tenants/:tenant/users", use: managed(createUser))
-        router.get("\(p)/tenants/:tenant/users", use: managed(listUsers))
+        router.get("\(p)/tenants/:tenant/users", use: managed(listUsers, query: ["email"]))
         router.get("\(p)/tenants/:tenant/users/:subject", use: managed(showUser))
         router.get("\(p)/tenants/:tenant/users/:subject/devices", use: managed(listUserDevices))
         router.post("\(p)/tenants/:tenant/invitations", use: managed(createInvitation))
         router.get("\(p)/tenants/:tenant/invitations/:invitation", use: managed(showInvitation))
         // Devices (enrolments) and their revocation.
-        router.get("\(p)/tenants/:tenant/devices", use: managed(listTenantDevices))
+        router.get("\(p)/tenants/:tenant/devices", use: managed(listTenantDevices, query: ["subject", "client_id", "status"]))
         router.get("\(p)/tenants/:tenant/devices/:enrolment", use: managed(showDevice))
         router.post("\(p)/tenants/:tenant/devices/:enrolment/revoke", use: managed(revokeDevice))
         router.post("\(p)/tenants/:tenant/devices/:enrolment/terminate", use: managed(terminateDevice))
         // Audit events.
-        router.get("\(p)/audit", use: managed(listOperatorAudit))
-        router.get("\(p)/tenants/:tenant/audit", use: managed(listTenantAudit))
+        router.get("\(p)/audit", use: managed(listOperatorAudit, query: ["before", "limit"]))
+        router.get("\(p)/tenants/:tenant/audit", use: managed(listTenantAudit, query: ["before", "limit"]))
     }
 
-    /// Authenticates, runs `handler`, and maps store failures: the edge of every management route.
-    func managed(_ handler: @escaping ManagementHandler) -> HTTPHandler {
+    /// Authenticates, refuses query parameters other than `query`, runs `handler`, and maps store failures:
+    /// the edge of every management route.
+    func managed(_ handler: @escaping ManagementHandler, query: Set<String> = []) -> HTTPHandler {
         { [self] request in
             do {
                 let caller = try await authenticateManagement(request)
+                try request.allowQuery(query)
                 return try await handler(request, caller)
             } catch let error as AuthorityStoreError {
                 throw ManagementError(error)
