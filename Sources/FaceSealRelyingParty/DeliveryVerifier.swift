@@ -22,6 +22,8 @@ public struct DeliveryVerifier: Sendable {
     public let keyPins: any KeyPinStore
     /// The current time.
     public let now: @Sendable () -> Date
+    /// Told about every delivery: its `auth_req_id` (when readable) and what was accepted or why it was refused.
+    public let observer: (@Sendable (_ authReqId: String?, _ outcome: Result<AcceptedDelivery, DeliveryRefusal>) -> Void)?
 
     /// The largest body read at all (the strict delivery limit, 32 KiB, is checked at step 5).
     public static let maxEnvelopeBytes = 1 << 20
@@ -29,10 +31,12 @@ public struct DeliveryVerifier: Sendable {
     public static let maxSignatureHeaderCharacters = 8192
 
     /// A verifier over the given stores.
-    public init(pendingRequests: any PendingRequestStore, keyPins: any KeyPinStore, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(pendingRequests: any PendingRequestStore, keyPins: any KeyPinStore, now: @escaping @Sendable () -> Date = { Date() },
+                observer: (@Sendable (_ authReqId: String?, _ outcome: Result<AcceptedDelivery, DeliveryRefusal>) -> Void)? = nil) {
         self.pendingRequests = pendingRequests
         self.keyPins = keyPins
         self.now = now
+        self.observer = observer
     }
 
     /// The fields read before the strict parse.
@@ -51,11 +55,19 @@ public struct DeliveryVerifier: Sendable {
     /// Handles one delivery: answers 204 when accepted, the refusal's 4xx otherwise.
     public func handle(method: String, headers: [String: String], body: [UInt8]) async -> EndpointResponse {
         do {
-            _ = try await accept(method: method, headers: headers, body: body)
+            let accepted = try await accept(method: method, headers: headers, body: body)
+            observer?(Self.peekAuthReqId(body), .success(accepted))
             return EndpointResponse(status: 204)
         } catch {
+            observer?(Self.peekAuthReqId(body), .failure(error))
             return Self.response(for: error)
         }
+    }
+
+    /// The `auth_req_id` of a body, for the observer only (never trusted).
+    private static func peekAuthReqId(_ body: [UInt8]) -> String? {
+        guard body.count <= maxEnvelopeBytes else { return nil }
+        return (try? JSONDecoder().decode(Envelope.self, from: Data(body)))?.authReqId
     }
 
     /// The answer for a refusal: `{"error": code, "error_description": …}`.

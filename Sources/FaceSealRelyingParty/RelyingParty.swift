@@ -34,7 +34,8 @@ public final class RelyingParty: Sendable {
         self.configuration = configuration
         self.pendingRequests = pendingRequests
         self.keyPins = keyPins
-        self.deliveryVerifier = DeliveryVerifier(pendingRequests: pendingRequests, keyPins: keyPins, now: configuration.now)
+        self.deliveryVerifier = DeliveryVerifier(pendingRequests: pendingRequests, keyPins: keyPins, now: configuration.now,
+                                                 observer: configuration.deliveryObserver)
         self.authority = AuthorityClient(configuration: configuration)
     }
 

@@ -72,13 +72,16 @@ public struct RelyingPartyConfiguration: Sendable {
     public var sleeper: any RelyingPartySleeper
     /// The HTTP client to the authority.
     public var httpClient: HTTPClient
+    /// Told about every delivery the endpoint receives (accepted or refused), for logs.
+    public var deliveryObserver: (@Sendable (_ authReqId: String?, _ outcome: Result<AcceptedDelivery, DeliveryRefusal>) -> Void)?
 
     /// A configuration; everything after `deliveryEndpoint` has a default.
     public init(issuer: URL, clientID: String, authentication: ClientAuthentication, deliveryEndpoint: URL,
                 notificationEndpoint: URL? = nil, tokenDeliveryMode: TokenDeliveryMode = .poll, requestedExpiry: Int? = nil,
                 leeway: TimeInterval = 60, maxStaleRetries: Int = 2, metadataCacheLifetime: TimeInterval = 300,
                 now: @escaping @Sendable () -> Date = { Date() }, sleeper: any RelyingPartySleeper = TaskSleeper(),
-                httpClient: HTTPClient = HTTPClient(configuration: .init(maxResponseBodySize: 1 << 20))) {
+                httpClient: HTTPClient = HTTPClient(configuration: .init(maxResponseBodySize: 1 << 20)),
+                deliveryObserver: (@Sendable (_ authReqId: String?, _ outcome: Result<AcceptedDelivery, DeliveryRefusal>) -> Void)? = nil) {
         self.issuer = issuer
         self.clientID = clientID
         self.authentication = authentication
@@ -92,6 +95,7 @@ public struct RelyingPartyConfiguration: Sendable {
         self.now = now
         self.sleeper = sleeper
         self.httpClient = httpClient
+        self.deliveryObserver = deliveryObserver
     }
 
     /// The issuer as compared with `iss` (no trailing slash).
