@@ -26,7 +26,7 @@ enum RPCommand {
 
       request  asks the running `serve` (found through <state-dir>/control.json) to start a request, waits
                for the user's answer, and prints each check that passed, one per line, then a final line
-               `verified: …` (exit 0) or `refused: …` / `denied: …` / `expired: …` / `stale: …` / `failed: …` (exit 1).
+               `verified: …` (exit 0), or `denied: …` / `expired: …` / `stale: …` / `failed: …` (exit 1).
                  public-keys   the user's public keys for the context (pinned on first delivery)
                  sign          an ML-DSA-65 signature over --data (or --data-file), verified with the pinned key
                  decapsulate   a shared secret encapsulated to the pinned ML-KEM-768 key (its SHA-256 is printed)
