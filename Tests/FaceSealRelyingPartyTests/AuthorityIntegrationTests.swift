@@ -39,6 +39,7 @@ extension RelyingPartyError {
 
     struct World {
         let rp: RelyingParty
+        let authority: Authority
         let store: SQLAuthorityStore
         let clock: ManualStoreClock
         let device: TestDevice
@@ -80,16 +81,22 @@ extension RelyingPartyError {
         }
     }
 
-    func withWorld(algorithm: String = "EdDSA", authentication: ClientAuthentication? = nil,
+    func withWorld(algorithm: String = "EdDSA", authentication: ClientAuthentication? = nil, mode: TokenDeliveryMode = .poll,
                    _ body: (inout World) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rp-integration-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let clock = ManualStoreClock(Date(timeIntervalSince1970: 1_800_000_000))
+        // In ping mode the application's endpoints are served for real, so the authority can call back.
+        let rpSlot = RouterSlot()
+        let rpServer = HTTPServer(logger: .disabled) { request in try await rpSlot.respond(request) }
+        try rpServer.start()
+        let pingURL = URL(string: rpServer.baseURL!.absoluteString + "/faceseal/ping")!
         let store = try await SQLAuthorityStore.open(.sqlite(path: directory.appendingPathComponent("authority.sqlite").path), clock: clock)
         _ = try await store.createTenant(TenantRecord(id: "acme", name: "Acme"))
         _ = try await store.createApplication(ApplicationRecord(
             clientID: "rp", tenantID: "acme", label: "Sample app", credential: .secretHash(ClientSecret.hash(Self.secret)),
+            deliveryMode: mode == .ping ? .ping : .poll, notificationEndpoint: mode == .ping ? pingURL.absoluteString : nil,
             deliveryEndpoint: "https://rp.example/faceseal/delivery", idTokenSignedResponseAlg: algorithm))
         _ = try await store.createUser(UserRecord(subject: "user-1", tenantID: "acme", email: Self.email))
         _ = try await store.createInvitation(InvitationRecord(id: "inv-1", tenantID: "acme", subject: "user-1", clientID: "rp",
@@ -111,16 +118,24 @@ extension RelyingPartyError {
         let pins = InMemoryKeyPinStore()
         let configuration = RelyingPartyConfiguration(
             issuer: issuer, clientID: "rp", authentication: authentication ?? .clientSecretBasic(secret: SecretBytes(Array(Self.secret.utf8))),
-            deliveryEndpoint: URL(string: "https://rp.example/faceseal/delivery")!, now: { clock.now() }, sleeper: StoreClockSleeper(clock: clock))
-        var world = World(rp: RelyingParty(configuration: configuration, keyPins: pins), store: store, clock: clock, device: try TestDevice(), pins: pins)
+            deliveryEndpoint: URL(string: "https://rp.example/faceseal/delivery")!, notificationEndpoint: mode == .ping ? pingURL : nil,
+            tokenDeliveryMode: mode, now: { clock.now() },
+            sleeper: mode == .ping ? ForeverSleeper() : StoreClockSleeper(clock: clock))
+        let rp = RelyingParty(configuration: configuration, keyPins: pins)
+        var rpRouter = Router()
+        rp.mount(on: &rpRouter)
+        rpSlot.set(rpRouter)
+        var world = World(rp: rp, authority: authority, store: store, clock: clock, device: try TestDevice(), pins: pins)
         do {
             try await body(&world)
         } catch {
             await server.stop()
+            await rpServer.stop()
             await store.close()
             throw error
         }
         await server.stop()
+        await rpServer.stop()
         await store.close()
     }
 
@@ -248,6 +263,19 @@ extension RelyingPartyError {
             }
             #expect(attempts.withLock { $0 } == 2)
             _ = expectVerified(outcome)
+        }
+    }
+
+    @Test func pingFromTheAuthorityLeadsToOneTokenRequestAndAVerifiedResult() async throws {
+        try await withWorld(mode: .ping) { world in
+            let rp = world.rp
+            let handle = try await rp.start(.publicKeys, user: Self.email, context: "mail", bindingMessage: "Link")
+            let waiter = Task { try await rp.awaitOutcome(handle) }
+            _ = try await world.approve(handle, body: world.body(handle, publicKeys: world.device.publicKeys))
+            // What the device API does after a completion: the authority POSTs the ping to the application.
+            await world.authority.requestFinished(authReqID: handle.authReqId)
+            _ = expectVerified(try await waiter.value)
+            #expect(world.pins.count == 1)
         }
     }
 
