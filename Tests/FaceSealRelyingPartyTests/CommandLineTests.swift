@@ -14,9 +14,11 @@ import Testing
     static let secret = "rp-cli-secret-0123456789"
     static let email = "grace@example.com"
 
-    /// The `faceseal` binary next to this test bundle's build products.
+    /// The `faceseal` binary built with these tests: beside the test bundle, else in the package's `.build/debug`.
     static var binary: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("faceseal")
+        if FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent(".build/debug/faceseal")
     }
 
