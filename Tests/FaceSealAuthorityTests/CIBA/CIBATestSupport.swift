@@ -135,9 +135,11 @@ extension AuthorityHarness {
 
     /// Completes a request through the store, as the device API would, with a receipt of `marker` bytes.
     @discardableResult
-    func complete(_ authReqID: String, marker: UInt8 = 7) async throws -> CompletionOutcome {
+    func complete(_ authReqID: String, marker: UInt8 = 7, passwordUsed: Bool = false) async throws -> CompletionOutcome {
         let generation = try await store.faceToken(subject: CIBAFixture.user).generation
-        return try await store.complete(StoreFixtures.completion(authReqID, expected: generation, marker: marker))
+        var commit = StoreFixtures.completion(authReqID, expected: generation, marker: marker)
+        commit.passwordUsed = passwordUsed
+        return try await store.complete(commit)
     }
 }
 

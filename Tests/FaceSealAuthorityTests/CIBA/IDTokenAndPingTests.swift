@@ -61,6 +61,20 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.underTest)
+    func amrNamesThePasswordWhenTheDeviceUsedOne(_ backend: StoreBackend) async throws {
+        try await withAuthority(backend) { harness in
+            try await CIBAFixture.seed(harness, alg: "EdDSA")
+            let ack = try await harness.startRequest()
+            try await harness.complete(ack.authReqId, passwordUsed: true)
+            let tokens = try TokenResponse.decode(try await harness.token(ack.authReqId).body)
+            let jwks = try JWKSet(json: try await harness.client.send(HTTPClientRequest(url: harness.url(CIBAPaths.jwks))).body)
+            let (_, claims) = try JWT.verify(tokens.idToken, keySet: jwks,
+                                             validation: JWTValidation(now: harness.clock.now(), audience: CIBAFixture.secretClient))
+            #expect(claims["amr"] == .array([.string("face"), .string("hwk"), .string("pwd")]))
+        }
+    }
+
+    @Test(arguments: StoreBackend.underTest)
     func pingIsSentWhenTheRequestFinishes(_ backend: StoreBackend) async throws {
         let received = Mutex<[HTTPRequest]>([])
         let receiver = HTTPServer(logger: .disabled) { request in
