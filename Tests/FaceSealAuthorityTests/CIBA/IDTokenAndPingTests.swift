@@ -23,7 +23,7 @@ import Testing
             #expect(response.status.code == 200)
             let tokens = try TokenResponse.decode(response.body)
 
-            let jwks = try JWKSet(json: try await harness.client.send(HTTPClientRequest(url: harness.url(CIBAPaths.jwks))).body)
+            let jwks = try JWKSet(json: try await harness.get(CIBAPaths.jwks).body)
             let (header, claims) = try JWT.verify(
                 tokens.idToken, keySet: jwks, factory: .includingMLDSA65,
                 validation: JWTValidation(now: harness.clock.now(), issuer: harness.baseURL.absoluteString,
@@ -51,7 +51,7 @@ import Testing
             let ack = try await harness.startRequest()
             try await harness.complete(ack.authReqId)
             let tokens = try TokenResponse.decode(try await harness.token(ack.authReqId).body)
-            let jwks = try JWKSet(json: try await harness.client.send(HTTPClientRequest(url: harness.url(CIBAPaths.jwks))).body)
+            let jwks = try JWKSet(json: try await harness.get(CIBAPaths.jwks).body)
             let (header, claims) = try JWT.verify(tokens.idToken, keySet: jwks,
                                                   validation: JWTValidation(now: harness.clock.now(), audience: CIBAFixture.secretClient))
             #expect(header.algorithm == .rs256)
@@ -67,7 +67,7 @@ import Testing
             let ack = try await harness.startRequest()
             try await harness.complete(ack.authReqId, passwordUsed: true)
             let tokens = try TokenResponse.decode(try await harness.token(ack.authReqId).body)
-            let jwks = try JWKSet(json: try await harness.client.send(HTTPClientRequest(url: harness.url(CIBAPaths.jwks))).body)
+            let jwks = try JWKSet(json: try await harness.get(CIBAPaths.jwks).body)
             let (_, claims) = try JWT.verify(tokens.idToken, keySet: jwks,
                                              validation: JWTValidation(now: harness.clock.now(), audience: CIBAFixture.secretClient))
             #expect(claims["amr"] == .array([.string("face"), .string("hwk"), .string("pwd")]))
