@@ -95,6 +95,10 @@ import Testing
             badEncoding.headers["Content-Type"] = "application/x-www-form-urlencoded"
             badEncoding.body = Array("scope=openid&login_hint=%zz".utf8)
             expectCIBAError(try await RawHTTPClient.send(badEncoding), .invalidRequest)
+            // An oversized form.
+            let huge = Base64URL.encode([UInt8](repeating: 1, count: 100_000))
+            expectCIBAError(try await harness.backchannel(AuthorityHarness.signCeremony.filter { $0.0 != "pki_data" } + [("pki_data", huge)]),
+                            .invalidRequest)
             // Nothing was stored by any of them.
             let count = try await requestCount(harness)
             #expect(count == 0)

@@ -93,7 +93,9 @@ extension AuthorityHarness {
         case .none:
             break
         }
-        let request = HTTPClientRequest.form(url: url(path), form: FormParameters(items), headers: headers)
+        var request = HTTPClientRequest.form(url: url(path), form: FormParameters(items), headers: headers)
+        // Generous: the build machine is shared and heavily loaded; a slow answer is not a failure here.
+        request.timeout = .seconds(120)
         switch auth {
         case .basic, .none:
             // These may be answered with a Basic challenge, which URLSession never completes (see RawHTTPClient).
@@ -101,6 +103,11 @@ extension AuthorityHarness {
         case .post, .assertion:
             return try await client.send(request)
         }
+    }
+
+    /// GETs `path` (with the same generous timeout).
+    func get(_ path: String) async throws -> HTTPClientResponse {
+        try await client.send(HTTPClientRequest(url: url(path), timeout: .seconds(120)))
     }
 
     /// A sign-in request for the enrolled user.
@@ -135,9 +142,11 @@ extension AuthorityHarness {
 
     /// Completes a request through the store, as the device API would, with a receipt of `marker` bytes.
     @discardableResult
-    func complete(_ authReqID: String, marker: UInt8 = 7) async throws -> CompletionOutcome {
+    func complete(_ authReqID: String, marker: UInt8 = 7, passwordUsed: Bool = false) async throws -> CompletionOutcome {
         let generation = try await store.faceToken(subject: CIBAFixture.user).generation
-        return try await store.complete(StoreFixtures.completion(authReqID, expected: generation, marker: marker))
+        var commit = StoreFixtures.completion(authReqID, expected: generation, marker: marker)
+        commit.passwordUsed = passwordUsed
+        return try await store.complete(commit)
     }
 }
 

@@ -14,7 +14,7 @@ import Testing
     @Test(arguments: StoreBackend.underTest)
     func discoveryHasEveryRequiredField(_ backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
-            let response = try await harness.client.send(HTTPClientRequest(url: harness.url(CIBAPaths.discovery)))
+            let response = try await harness.get(CIBAPaths.discovery)
             #expect(response.status.code == 200)
             let document = try json(response)
             let base = harness.baseURL.absoluteString
@@ -44,7 +44,7 @@ import Testing
     @Test(arguments: StoreBackend.underTest)
     func authorizationEndpointSaysThereIsOnlyCIBA(_ backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
-            let response = try await harness.client.send(HTTPClientRequest(url: harness.url("/authorize?response_type=code")))
+            let response = try await harness.get("/authorize?response_type=code")
             expectCIBAError(response, .invalidRequest)
             let body = try OAuthErrorResponse.decode(response.body)
             #expect(body.errorDescription?.contains("CIBA") == true)
@@ -54,7 +54,7 @@ import Testing
     @Test(arguments: StoreBackend.underTest)
     func jwksPublishesOneKeyPerAlgorithmNamedByItsThumbprint(_ backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
-            let response = try await harness.client.send(HTTPClientRequest(url: harness.url(CIBAPaths.jwks)))
+            let response = try await harness.get(CIBAPaths.jwks)
             #expect(response.status.code == 200)
             let keySet = try JWKSet(json: response.body)
             #expect(Set(keySet.keys.map(\.algorithm)) == [.rs256, .edDSA, .es256, .mlDSA65])

@@ -17,12 +17,13 @@ enum RawHTTPClient {
         }
     }
 
-    private static func exchange(_ request: HTTPClientRequest) throws -> HTTPClientResponse {
+    /// The exchange itself, blocking the calling thread (never call it on the cooperative pool).
+    static func exchange(_ request: HTTPClientRequest) throws -> HTTPClientResponse {
         guard let host = request.url.host, let port = request.url.port else { throw Failure.connect }
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure.connect }
         defer { close(descriptor) }
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)
+        var timeout = timeval(tv_sec: 120, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

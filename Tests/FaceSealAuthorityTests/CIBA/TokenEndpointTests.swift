@@ -80,6 +80,32 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.underTest)
+    func concurrentRedemptionsIssueOneIDToken(_ backend: StoreBackend) async throws {
+        try await withAuthority(backend) { harness in
+            try await CIBAFixture.seed(harness)
+            let ack = try await harness.startRequest()
+            try await harness.complete(ack.authReqId)
+            let statuses = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
+                for _ in 0..<6 {
+                    group.addTask {
+                        let response = try await harness.token(ack.authReqId, auth: .secretPost)
+                        return (response.status.code, response.body)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let successes = statuses.filter { $0.0 == 200 }
+            #expect(successes.count == 1)
+            for (status, body) in statuses where status != 200 {
+                #expect(status == 400)
+                #expect(try OAuthErrorResponse.decode(body).error == .invalidGrant)
+            }
+            let issued = try TokenResponse.decode(try #require(successes.first).1)
+            #expect(try await harness.store.request(authReqID: ack.authReqId).idToken == issued.idToken)
+        }
+    }
+
+    @Test(arguments: StoreBackend.underTest)
     func staleToken(_ backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
             try await CIBAFixture.seed(harness)
