@@ -24,6 +24,8 @@ enum FaceSealCommand {
         case "help", "--help", "-h":
             print(usage)
             return 0
+        case "serve":
+            return await Serve.run(rest)
         case "bench":
             switch rest.first {
             case "crypto": return await BenchCrypto.run(Array(rest.dropFirst()))
