@@ -298,6 +298,14 @@ public final class HTTPAuthorityClient: AuthorityClient {
         return AuthorityReply(BrandingSyncResult(branding: branding, revoked: revoked), rotationHint: reply.rotationHint)
     }
 
+    /// `GET /device/v1/outbox?wait=<seconds>` with an ambient key: links waiting for this device (the default
+    /// way links reach a device on loopback, SPEC §4.6). Long-polls up to `wait` seconds (0…30).
+    public func pendingLinks(signer: any DeviceRequestSigner, wait: Int = 0) async throws(AuthorityFailure) -> [String] {
+        let seconds = min(max(wait, 0), 30)
+        let reply: AuthorityReply<OutboxResponse> = try await signed(.get, DevicePaths.outbox, query: "wait=\(seconds)", signer: signer)
+        return reply.value.links
+    }
+
     // MARK: Transport
 
     private func now() -> Int64 { Int64(clock.now().timeIntervalSince1970) }
@@ -338,15 +346,17 @@ public final class HTTPAuthorityClient: AuthorityClient {
     /// Signs, sends, verifies the response signature and maps an error body. Answers a verified 2xx.
     private func exchange(_ method: HTTPMethod, _ path: String, query: String?, body: [UInt8], signer: any DeviceRequestSigner,
                           jti: String, responseKey: Curve25519.Signing.PublicKey?) async throws(AuthorityFailure) -> (HTTPClientResponse, Bool) {
-        let header = try await Self.requestSignature(method: method.rawValue, path: path, body: body, signer: signer, now: now(), jti: jti)
+        // The signed path is the request target: path and query (a query is part of what the device asks).
+        let target = query.map { path + "?" + $0 } ?? path
+        let header = try await Self.requestSignature(method: method.rawValue, path: target, body: body, signer: signer, now: now(), jti: jti)
         var headers = HTTPHeaders()
         headers[DeviceSigning.requestHeader] = header
         headers[DeviceSigning.protocolHeader] = String(deviceProtocol)
         if !body.isEmpty { headers["Content-Type"] = "application/json" }
-        let target = try url(path, query: query)
+        let address = try url(path, query: query)
         let response: HTTPClientResponse
         do {
-            response = try await http.send(HTTPClientRequest(method: method, url: target, headers: headers, body: body,
+            response = try await http.send(HTTPClientRequest(method: method, url: address, headers: headers, body: body,
                                                              timeout: timeout, maxResponseBodySize: 1 << 20))
         } catch {
             throw .transient(error.description)

@@ -13,12 +13,17 @@ public struct WireFaceTokens: FaceTokenOpener {
     public let scryptLogN: Int
     /// The clock for `created_at` of new tokens.
     private let clock: any WallClock
+    /// `sub` and `tenant` written into a new token's header. The authority checks them against the invitation,
+    /// but `EnrolmentDetails` (FaceSealWire) does not carry them yet, so a host that knows them passes them here.
+    private let tokenOwner: (subject: String, tenant: String)
 
     /// Creates the opener.
-    public init(matchThreshold: Double = 0.6, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock()) {
+    public init(matchThreshold: Double = 0.6, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock(),
+                tokenSubject: String = "", tokenTenant: String = "") {
         self.matchThreshold = matchThreshold
         self.scryptLogN = scryptLogN
         self.clock = clock
+        tokenOwner = (tokenSubject, tokenTenant)
     }
 
     /// Opens a downloaded token with the server share and, when its header says so, the password (scrypt).
@@ -71,7 +76,7 @@ public struct WireFaceTokens: FaceTokenOpener {
             scrypt = parameters
         }
         let header = FaceTokenHeader(
-            tid: "tok_" + Base64URL.encode(SecureRandom.bytes(count: 12)), sub: "", tenant: "", gen: 1,
+            tid: "tok_" + Base64URL.encode(SecureRandom.bytes(count: 12)), sub: tokenOwner.subject, tenant: tokenOwner.tenant, gen: 1,
             passwordRequired: password != nil, livenessRequired: true, threshold: matchThreshold, scrypt: scrypt,
             createdAt: Int64(clock.now().timeIntervalSince1970))
         var masters: [KeyAlgorithm: [UInt8]] = [:]
