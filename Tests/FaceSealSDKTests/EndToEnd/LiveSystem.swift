@@ -209,12 +209,21 @@ struct Device: Sendable {
     func open() async throws -> Authenticator { try await Authenticator.open(environment: environment) }
 
     /// Enrols through the registration flow with an invitation link; answers the key.
-    func enrol(_ authn: Authenticator, link: [UInt8], capture label: String = "ada") async throws -> Key {
+    func enrol(_ authn: Authenticator, link: [UInt8], capture label: String = "ada", password: String? = nil) async throws -> Key {
         let flow = authn.startRegistrationFlow()
         var states = Observed(flow.stateStream())
         flow.submitLinkPayload(payload: link)
-        guard let ready = await states.until({ $0.isAwaitingFaceCapture || $0.isTerminal }), ready.isAwaitingFaceCapture else {
-            throw SetupError("enrolment did not reach the face capture: \(states.seen)")
+        while true {
+            guard let state = await states.until({ state in
+                switch state {
+                case .awaitingFaceCapture, .succeeded, .failed, .choosingPassword, .downloadingFaceToken(true, _): true
+                default: false
+                }
+            }) else { throw SetupError("enrolment stream ended: \(states.seen)") }
+            if state.isAwaitingFaceCapture { break }
+            if state.isTerminal { throw SetupError("enrolment did not reach the face capture: \(states.seen)") }
+            guard let password else { throw SetupError("enrolment asks for a password") }
+            flow.submitPassword(password: password)
         }
         flow.submitFaceCapture(captureSession: capture(label))
         guard case .succeeded(let key) = await states.rest().last else { throw SetupError("enrolment failed: \(states.seen)") }
@@ -247,6 +256,8 @@ final class RelyingParty: Sendable {
         var posts = 0
         var pinned: [UInt8]?
         var failures: [String] = []
+        /// Every body received, in order (refused ones too).
+        var received: [[UInt8]] = []
     }
 
     final class Inbox: Sendable {
@@ -270,11 +281,13 @@ final class RelyingParty: Sendable {
     func accepted(_ rid: String) -> [UInt8]? { inbox.state.withLock { $0.accepted[rid] } }
     var posts: Int { inbox.state.withLock { $0.posts } }
     var failures: [String] { inbox.state.withLock { $0.failures } }
+    var received: [[UInt8]] { inbox.state.withLock { $0.received } }
     func refuse(with status: Int?) { inbox.state.withLock { $0.refuseWith = status } }
 
     static func receive(_ request: HTTPRequest, inbox: Inbox) -> HTTPResponse {
         inbox.state.withLock { s in
             s.posts += 1
+            s.received.append(request.body)
             if let status = s.refuseWith { return .empty(HTTPStatus(code: status)) }
             guard let body = try? DeliveryBody.decode(request.body), body.isConsistent else { s.failures.append("body"); return .empty(.badRequest) }
             guard let expected = s.bearers[body.authReqId], constantTimeEquals(Array((request.headers["Authorization"] ?? "").utf8), Array("Bearer \(expected)".utf8)) else {

@@ -14,13 +14,14 @@ struct Enrolled {
     let authn: Authenticator
     let key: Key
 
-    static func make(policy: LiveSystem.Policy = .init(), deviceProtocol: Int = 7, email: String = "ada@example.com") async throws -> Enrolled {
+    static func make(policy: LiveSystem.Policy = .init(), deviceProtocol: Int = 7, email: String = "ada@example.com",
+                     password: String? = nil) async throws -> Enrolled {
         let system = try await LiveSystem.start(policy: policy)
         let client = try await system.createApplication(label: "Acme Billing")
         let subject = try await system.createUser(email: email)
         let device = try system.device(deviceProtocol: deviceProtocol, subject: subject)
         let authn = try await device.open()
-        let key = try await device.enrol(authn, link: try await system.invitation(email: email, client: client))
+        let key = try await device.enrol(authn, link: try await system.invitation(email: email, client: client), password: password)
         return Enrolled(system: system, client: client, email: email, subject: subject, device: device, authn: authn, key: key)
     }
 
@@ -49,7 +50,7 @@ extension PkiCeremonyFlow.State {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct ScenarioTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct ScenarioTests {
     @Test func scenario05_publicKeysSignDecapsulateDeliverThenComplete() async throws {
         let e = try await Enrolled.make()
         defer { Task { await e.system.stop() } }
@@ -87,5 +88,166 @@ extension PkiCeremonyFlow.State {
         #expect(decapBody.sharedSecret?.bytes == encapsulated.sharedSecret.secret.copyBytes())
         #expect(try await e.system.token(e.client, rid: decap.rid).status == 200)
         #expect(e.system.application.failures.isEmpty)
+    }
+
+    @Test func scenario01_eachFlowRefusesTheOtherFlowsLinkAndBadLinks() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let login = try await e.request()
+        let ceremony = try await e.request("public_keys")
+
+        let ceremonyFlow = e.authn.startPkiCeremonyFlow()
+        var ceremonyStates = Observed(ceremonyFlow.stateStream())
+        ceremonyFlow.submitLinkPayload(payload: login.link)
+        #expect(await ceremonyStates.until { $0 == .awaitingLink(refusal: .isLoginLink) } != nil)
+
+        let loginFlow = e.authn.startLoginFlow()
+        var loginStates = Observed(loginFlow.stateStream())
+        loginFlow.submitLinkPayload(payload: ceremony.link)
+        #expect(await loginStates.until { $0 == .awaitingLink(refusal: .isPkiCeremonyLink) } != nil)
+
+        // Malformed, forged, expired and unknown-identity links stay on awaitingLink with their own refusals.
+        let keys = e.system.authority.keys
+        let issuer = e.system.authority.configuration.issuer
+        let now = Int64(Date().timeIntervalSince1970)
+        loginFlow.submitLinkPayload(payload: Array("not a link".utf8))
+        #expect(await loginStates.until { $0 == .awaitingLink(refusal: .malformed) } != nil)
+        let forged = try LinkSignature.make(LinkClaims(iss: issuer, rid: login.rid, kind: .login, exp: now + 300, nonce: "n"),
+                                            key: Curve25519.Signing.PrivateKey())
+        loginFlow.submitLinkPayload(payload: Array(forged.utf8))
+        #expect(await loginStates.until { $0 == .awaitingLink(refusal: .badSignature) } != nil)
+        let expired = try LinkSignature.make(LinkClaims(iss: issuer, rid: login.rid, kind: .login, exp: now - 10, nonce: "n"), key: keys.deviceKey)
+        loginFlow.submitLinkPayload(payload: Array(expired.utf8))
+        #expect(await loginStates.until { $0 == .awaitingLink(refusal: .expired) } != nil)
+        let unknown = try LinkSignature.make(LinkClaims(iss: issuer, rid: "rid_unknown_0000000000", kind: .login, exp: now + 300, nonce: "n"),
+                                             key: keys.deviceKey)
+        loginFlow.submitLinkPayload(payload: Array(unknown.utf8))
+        #expect(await loginStates.until { $0 == .awaitingLink(refusal: .unknownIdentity) } != nil)
+
+        // Re-submitted to the right flow, each proceeds (the sign-in up to its approval screen: both requests staged
+        // the same token generation, so only one of them can complete — scenario 9).
+        loginFlow.submitLinkPayload(payload: login.link)
+        #expect(await loginStates.until { if case .awaitingFaceCapture = $0 { true } else { false } } != nil)
+        loginFlow.cancel()
+        ceremonyFlow.submitLinkPayload(payload: ceremony.link)
+        #expect(await ceremonyStates.until(\.isAwaitingFaceCapture) != nil)
+        ceremonyFlow.submitFaceCapture(captureSession: capture("ada"))
+        #expect(await ceremonyStates.until(\.isTerminal)?.isSucceeded == true)
+        #expect(try await e.system.token(e.client, rid: ceremony.rid).status == 200)
+    }
+
+    @Test func scenario02_aWrongPasswordKeepsTheDownloadStep() async throws {
+        var policy = LiveSystem.Policy()
+        policy.passwordMode = "required"
+        let e = try await Enrolled.make(policy: policy, password: "correct horse battery")
+        defer { Task { await e.system.stop() } }
+        let request = try await e.request("public_keys")
+        let flow = e.authn.startPkiCeremonyFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: request.link)
+        #expect(await states.until { $0 == .downloadingFaceToken(passwordRequired: true, lastPasswordError: nil) } != nil)
+        flow.submitPassword(password: "wrong")
+        #expect(await states.until { $0 == .downloadingFaceToken(passwordRequired: true, lastPasswordError: .incorrect) } != nil)
+        flow.submitPassword(password: "correct horse battery")
+        #expect(await states.until(\.isAwaitingFaceCapture) != nil)
+        flow.submitFaceCapture(captureSession: capture("ada"))
+        #expect(await states.until(\.isTerminal)?.isSucceeded == true)
+        #expect(try await e.system.token(e.client, rid: request.rid).status == 200)
+        // The completion said the password was used (the ID token's `amr` gets `pwd` from it on the authority).
+        #expect(try await e.system.authority.store.request(authReqID: request.rid).passwordUsed)
+    }
+
+    @Test func scenario03_theApprovalScreenCarriesEverything() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let before = Int64(Date().timeIntervalSince1970)
+        let request = try await e.request("sign", data: [7])
+        let flow = e.authn.startPkiCeremonyFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: request.link)
+        guard case .awaitingFaceCapture(let binding, let kind, let label, let branding, let expires, let left, _, _) = await states.until(\.isAwaitingFaceCapture) else {
+            Issue.record("no approval screen: \(states.seen)")
+            return
+        }
+        #expect(binding == "Sign invoice 2026-114")
+        #expect(kind == .sign)
+        #expect(label == "Acme Billing")
+        #expect(branding == Branding(displayName: "Acme Billing", primaryColor: "#0A84FF"))
+        #expect((before + 295...before + 305).contains(expires))
+        #expect(left == 3)
+        flow.cancel()
+    }
+
+    @Test func scenario04_livenessFailureSpendsNoAttempt() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let request = try await e.request("sign", data: [7])
+        let flow = e.authn.startPkiCeremonyFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: request.link)
+        #expect(await states.until(\.isAwaitingFaceCapture)?.attemptsLeft == 3)
+        flow.submitFaceCapture(captureSession: capture("spoof"))
+        let afterSpoof = await states.until { $0.isAwaitingFaceCapture && $0.lastRetryReason != nil }
+        #expect(afterSpoof?.lastRetryReason == .livenessFailed && afterSpoof?.attemptsLeft == 3)
+        for left in [2, 1] {
+            flow.submitFaceCapture(captureSession: capture("stranger"))
+            let state = await states.until { $0.isAwaitingFaceCapture && $0.attemptsLeft == left }
+            #expect(state?.lastRetryReason == .faceMismatch)
+        }
+        flow.submitFaceCapture(captureSession: capture("stranger"))
+        #expect(await states.rest().last == .failed(reason: .attemptsExhausted))
+        await flow.waitUntilIdle()
+        let token = try await e.system.token(e.client, rid: request.rid)
+        #expect(token.status == 403 && token.body["error"] as? String == "access_denied")
+        #expect(e.system.application.posts == 0)
+    }
+
+    @Test func scenario06_aRefusedDeliveryIsRetriedWithTheSameBytesOrCancelled() async throws {
+        let verifier = FakeFaceVerifier()
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let counting = try e.system.device(name: "phone", subject: e.subject, faceVerifier: verifier)
+        let authn = try await counting.open()
+        let app = e.system.application
+
+        let first = try await e.request("public_keys")
+        app.refuse(with: 409)
+        let flow = authn.startPkiCeremonyFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: first.link)
+        _ = await states.until(\.isAwaitingFaceCapture)
+        flow.submitFaceCapture(captureSession: capture("ada"))
+        #expect(await states.until(\.isDeliveryFailed) == .deliveryFailed(status: .refused(httpStatus: 409)))
+        app.refuse(with: nil)
+        flow.retry()
+        #expect(await states.until(\.isTerminal)?.isSucceeded == true, "\(states.seen) \(app.failures)")
+        #expect(verifier.matchCalls == 1)
+        let bodies = app.received
+        #expect(bodies.count == 2 && bodies[0] == bodies[1])
+        #expect(try await e.system.token(e.client, rid: first.rid).status == 200)
+
+        let second = try await e.request("public_keys")
+        app.refuse(with: 500)
+        let other = authn.startPkiCeremonyFlow()
+        var otherStates = Observed(other.stateStream())
+        other.submitLinkPayload(payload: second.link)
+        _ = await otherStates.until(\.isAwaitingFaceCapture)
+        other.submitFaceCapture(captureSession: capture("ada"))
+        _ = await otherStates.until(\.isDeliveryFailed)
+        other.cancelCeremony()
+        #expect(await otherStates.rest().last == .failed(reason: .deliveryFailed))
+        await other.waitUntilIdle()
+        let token = try await e.system.token(e.client, rid: second.rid)
+        #expect(token.status == 403 && token.body["error"] as? String == "access_denied")
+    }
+
+    @Test func scenario12_anOlderSDKIsToldToUpgradeForACeremony() async throws {
+        let e = try await Enrolled.make(deviceProtocol: 6)
+        defer { Task { await e.system.stop() } }
+        let request = try await e.request("sign", data: [1])
+        let flow = e.authn.startPkiCeremonyFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: request.link)
+        #expect(await states.rest().last == .failed(reason: .upgradeRequired))
     }
 }
