@@ -203,7 +203,9 @@ public final class HTTPAuthorityClient: AuthorityClient {
         } catch {
             throw .invalidResponse("the authority key could not be pinned: \(error)")
         }
-        let receipt = EnrolmentReceipt(keyId: submission.userPresent.deviceKeyId, enrolledAt: clock.now(),
+        // Whole seconds: the key record stores Unix seconds, so a reopened vault lists the same `Key`.
+        let enrolledAt = Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
+        let receipt = EnrolmentReceipt(keyId: submission.userPresent.deviceKeyId, enrolledAt: enrolledAt,
                                        identityId: response.identityId, issuer: response.issuer)
         return AuthorityReply(receipt, rotationHint: reply.rotationHint)
     }

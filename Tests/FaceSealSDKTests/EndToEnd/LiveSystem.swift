@@ -232,9 +232,15 @@ struct Device: Sendable {
 
     /// The links waiting in this device's outbox, read with an ambient key of `authn`.
     func links(_ authn: Authenticator) async throws -> [String] {
+        // The outbox is per enrolment on the authority: read each usable one.
         let ring = authn.keyRing()
-        guard let record = ring.records.first else { throw SetupError("no key") }
-        return try await client.pendingLinks(signer: try ring.ambientSigner(record), wait: 5)
+        let records = ring.records.filter { vault.hasKeyMaterial(deviceKeyId: $0.ambient.deviceKeyId) }
+        guard !records.isEmpty else { throw SetupError("no key") }
+        var links: [String] = []
+        for record in records {
+            links += try await client.pendingLinks(signer: try ring.ambientSigner(record), wait: records.count == 1 ? 5 : 0)
+        }
+        return links
     }
 
     /// The outbox link of request `rid`.

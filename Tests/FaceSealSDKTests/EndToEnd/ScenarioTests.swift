@@ -31,6 +31,18 @@ struct Enrolled {
         return (rid, try await device.link(authn, rid: rid))
     }
 
+    /// The delivery body the application accepted for `rid`.
+    func delivered(_ rid: String) throws -> DeliveryBody {
+        guard let bytes = system.application.accepted(rid) else { throw SetupError("nothing delivered for \(rid)") }
+        return try DeliveryBody.decode(bytes)
+    }
+
+    /// The public keys delivered for `rid`.
+    func deliveredKeys(_ rid: String) throws -> [String: Base64URLBytes] {
+        guard let keys = try delivered(rid).publicKeys else { throw SetupError("no public keys for \(rid)") }
+        return keys
+    }
+
     /// Runs a ceremony link to its end with one good capture; answers the states seen.
     func runCeremony(_ link: [UInt8], capture label: String = "ada") async -> [PkiCeremonyFlow.State] {
         let flow = authn.startPkiCeremonyFlow()
@@ -249,5 +261,164 @@ extension PkiCeremonyFlow.State {
         var states = Observed(flow.stateStream())
         flow.submitLinkPayload(payload: request.link)
         #expect(await states.rest().last == .failed(reason: .upgradeRequired))
+    }
+
+    @Test func scenario09_theSecondCompletionFromOneTokenIsStale() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let first = try await e.request("public_keys")
+        let second = try await e.request("public_keys", context: "other")
+        let a = e.authn.startPkiCeremonyFlow()
+        let b = e.authn.startPkiCeremonyFlow()
+        var aStates = Observed(a.stateStream())
+        var bStates = Observed(b.stateStream())
+        a.submitLinkPayload(payload: first.link)
+        _ = await aStates.until(\.isAwaitingFaceCapture)
+        b.submitLinkPayload(payload: second.link)
+        _ = await bStates.until(\.isAwaitingFaceCapture)
+        b.submitFaceCapture(captureSession: capture("ada"))
+        #expect(await bStates.until(\.isTerminal)?.isSucceeded == true)
+        a.submitFaceCapture(captureSession: capture("ada"))
+        #expect(await aStates.until(\.isPostingResultFailed) == .postingResultFailed(reason: .staleToken, retryable: false))
+        let stale = try await e.system.token(e.client, rid: first.rid)
+        #expect(stale.body["error"] as? String == "stale_token")
+        #expect(try await e.system.token(e.client, rid: second.rid).status == 200)
+        a.cancel()
+        // A new request stages the current token and succeeds.
+        let again = try await e.request("public_keys")
+        #expect(await e.runCeremony(again.link).last?.isSucceeded == true)
+        #expect(try await e.system.token(e.client, rid: again.rid).status == 200)
+    }
+
+    @Test func scenario10_keysArriveWithThePolicyFillOnly() async throws {
+        var policy = LiveSystem.Policy()
+        policy.algorithms = ["ML-DSA-65"]
+        let e = try await Enrolled.make(policy: policy)
+        defer { Task { await e.system.stop() } }
+        let before = try await e.request("public_keys")
+        #expect(await e.runCeremony(before.link).last?.isSucceeded == true)
+        let dsaOnly = try e.deliveredKeys(before.rid)
+        #expect(Set(dsaOnly.keys) == ["ML-DSA-65"])
+
+        try await e.system.manage("PATCH", "/tenants/acme/policy", ["key_algorithms": ["ML-DSA-65", "ML-KEM-768"]])
+        let filled = try await e.request("public_keys")
+        #expect(await e.runCeremony(filled.link).last?.isSucceeded == true)
+        let both = try e.deliveredKeys(filled.rid)
+        #expect(Set(both.keys) == ["ML-DSA-65", "ML-KEM-768"])
+        #expect(both["ML-DSA-65"] == dsaOnly["ML-DSA-65"])
+
+        let later = try await e.request("public_keys")
+        #expect(await e.runCeremony(later.link).last?.isSucceeded == true)
+        let same = try e.deliveredKeys(later.rid)
+        #expect(same == both)
+    }
+
+    @Test func scenario11_keysAreSpecificToApplicationAndContext() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let other = try await e.system.createApplication(label: "Acme Payroll")
+        _ = try await e.device.enrol(e.authn, link: try await e.system.invitation(email: e.email, client: other))
+        #expect(e.authn.keys.count == 2)
+        func deliveredKey(_ client: LiveSystem.Client, context: String) async throws -> String {
+            let request = try await e.request("public_keys", context: context, client: client)
+            #expect(await e.runCeremony(request.link).last?.isSucceeded == true)
+            return try e.delivered(request.rid).keyId
+        }
+        let billing = try await deliveredKey(e.client, context: "shared")
+        let payroll = try await deliveredKey(other, context: "shared")
+        #expect(billing != payroll)
+        #expect(try await deliveredKey(e.client, context: "shared") == billing)
+        #expect(try await deliveredKey(e.client, context: "elsewhere") != billing)
+    }
+
+    func devices(_ e: Enrolled) async throws -> [[String: Any]] {
+        let listed = try await e.system.manage("GET", "/tenants/acme/devices")
+        return try #require(listed["devices"] as? [[String: Any]] ?? listed["items"] as? [[String: Any]])
+    }
+
+    @Test func scenario15_revocationOnBothSidesAndByAnAdministrator() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        #expect(throws: AuthnRuntimeError.UnknownKey("nope")) { try e.authn.startRevocationFlow(keyId: "nope") }
+        let flow = try e.authn.startRevocationFlow(keyId: e.key.id)
+        var states = Observed(flow.stateStream())
+        #expect(await states.until { _ in true } == .confirming(key: e.key))
+        flow.approve()
+        #expect(await states.rest().last == .succeeded(key: e.key))
+        #expect(e.authn.keys.isEmpty)
+        #expect(try await devices(e).allSatisfy { $0["status"] as? String == "revoked" })
+
+        // Enrol again; an administrator revokes; the next signed request fails and removes the key.
+        for (action, reason) in [("revoke", FailureReason.deviceKeyRevoked), ("terminate", .deviceKeyTerminated)] {
+            let key = try await e.device.enrol(e.authn, link: try await e.system.invitation(email: e.email, client: e.client))
+            #expect(e.authn.keys == [key])
+            let request = try await e.request()
+            let active = try #require(try await devices(e).first { $0["status"] as? String == "active" }?["id"] as? String)
+            try await e.system.manage("POST", "/tenants/acme/devices/\(active)/\(action)")
+            let login = e.authn.startLoginFlow()
+            var loginStates = Observed(login.stateStream())
+            login.submitLinkPayload(payload: request.link)
+            #expect(await loginStates.rest().last == .failed(reason: reason))
+            #expect(e.authn.keys.isEmpty)
+        }
+    }
+
+    @Test func scenario17_keysBrandingAuditAndReinstall() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        #expect(e.authn.brandingFor(keyId: e.key.id) == Branding(displayName: "Acme Billing", primaryColor: "#0A84FF"))
+        #expect(e.authn.brandingFor(keyId: "unknown") == nil)
+        let request = try await e.request("public_keys")
+        #expect(await e.runCeremony(request.link).last?.isSucceeded == true)
+        let all = e.authn.auditLog()
+        #expect(all.count >= 2 && all.count <= 50)
+        #expect(e.authn.auditLog(limit: 1).count == 1)
+        #expect(e.authn.auditLog(limit: 1).first == all.first)
+        #expect(zip(all, all.dropFirst()).allSatisfy { $0.timestamp >= $1.timestamp })
+        #expect(all.first?.kind == .ceremony)
+
+        // A record whose key material is gone is not listed.
+        let record = try #require(e.authn.keyRing().records.first)
+        try e.device.vault.deleteKey(deviceKeyId: record.ambient.deviceKeyId)
+        #expect(e.authn.keys.isEmpty)
+
+        // A reinstall (the app's own data gone, the vault kept) clears the surviving records.
+        let second = try await e.device.enrol(e.authn, link: try await e.system.invitation(email: e.email, client: e.client))
+        let reopened = try await e.device.open()
+        #expect(reopened.keys == [second], "\(reopened.keys) \(second) \(reopened.auditLog())")
+        try FileManager.default.removeItem(at: e.device.directory.appendingPathComponent("installed"))
+        #expect(try await e.device.open().keys.isEmpty)
+        #expect(try await e.device.open().keys.isEmpty)
+    }
+
+    @Test func scenario13_rotationReplacesEveryKeyAndReportsDeadOnes() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let other = try await e.system.createApplication(label: "Acme Payroll")
+        let second = try await e.device.enrol(e.authn, link: try await e.system.invitation(email: e.email, client: other))
+        // The administrator ends the second enrolment: the rotation drops it and reports it.
+        let payrollDevice = try #require(try await devices(e).first { $0["client_id"] as? String == other.clientId }?["id"] as? String)
+        try await e.system.manage("POST", "/tenants/acme/devices/\(payrollDevice)/terminate")
+
+        let flow = try e.authn.startKeyRotationFlow()
+        var states = Observed(flow.stateStream())
+        guard case .confirming(let listed) = await states.until({ _ in true }) else { Issue.record("no confirmation"); return }
+        #expect(Set(listed) == Set([e.key, second]))
+        let presenceBefore = e.device.presence.callCount
+        flow.approve()
+        let end = await states.rest().last
+        #expect(end == .succeeded(revokedKeys: [RevokedKeyNotice(key: second, terminated: true, replaced: false)]), "\(states.seen)")
+        #expect(e.device.presence.callCount > presenceBefore)
+        #expect(e.authn.keys.map(\.id) == [e.key.id])
+
+        // The device signs in with the new keys.
+        let login = try await e.request()
+        let signIn = e.authn.startLoginFlow()
+        var signInStates = Observed(signIn.stateStream())
+        signIn.submitLinkPayload(payload: login.link)
+        _ = await signInStates.until { if case .awaitingFaceCapture = $0 { true } else { false } }
+        signIn.submitFaceCapture(captureSession: capture("ada"))
+        #expect(await signInStates.rest().last.map { if case .succeeded = $0 { true } else { false } } == true)
+        #expect(!e.authn.takeKeyRotationHint())
     }
 }
