@@ -344,3 +344,85 @@ extension RegistrationFlow.State {
         }
     }
 }
+
+/// A file vault whose `createKey` fails once `budget` keys were made: an enrolment that fails after its first key.
+final class BudgetedVault: KeyVault {
+    let inner: FileKeyVault
+    let budget: Mutex<Int>
+
+    init(_ inner: FileKeyVault, budget: Int) {
+        self.inner = inner
+        self.budget = Mutex(budget)
+    }
+
+    var userPresence: any UserPresence { inner.userPresence }
+
+    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+        let allowed = budget.withLock { left -> Bool in
+            guard left > 0 else { return false }
+            left -= 1
+            return true
+        }
+        guard allowed else { throw .storageFailed("secure hardware refused the key") }
+        return try inner.createKey(protection: protection, alias: alias)
+    }
+
+    func deleteKey(deviceKeyId: String) throws(VaultError) { try inner.deleteKey(deviceKeyId: deviceKeyId) }
+    func hasKeyMaterial(deviceKeyId: String) -> Bool { inner.hasKeyMaterial(deviceKeyId: deviceKeyId) }
+    func signer(deviceKeyId: String, presence: UserPresenceProof?) throws(VaultError) -> any DeviceRequestSigner {
+        try inner.signer(deviceKeyId: deviceKeyId, presence: presence)
+    }
+    func readRecordFile() throws(VaultError) -> [UInt8]? { try inner.readRecordFile() }
+    func writeRecordFile(_ bytes: [UInt8]) throws(VaultError) { try inner.writeRecordFile(bytes) }
+    func isFreshInstall() -> Bool { inner.isFreshInstall() }
+    func markInstalled() throws(VaultError) { try inner.markInstalled() }
+}
+
+/// A loopback proxy in front of the authority that can fail the next completions with an unsigned 503
+/// (what a load balancer answers when no authority process is reachable).
+final class FlakyProxy: Sendable {
+    let server: HTTPServer
+
+    init(target: URL) throws {
+        let client = HTTPClient()
+        let box = FailBox()
+        self.box = box
+        var base = target.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        let prefix = base
+        server = HTTPServer(logger: .disabled) { request in
+            if request.path.hasSuffix("/completion"), box.take() {
+                return HTTPResponse(status: 503, body: Array("upstream unavailable".utf8))
+            }
+            var headers = HTTPHeaders()
+            for field in request.headers where field.name.lowercased().hasPrefix("faceseal-") || field.name.lowercased() == "content-type" {
+                headers[field.name] = field.value
+            }
+            let url = URL(string: prefix + request.path + (request.rawQuery.map { "?" + $0 } ?? ""))!
+            let response = try await client.send(HTTPClientRequest(method: request.method, url: url, headers: headers, body: request.body))
+            var back = HTTPHeaders()
+            for field in response.headers where field.name.lowercased().hasPrefix("faceseal-") || field.name.lowercased() == "content-type" {
+                back[field.name] = field.value
+            }
+            return HTTPResponse(status: response.status, headers: back, body: response.body)
+        }
+        try server.start()
+    }
+
+    private let box: FailBox
+
+    /// Fails the next `count` completions.
+    func failNextCompletions(_ count: Int) { box.set(count) }
+
+    final class FailBox: Sendable {
+        private let left = Mutex(0)
+        func set(_ count: Int) { left.withLock { $0 = count } }
+        func take() -> Bool {
+            left.withLock { count in
+                guard count > 0 else { return false }
+                count -= 1
+                return true
+            }
+        }
+    }
+}
