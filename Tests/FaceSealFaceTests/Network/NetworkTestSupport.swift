@@ -40,4 +40,5 @@ enum NetworkTestSupport {
 
     /// Loaded once per test process: parsing the ResNet file is the slow part of a debug test run.
     static let embedder: Result<FaceEmbedder, any Error> = Result { try FaceEmbedder(modelURL: resnetURL) }
+    static let detector: Result<FaceDetector, any Error> = Result { try FaceDetector(modelURL: mmodURL) }
 }
