@@ -60,47 +60,106 @@ struct ConvolutionKernel: Sendable {
     }
 
     /// Runs the convolution. The caller has checked `input.channels == channels` and the size.
+    ///
+    /// The output rows are split between the cores; each worker runs its own im2col + GEMM bands with
+    /// OpenBLAS single-threaded (`BLASThreading`), so the im2col and bias passes run in parallel too
+    /// and no BLAS thread spins waiting for the next call.
     func apply(to input: FeatureMap) -> FeatureMap {
         guard let (outRows, outCols) = outputSize(rows: input.rows, cols: input.cols) else {
             return FeatureMap(channels: filters, rows: 0, cols: 0)
         }
-        let patch = patchSize
-        let outPlane = outRows * outCols
-        let bandRows = max(1, min(outRows, Self.bandBytes / max(1, 4 * patch * outCols)))
-        let scratchCount = patch * bandRows * outCols
-        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: scratchCount)
-        defer { scratch.deallocate() }
-
-        let output = FeatureMap(channels: filters, rows: outRows, cols: outCols) { out in
-            let outBase = out.baseAddress!
+        let work = filters * patchSize * outRows * outCols
+        let workers = Parallel.workers(items: outRows, work: work)
+        return FeatureMap(channels: filters, rows: outRows, cols: outCols) { out in
+            // Addresses cross into the workers as integers: each worker writes only its own rows.
+            let outAddress = UInt(bitPattern: out.baseAddress)
             input.values.withUnsafeBufferPointer { inBuffer in
-                weights.withUnsafeBufferPointer { weightBuffer in
-                    var rowStart = 0
-                    while rowStart < outRows {
-                        let rowEnd = min(outRows, rowStart + bandRows)
-                        let columns = (rowEnd - rowStart) * outCols
-                        im2col(inBuffer.baseAddress!, rows: input.rows, cols: input.cols,
-                               outCols: outCols, rowStart: rowStart, rowEnd: rowEnd, into: scratch)
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
-                                    Int32(filters), Int32(columns), Int32(patch),
-                                    1, weightBuffer.baseAddress!, Int32(patch),
-                                    scratch, Int32(columns),
-                                    0, outBase + rowStart * outCols, Int32(outPlane))
-                        rowStart = rowEnd
+                let inAddress = UInt(bitPattern: inBuffer.baseAddress)
+                Parallel.forEachRange(of: outRows, workers: workers) { rowRange in
+                    let source = UnsafePointer<Float>(bitPattern: inAddress)!
+                    let destination = UnsafeMutablePointer<Float>(bitPattern: outAddress)!
+                    if filters == 1 {
+                        accumulateDirect(source, rows: input.rows, cols: input.cols, outCols: outCols,
+                                         rowRange: rowRange, into: destination)
+                    } else {
+                        multiplyBands(source, rows: input.rows, cols: input.cols, outRows: outRows, outCols: outCols,
+                                      rowRange: rowRange, into: destination)
                     }
                 }
             }
-            for f in 0..<filters {
-                let plane = outBase + f * outPlane
-                let b = bias[f]
+        }
+    }
+
+    /// im2col + `cblas_sgemm` over bands of `rowRange`, then bias and ReLU on those rows.
+    private func multiplyBands(_ input: UnsafePointer<Float>, rows: Int, cols: Int, outRows: Int, outCols: Int,
+                               rowRange: Range<Int>, into output: UnsafeMutablePointer<Float>) {
+        let patch = patchSize
+        let outPlane = outRows * outCols
+        let bandRows = max(1, min(rowRange.count, Self.bandBytes / max(1, 4 * patch * outCols)))
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: patch * bandRows * outCols)
+        defer { scratch.deallocate() }
+        weights.withUnsafeBufferPointer { weightBuffer in
+            var rowStart = rowRange.lowerBound
+            while rowStart < rowRange.upperBound {
+                let rowEnd = min(rowRange.upperBound, rowStart + bandRows)
+                let columns = (rowEnd - rowStart) * outCols
+                im2col(input, rows: rows, cols: cols, outCols: outCols, rowStart: rowStart, rowEnd: rowEnd, into: scratch)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                            Int32(filters), Int32(columns), Int32(patch),
+                            1, weightBuffer.baseAddress!, Int32(patch),
+                            scratch, Int32(columns),
+                            0, output + rowStart * outCols, Int32(outPlane))
+                rowStart = rowEnd
+            }
+        }
+        let first = rowRange.lowerBound * outCols
+        let count = rowRange.count * outCols
+        for f in 0..<filters {
+            let values = output + f * outPlane + first
+            let b = bias[f]
+            if appliesReLU {
+                for i in 0..<count { values[i] = max(values[i] + b, 0) }
+            } else {
+                for i in 0..<count { values[i] += b }
+            }
+        }
+    }
+
+    /// A one-filter convolution (MMOD's 9×9 scorer) without im2col: each weight adds a shifted input
+    /// row into the output row, which stays in L1. The column matrix would be 3,645 rows of the whole
+    /// plane for a single output row.
+    private func accumulateDirect(_ input: UnsafePointer<Float>, rows: Int, cols: Int, outCols: Int,
+                                  rowRange: Range<Int>, into output: UnsafeMutablePointer<Float>) {
+        weights.withUnsafeBufferPointer { w in
+            for oy in rowRange {
+                let destination = output + oy * outCols
+                destination.update(repeating: bias[0], count: outCols)
+                for c in 0..<channels {
+                    let plane = input + c * rows * cols
+                    for i in 0..<kernelRows {
+                        let y = oy * strideY - padY + i
+                        guard y >= 0, y < rows else { continue }
+                        let sourceRow = plane + y * cols
+                        for j in 0..<kernelCols {
+                            let weight = w[(c * kernelRows + i) * kernelCols + j]
+                            let shift = j - padX
+                            let first = shift >= 0 ? 0 : (-shift + strideX - 1) / strideX
+                            let last = min(outCols, (cols - 1 - shift) >= 0 ? (cols - 1 - shift) / strideX + 1 : 0)
+                            guard first < last else { continue }
+                            if strideX == 1 {
+                                let source = sourceRow + shift
+                                for ox in first..<last { destination[ox] += weight * source[ox] }
+                            } else {
+                                for ox in first..<last { destination[ox] += weight * sourceRow[ox * strideX + shift] }
+                            }
+                        }
+                    }
+                }
                 if appliesReLU {
-                    for i in 0..<outPlane { plane[i] = max(plane[i] + b, 0) }
-                } else {
-                    for i in 0..<outPlane { plane[i] += b }
+                    for ox in 0..<outCols { destination[ox] = max(destination[ox], 0) }
                 }
             }
         }
-        return output
     }
 
     /// Writes the column matrix for output rows `rowStart..<rowEnd`: row `(c·kh + i)·kw + j`, column

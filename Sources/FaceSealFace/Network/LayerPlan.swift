@@ -25,6 +25,7 @@ struct LayerPlan: Sendable {
     /// Compiles `layers` for an input with `channels` channels, checking that every layer fits the
     /// one before it.
     init(layers: [DlibLayer], inputChannels: Int) throws {
+        BLASThreading.ensureSingleThreaded()
         var steps: [Step] = []
         var index = 0
         var channels = inputChannels
