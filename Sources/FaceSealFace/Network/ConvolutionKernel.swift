@@ -1,3 +1,4 @@
+import Synchronization
 import COpenBLAS
 
 /// A convolution with the following per-channel affine layer folded into its weights and bias,
@@ -64,26 +65,36 @@ struct ConvolutionKernel: Sendable {
     /// The output rows are split between the cores; each worker runs its own im2col + GEMM bands with
     /// OpenBLAS single-threaded (`BLASThreading`), so the im2col and bias passes run in parallel too
     /// and no BLAS thread spins waiting for the next call.
-    func apply(to input: FeatureMap) -> FeatureMap {
+    func apply(to input: FeatureMap, workspace: inout Workspace) -> FeatureMap {
         guard let (outRows, outCols) = outputSize(rows: input.rows, cols: input.cols) else {
             return FeatureMap(channels: filters, rows: 0, cols: 0)
         }
         let work = filters * patchSize * outRows * outCols
         let workers = Parallel.workers(items: outRows, work: work)
+        let usePhases = strideX == strideY && strideX > 1 && padX == 0 && padY == 0 && filters > 1
+        let phaseCount = usePhases ? input.values.count : 0
+        let bandRows = max(1, min(outRows, Self.bandBytes / max(1, 4 * patchSize * outCols)))
+        let scratchCount = filters > 1 ? patchSize * bandRows * outCols : 0
+        // One reused buffer for the phases and every worker's column matrix: fresh large allocations
+        // per call would be fresh pages, and their faults cost as much as the copies.
+        let base = workspace.reserve(phaseCount + workers * scratchCount)
+        let phases = usePhases ? StridePhases(input, stride: strideX, into: base) : nil
+        // Addresses cross into the workers as integers: each worker writes only its own rows and scratch.
+        let scratchAddress = UInt(bitPattern: base + phaseCount)
         return FeatureMap(channels: filters, rows: outRows, cols: outCols) { out in
-            // Addresses cross into the workers as integers: each worker writes only its own rows.
             let outAddress = UInt(bitPattern: out.baseAddress)
             input.values.withUnsafeBufferPointer { inBuffer in
                 let inAddress = UInt(bitPattern: inBuffer.baseAddress)
-                Parallel.forEachRange(of: outRows, workers: workers) { rowRange in
+                Parallel.forEachRange(of: outRows, workers: workers) { worker, rowRange in
                     let source = UnsafePointer<Float>(bitPattern: inAddress)!
                     let destination = UnsafeMutablePointer<Float>(bitPattern: outAddress)!
                     if filters == 1 {
                         accumulateDirect(source, rows: input.rows, cols: input.cols, outCols: outCols,
                                          rowRange: rowRange, into: destination)
                     } else {
+                        let scratch = UnsafeMutablePointer<Float>(bitPattern: scratchAddress)! + worker * scratchCount
                         multiplyBands(source, rows: input.rows, cols: input.cols, outRows: outRows, outCols: outCols,
-                                      rowRange: rowRange, into: destination)
+                                      bandRows: bandRows, scratch: scratch, phases: phases, rowRange: rowRange, into: destination)
                     }
                 }
             }
@@ -92,18 +103,20 @@ struct ConvolutionKernel: Sendable {
 
     /// im2col + `cblas_sgemm` over bands of `rowRange`, then bias and ReLU on those rows.
     private func multiplyBands(_ input: UnsafePointer<Float>, rows: Int, cols: Int, outRows: Int, outCols: Int,
+                               bandRows: Int, scratch: UnsafeMutablePointer<Float>, phases: StridePhases?,
                                rowRange: Range<Int>, into output: UnsafeMutablePointer<Float>) {
         let patch = patchSize
         let outPlane = outRows * outCols
-        let bandRows = max(1, min(rowRange.count, Self.bandBytes / max(1, 4 * patch * outCols)))
-        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: patch * bandRows * outCols)
-        defer { scratch.deallocate() }
         weights.withUnsafeBufferPointer { weightBuffer in
             var rowStart = rowRange.lowerBound
             while rowStart < rowRange.upperBound {
                 let rowEnd = min(rowRange.upperBound, rowStart + bandRows)
                 let columns = (rowEnd - rowStart) * outCols
-                im2col(input, rows: rows, cols: cols, outCols: outCols, rowStart: rowStart, rowEnd: rowEnd, into: scratch)
+                if let phases {
+                    phases.im2col(self, outCols: outCols, rowStart: rowStart, rowEnd: rowEnd, into: scratch)
+                } else {
+                    im2col(input, rows: rows, cols: cols, outCols: outCols, rowStart: rowStart, rowEnd: rowEnd, into: scratch)
+                }
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
                             Int32(filters), Int32(columns), Int32(patch),
                             1, weightBuffer.baseAddress!, Int32(patch),
@@ -200,6 +213,134 @@ struct ConvolutionKernel: Sendable {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The input of an unpadded stride-s convolution split into its s×s (row, column) phases, so every
+/// im2col row becomes a run of contiguous copies instead of a strided gather: input `[c][y][x]` goes
+/// to phase `(y mod s, x mod s)` at `[c][y / s][x / s]`. The phases live in the caller's workspace.
+struct StridePhases: Sendable {
+    let stride: Int
+    let phaseRows: [Int]
+    let phaseCols: [Int]
+    /// Start of phase `a·s + b`'s channel-0 plane.
+    let offsets: [Int]
+    /// The workspace address, kept as an integer so the value can cross into the workers.
+    let baseAddress: UInt
+
+    /// Splits `input` into `storage`, which holds at least `input.values.count` floats.
+    init(_ input: FeatureMap, stride s: Int, into storage: UnsafeMutablePointer<Float>) {
+        stride = s
+        baseAddress = UInt(bitPattern: storage)
+        let phaseRows = (0..<s).map { (input.rows - $0 + s - 1) / s }
+        let phaseCols = (0..<s).map { (input.cols - $0 + s - 1) / s }
+        var offsets: [Int] = []
+        var total = 0
+        for a in 0..<s {
+            for b in 0..<s {
+                offsets.append(total)
+                total += input.channels * phaseRows[a] * phaseCols[b]
+            }
+        }
+        self.phaseRows = phaseRows
+        self.phaseCols = phaseCols
+        self.offsets = offsets
+        let (rows, cols, channels) = (input.rows, input.cols, input.channels)
+        let planeOffsets = offsets
+        let targetAddress = UInt(bitPattern: storage)
+        input.values.withUnsafeBufferPointer { source in
+            let sourceAddress = UInt(bitPattern: source.baseAddress)
+            Parallel.forEachRange(of: channels, workers: Parallel.workers(items: channels, work: 4 * total)) { _, channelRange in
+                let source = UnsafePointer<Float>(bitPattern: sourceAddress)!
+                let target = UnsafeMutablePointer<Float>(bitPattern: targetAddress)!
+                for c in channelRange {
+                    for a in 0..<s {
+                        for b in 0..<s {
+                            let plane = target + planeOffsets[a * s + b] + c * phaseRows[a] * phaseCols[b]
+                            for y in 0..<phaseRows[a] {
+                                let from = source + (c * rows + y * s + a) * cols + b
+                                let to = plane + y * phaseCols[b]
+                                for x in 0..<phaseCols[b] { to[x] = from[x * s] }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The column matrix of `kernel` for output rows `rowStart..<rowEnd`, as `ConvolutionKernel.im2col`.
+    func im2col(_ kernel: ConvolutionKernel, outCols: Int, rowStart: Int, rowEnd: Int, into columns: UnsafeMutablePointer<Float>) {
+        let width = (rowEnd - rowStart) * outCols
+        let base = UnsafeMutablePointer<Float>(bitPattern: baseAddress)!
+        var k = 0
+        for c in 0..<kernel.channels {
+            for i in 0..<kernel.kernelRows {
+                let a = i % stride
+                for j in 0..<kernel.kernelCols {
+                    let b = j % stride
+                    let pitch = phaseCols[b]
+                    let plane = base + offsets[a * stride + b] + c * phaseRows[a] * pitch
+                    let destinationRow = columns + k * width
+                    k += 1
+                    for oy in rowStart..<rowEnd {
+                        (destinationRow + (oy - rowStart) * outCols)
+                            .update(from: plane + (oy + i / stride) * pitch + j / stride, count: outCols)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Scratch memory for the layers of one forward pass, recycled between passes by `WorkspacePool`.
+/// Held as an address so it can live in the pool's mutex; only one pass uses it at a time.
+struct Workspace: Sendable {
+    private var address: UInt = 0
+    private var capacity = 0
+
+    /// At least `count` floats, valid until the next `reserve`; contents are undefined.
+    mutating func reserve(_ count: Int) -> UnsafeMutablePointer<Float> {
+        if count > capacity || address == 0 {
+            release()
+            capacity = max(count, 1)
+            address = UInt(bitPattern: UnsafeMutablePointer<Float>.allocate(capacity: capacity))
+        }
+        return UnsafeMutablePointer<Float>(bitPattern: address)!
+    }
+
+    /// Frees the memory; the workspace is empty afterwards.
+    mutating func release() {
+        UnsafeMutablePointer<Float>(bitPattern: address)?.deallocate()
+        address = 0
+        capacity = 0
+    }
+}
+
+/// Keeps a couple of workspaces between forward passes: a fresh multi-megabyte buffer per detection
+/// would be fresh pages, and faulting them in costs about as much as a layer's copies.
+final class WorkspacePool: Sendable {
+    private static let kept = 2
+    private let idle = Mutex<[Workspace]>([])
+
+    func take() -> Workspace {
+        idle.withLock { $0.popLast() } ?? Workspace()
+    }
+
+    func give(_ workspace: Workspace) {
+        var surplus: Workspace? = idle.withLock { list in
+            guard list.count < Self.kept else { return workspace }
+            list.append(workspace)
+            return nil
+        }
+        surplus?.release()
+    }
+
+    deinit {
+        idle.withLock { list in
+            for index in list.indices { list[index].release() }
+            list.removeAll()
         }
     }
 }

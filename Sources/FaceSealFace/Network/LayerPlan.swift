@@ -21,6 +21,7 @@ struct LayerPlan: Sendable {
     }
 
     let steps: [Step]
+    private let workspaces = WorkspacePool()
 
     /// Compiles `layers` for an input with `channels` channels, checking that every layer fits the
     /// one before it.
@@ -112,13 +113,15 @@ struct LayerPlan: Sendable {
         var x = input
         var tag1: FeatureMap?
         var tag2: FeatureMap?
+        var workspace = workspaces.take()
+        defer { workspaces.give(workspace) }
         for step in steps {
             switch step {
             case .convolution(let kernel):
                 guard kernel.outputSize(rows: x.rows, cols: x.cols) != nil else {
                     throw DlibNetworkError.badInput("input of \(x.rows)×\(x.cols) is smaller than a \(kernel.kernelRows)×\(kernel.kernelCols) kernel")
                 }
-                x = kernel.apply(to: x)
+                x = kernel.apply(to: x, workspace: &workspace)
             case .affine(let gamma, let beta):
                 let plane = x.planeSize
                 x.values.withUnsafeMutableBufferPointer { values in

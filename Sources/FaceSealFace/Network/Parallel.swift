@@ -13,14 +13,14 @@ enum Parallel {
         max(1, min(cores, items, work / minimumWorkPerWorker))
     }
 
-    /// Calls `body` once per contiguous slice of `0..<count`, on `workers` threads at once.
-    static func forEachRange(of count: Int, workers: Int, _ body: @Sendable (Range<Int>) -> Void) {
+    /// Calls `body(worker, slice)` once per contiguous slice of `0..<count`, on `workers` threads at once.
+    static func forEachRange(of count: Int, workers: Int, _ body: @Sendable (Int, Range<Int>) -> Void) {
         guard workers > 1 else {
-            body(0..<count)
+            body(0, 0..<count)
             return
         }
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            body((count * worker / workers)..<(count * (worker + 1) / workers))
+            body(worker, (count * worker / workers)..<(count * (worker + 1) / workers))
         }
     }
 }
