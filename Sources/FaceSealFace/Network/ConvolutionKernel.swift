@@ -21,8 +21,9 @@ struct ConvolutionKernel: Sendable {
     private(set) var bias: [Float]
     private(set) var appliesReLU = false
 
-    /// Bytes of im2col scratch per band; keeps the column matrix cache-sized on large MMOD canvases.
-    static let bandBytes = 6 << 20
+    /// Bytes of im2col scratch per band: the column matrix stays in L2 while OpenBLAS packs it
+    /// (measured: 1 MB bands cost ~10 % less CPU than 6 MB on the MMOD canvas).
+    static let bandBytes = 1 << 20
 
     init(_ layer: DlibConvolution) {
         filters = layer.filters
