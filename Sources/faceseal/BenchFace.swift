@@ -186,7 +186,7 @@ enum BenchFace {
         for source in sources {
             let url = options.images.appendingPathComponent(source)
             guard FileManager.default.fileExists(atPath: url.path) else { continue }
-            let frame = BenchImages.frame(try BenchImages.load(url, work: options.work),
+            let frame = try BenchImages.frame(try BenchImages.load(url, work: options.work),
                                           width: options.frameWidth, height: options.frameHeight)
             let peerFile = options.work.appendingPathComponent("frame-\(url.lastPathComponent).ppm").path
             try BenchImages.writePPM(frame, to: peerFile)
@@ -304,7 +304,7 @@ enum BenchImages {
         guard fields[2] == 255, width > 0, height > 0, bytes.count - index >= width * height * 3 else {
             throw Failure(description: "\(path): unsupported PPM")
         }
-        return RGBImage(width: width, height: height, pixels: Array(bytes[index..<(index + width * height * 3)]))
+        return try RGBImage(width: width, height: height, pixels: Array(bytes[index..<(index + width * height * 3)]))
     }
 
     static func writePPM(_ image: RGBImage, to path: String) throws {
@@ -314,7 +314,7 @@ enum BenchImages {
     }
 
     /// The largest centred crop with the frame's aspect ratio, resized bilinearly to `width × height`.
-    static func frame(_ image: RGBImage, width: Int, height: Int) -> RGBImage {
+    static func frame(_ image: RGBImage, width: Int, height: Int) throws -> RGBImage {
         var cropWidth = image.width
         var cropHeight = image.width * height / width
         if cropHeight > image.height {
@@ -340,6 +340,6 @@ enum BenchImages {
                 }
             }
         }
-        return RGBImage(width: width, height: height, pixels: pixels)
+        return try RGBImage(width: width, height: height, pixels: pixels)
     }
 }

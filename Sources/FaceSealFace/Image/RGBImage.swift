@@ -1,5 +1,7 @@
 /// An 8-bit RGB image, pixels interleaved R, G, B, row-major, no row padding.
-public struct RGBImage: Sendable {
+///
+/// Stand-in with the shape of face-geo's `RGBImage` (same initialisers), replaced by theirs on merge.
+public struct RGBImage: Sendable, Equatable {
     /// Width in pixels.
     public let width: Int
     /// Height in pixels.
@@ -7,8 +9,16 @@ public struct RGBImage: Sendable {
     /// `width * height * 3` bytes.
     public var pixels: [UInt8]
 
-    /// Wraps `pixels`; the caller guarantees `pixels.count == width * height * 3`.
-    public init(width: Int, height: Int, pixels: [UInt8]) {
+    /// Wraps interleaved RGB bytes; throws unless `pixels.count == width · height · 3`.
+    public init(width: Int, height: Int, pixels: [UInt8]) throws {
+        guard width > 0, height > 0, pixels.count == width * height * 3 else {
+            throw DlibNetworkError.badInput("\(pixels.count) bytes for a \(width)×\(height) image")
+        }
+        self.init(uncheckedWidth: width, height: height, pixels: pixels)
+    }
+
+    /// For results whose size is correct by construction.
+    init(uncheckedWidth width: Int, height: Int, pixels: [UInt8]) {
         self.width = width
         self.height = height
         self.pixels = pixels

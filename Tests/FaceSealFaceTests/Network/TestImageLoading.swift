@@ -26,6 +26,6 @@ enum TestImageLoading {
         }
         i += 1
         guard fields[0] == "P6", let w = Int(fields[1]), let h = Int(fields[2]) else { throw Failed(reason: "not P6") }
-        return RGBImage(width: w, height: h, pixels: Array(bytes[i..<(i + w * h * 3)]))
+        return RGBImage(uncheckedWidth: w, height: h, pixels: Array(bytes[i..<(i + w * h * 3)]))
     }
 }
