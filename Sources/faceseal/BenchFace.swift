@@ -304,7 +304,7 @@ enum BenchImages {
         guard fields[2] == 255, width > 0, height > 0, bytes.count - index >= width * height * 3 else {
             throw Failure(description: "\(path): unsupported PPM")
         }
-        return try RGBImage(width: width, height: height, pixels: Array(bytes[index..<(index + width * height * 3)]))
+        return RGBImage(width: width, height: height, pixels: Array(bytes[index..<(index + width * height * 3)]))
     }
 
     static func writePPM(_ image: RGBImage, to path: String) throws {
@@ -340,6 +340,6 @@ enum BenchImages {
                 }
             }
         }
-        return try RGBImage(width: width, height: height, pixels: pixels)
+        return RGBImage(width: width, height: height, pixels: pixels)
     }
 }

@@ -9,11 +9,9 @@ public struct RGBImage: Sendable, Equatable {
     /// `width * height * 3` bytes.
     public var pixels: [UInt8]
 
-    /// Wraps interleaved RGB bytes; throws unless `pixels.count == width · height · 3`.
-    public init(width: Int, height: Int, pixels: [UInt8]) throws {
-        guard width > 0, height > 0, pixels.count == width * height * 3 else {
-            throw DlibNetworkError.badInput("\(pixels.count) bytes for a \(width)×\(height) image")
-        }
+    /// Wraps interleaved RGB bytes whose size is right by construction; the sizes are a precondition.
+    public init(width: Int, height: Int, pixels: [UInt8]) {
+        precondition(width >= 0 && height >= 0 && pixels.count == width * height * 3, "RGBImage size mismatch")
         self.init(uncheckedWidth: width, height: height, pixels: pixels)
     }
 
