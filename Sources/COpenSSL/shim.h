@@ -10,3 +10,4 @@
 #include <openssl/rsa.h>
 #include <openssl/bn.h>
 #include <openssl/core_dispatch.h>
+#include <openssl/hmac.h>

@@ -1,4 +1,138 @@
 #include "fs_openssl.h"
 #include <openssl/crypto.h>
+#include <openssl/core_names.h>
+#include <openssl/param_build.h>
+#include <openssl/params.h>
+#include <openssl/ec.h>
+#include <openssl/bn.h>
+#include <openssl/kdf.h>
+#include <openssl/obj_mac.h>
+#include <string.h>
 
 void fs_secure_zero(void *p, size_t len) { OPENSSL_cleanse(p, len); }
+
+void fs_openssl_free(void *p) { OPENSSL_free(p); }
+
+static EVP_PKEY *fs_pkey_fromdata(const char *type, int selection, OSSL_PARAM_BLD *bld) {
+    EVP_PKEY *pkey = NULL;
+    OSSL_PARAM *params = OSSL_PARAM_BLD_to_param(bld);
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, type, NULL);
+    if (params == NULL || ctx == NULL || EVP_PKEY_fromdata_init(ctx) != 1
+        || EVP_PKEY_fromdata(ctx, &pkey, selection, params) != 1) {
+        pkey = NULL;
+    }
+    EVP_PKEY_CTX_free(ctx);
+    OSSL_PARAM_free(params);
+    return pkey;
+}
+
+/// Runs OpenSSL's own key check (point on curve, modulus sanity) on a freshly imported key.
+static EVP_PKEY *fs_checked(EVP_PKEY *pkey, int private_part) {
+    if (pkey == NULL) return NULL;
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+    int ok = ctx != NULL && (private_part ? EVP_PKEY_pairwise_check(ctx) : EVP_PKEY_public_check(ctx)) == 1;
+    EVP_PKEY_CTX_free(ctx);
+    if (!ok) { EVP_PKEY_free(pkey); return NULL; }
+    return pkey;
+}
+
+EVP_PKEY *fs_p256_public_key(const uint8_t *point, size_t point_len, int check) {
+    if (point == NULL || point_len != 65 || point[0] != 0x04) return NULL;
+    OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+    EVP_PKEY *pkey = NULL;
+    if (bld != NULL
+        && OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, SN_X9_62_prime256v1, 0) == 1
+        && OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, point_len) == 1) {
+        pkey = fs_pkey_fromdata("EC", EVP_PKEY_PUBLIC_KEY, bld);
+    }
+    OSSL_PARAM_BLD_free(bld);
+    return check ? fs_checked(pkey, 0) : pkey;
+}
+
+EVP_PKEY *fs_p256_private_key(const uint8_t *d, size_t d_len, uint8_t point_out[65]) {
+    if (d == NULL || d_len != 32) return NULL;
+    EVP_PKEY *pkey = NULL;
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
+    BIGNUM *priv = BN_secure_new();
+    EC_POINT *pub = NULL;
+    OSSL_PARAM_BLD *bld = NULL;
+    if (group == NULL || priv == NULL || BN_bin2bn(d, (int)d_len, priv) == NULL) goto done;
+    // 0 < d < n: anything else is not a private key.
+    if (BN_is_zero(priv) || BN_cmp(priv, EC_GROUP_get0_order(group)) >= 0) goto done;
+    pub = EC_POINT_new(group);
+    if (pub == NULL || EC_POINT_mul(group, pub, priv, NULL, NULL, NULL) != 1) goto done;
+    if (EC_POINT_point2oct(group, pub, POINT_CONVERSION_UNCOMPRESSED, point_out, 65, NULL) != 65) goto done;
+    bld = OSSL_PARAM_BLD_new();
+    if (bld != NULL
+        && OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, SN_X9_62_prime256v1, 0) == 1
+        && OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_PRIV_KEY, priv) == 1
+        && OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point_out, 65) == 1) {
+        pkey = fs_pkey_fromdata("EC", EVP_PKEY_KEYPAIR, bld);
+    }
+done:
+    OSSL_PARAM_BLD_free(bld);
+    EC_POINT_free(pub);
+    BN_clear_free(priv);
+    EC_GROUP_free(group);
+    return pkey;
+}
+
+int fs_pkey_is_p256(const EVP_PKEY *pkey) {
+    if (pkey == NULL || EVP_PKEY_get_base_id(pkey) != EVP_PKEY_EC) return 0;
+    char name[64];
+    size_t len = 0;
+    if (EVP_PKEY_get_utf8_string_param(pkey, OSSL_PKEY_PARAM_GROUP_NAME, name, sizeof name, &len) != 1) return 0;
+    return strcmp(name, SN_X9_62_prime256v1) == 0 || strcmp(name, "P-256") == 0;
+}
+
+EVP_PKEY *fs_rsa_public_key(const uint8_t *n, size_t n_len, const uint8_t *e, size_t e_len, int check) {
+    if (n == NULL || e == NULL || n_len == 0 || e_len == 0) return NULL;
+    EVP_PKEY *pkey = NULL;
+    BIGNUM *bn_n = BN_bin2bn(n, (int)n_len, NULL);
+    BIGNUM *bn_e = BN_bin2bn(e, (int)e_len, NULL);
+    OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+    if (bn_n != NULL && bn_e != NULL && bld != NULL
+        && OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, bn_n) == 1
+        && OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, bn_e) == 1) {
+        pkey = fs_pkey_fromdata("RSA", EVP_PKEY_PUBLIC_KEY, bld);
+    }
+    OSSL_PARAM_BLD_free(bld);
+    BN_free(bn_n);
+    BN_free(bn_e);
+    return check ? fs_checked(pkey, 0) : pkey;
+}
+
+int fs_pkey_get_bn(const EVP_PKEY *pkey, const char *name, uint8_t *out, size_t out_len, int pad) {
+    BIGNUM *bn = NULL;
+    int written = -1;
+    if (pkey == NULL || name == NULL || EVP_PKEY_get_bn_param(pkey, name, &bn) != 1 || bn == NULL) return -1;
+    if (pad) {
+        written = BN_bn2binpad(bn, out, (int)out_len);
+    } else if ((size_t)BN_num_bytes(bn) <= out_len) {
+        written = BN_bn2bin(bn, out);
+    }
+    BN_clear_free(bn);
+    return written;
+}
+
+int fs_hkdf(const char *digest, int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
+                   const uint8_t *info, size_t info_len, uint8_t *out, size_t out_len) {
+    EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
+    EVP_KDF_CTX *ctx = kdf != NULL ? EVP_KDF_CTX_new(kdf) : NULL;
+    int kdf_mode = mode == 1 ? EVP_KDF_HKDF_MODE_EXPAND_ONLY : EVP_KDF_HKDF_MODE_EXTRACT_AND_EXPAND;
+    static const uint8_t empty = 0;
+    OSSL_PARAM params[6];
+    size_t i = 0;
+    params[i++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)digest, 0);
+    params[i++] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &kdf_mode);
+    params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)(ikm_len ? ikm : &empty), ikm_len);
+    if (mode != 1) {
+        params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)(salt_len ? salt : &empty), salt_len);
+    }
+    params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)(info_len ? info : &empty), info_len);
+    params[i] = OSSL_PARAM_construct_end();
+    int ok = ctx != NULL && EVP_KDF_derive(ctx, out, out_len, params) == 1;
+    EVP_KDF_CTX_free(ctx);
+    EVP_KDF_free(kdf);
+    return ok;
+}

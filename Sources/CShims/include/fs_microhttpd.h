@@ -1,4 +1,53 @@
 #ifndef FS_MICROHTTPD_H
 #define FS_MICROHTTPD_H
-// libmicrohttpd shims (variadic MHD_start_daemon and friends).
+// libmicrohttpd shims: MHD_start_daemon, MHD_get_daemon_info and MHD_get_connection_info are
+// variadic, which Swift cannot call. Only FaceSealHTTP uses these.
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/// Everything `fs_mhd_start` needs besides the callbacks. Zero means "library default" where noted.
+struct fs_mhd_settings {
+    /// Numeric IPv4 or IPv6 address to bind (no host names: resolution is the caller's job).
+    const char *host;
+    /// TCP port; 0 asks the kernel for an ephemeral port (read it back with `fs_mhd_bound_port`).
+    uint16_t port;
+    /// Maximum concurrent connections; 0 = library default (FD_SETSIZE-bound).
+    unsigned int connection_limit;
+    /// Idle timeout of a connection in seconds; 0 = never.
+    unsigned int connection_timeout_seconds;
+    /// Worker threads of the internal epoll pool; 0 or 1 = one internal polling thread.
+    unsigned int thread_pool_size;
+    /// Bytes per connection for headers and the read buffer; 0 = library default (32 KiB).
+    size_t connection_memory_limit;
+};
+
+/// Why `fs_mhd_start` returned NULL.
+enum fs_mhd_start_error {
+    FS_MHD_START_OK = 0,
+    FS_MHD_START_BAD_HOST = 1,
+    FS_MHD_START_FAILED = 2,
+};
+
+/// The URI log callback: called once per request with the raw request target (path + query, not
+/// unescaped); its return value becomes the request's `con_cls`.
+typedef void *(*fs_mhd_uri_log_callback)(void *cls, const char *uri, struct MHD_Connection *connection);
+
+/// Starts a daemon with an internal polling thread (epoll on Linux), suspend/resume allowed.
+/// Returns NULL on failure and sets `*error_out` (and leaves `errno` as the library left it).
+struct MHD_Daemon *fs_mhd_start(const struct fs_mhd_settings *settings,
+                                MHD_AccessHandlerCallback handler, void *handler_cls,
+                                MHD_RequestCompletedCallback completed, void *completed_cls,
+                                fs_mhd_uri_log_callback uri_log, void *uri_log_cls,
+                                int *error_out);
+
+/// The port the daemon's listening socket is bound to, or 0 if unknown.
+uint16_t fs_mhd_bound_port(struct MHD_Daemon *daemon);
+
+/// Writes the client's numeric address (no port) into `buffer` as a NUL-terminated string.
+/// Returns 0 on success, -1 if the address is unknown or does not fit.
+int fs_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t length);
+
 #endif

@@ -1,8 +1,40 @@
 #ifndef FS_OPENSSL_H
 #define FS_OPENSSL_H
+// OpenSSL shims: macros Swift cannot import, and the OSSL_PARAM key imports whose parameter names
+// must be static C strings (a Swift String bridged into OSSL_PARAM dangles; see notes/platform.md).
 #include <stddef.h>
+#include <stdint.h>
+#include <openssl/evp.h>
 
 /// Zeroes `len` bytes at `p` in a way the optimiser may not remove (OPENSSL_cleanse).
 void fs_secure_zero(void *p, size_t len);
+
+/// OPENSSL_free (a macro in C).
+void fs_openssl_free(void *p);
+
+/// A P-256 public key from an uncompressed SEC1 point (65 bytes, 0x04 || X || Y).
+/// Returns NULL if the encoding is wrong or the point is not on the curve. With `check` 1, OpenSSL's full
+/// public-key check runs too (it costs a scalar multiplication: do it once per imported key).
+EVP_PKEY *fs_p256_public_key(const uint8_t *point, size_t point_len, int check);
+
+/// A P-256 key pair from the 32-byte private scalar `d` (big endian, 0 < d < n).
+/// Writes the uncompressed public point (65 bytes) to `point_out`. Returns NULL on a bad scalar.
+EVP_PKEY *fs_p256_private_key(const uint8_t *d, size_t d_len, uint8_t point_out[65]);
+
+/// Whether `pkey` is an EC key on P-256 (prime256v1). 1 yes, 0 no.
+int fs_pkey_is_p256(const EVP_PKEY *pkey);
+
+/// An RSA public key from big-endian modulus and public exponent. NULL on failure.
+/// With `check` 1, OpenSSL's SP 800-56B public-key check runs too (slow: do it once per imported key).
+EVP_PKEY *fs_rsa_public_key(const uint8_t *n, size_t n_len, const uint8_t *e, size_t e_len, int check);
+
+/// Writes a big-integer parameter of `pkey` ("n", "e", "priv") big endian, left padded with zeros to `out_len`
+/// when `pad` is 1, minimal length otherwise. Returns the number of bytes written, or -1.
+int fs_pkey_get_bn(const EVP_PKEY *pkey, const char *name, uint8_t *out, size_t out_len, int pad);
+
+/// HKDF (RFC 5869) with the digest named `digest` ("SHA256", …; read during the call only).
+/// `mode` 0: extract-and-expand, 1: expand only (ikm is then the PRK). Returns 1 on success.
+int fs_hkdf(const char *digest, int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
+                   const uint8_t *info, size_t info_len, uint8_t *out, size_t out_len);
 
 #endif

@@ -33,7 +33,7 @@ import Testing
         let detector = try NetworkTestSupport.detector.get()
         var exact = 0
         var total = 0
-        for (file, expected) in try Self.goldenPhotos() where file.hasSuffix(".jpg") {
+        for (file, expected) in try Self.goldenPhotos() {
             let url = NetworkTestSupport.image(file)
             guard NetworkTestSupport.available(url) else { continue }
             let image = try TestImageLoading.load(url)

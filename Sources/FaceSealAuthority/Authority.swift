@@ -1,0 +1,87 @@
+import FaceSealCrypto
+import FaceSealHTTP
+import FaceSealWire
+import Foundation
+
+/// How an authority is set up: one value, read at start.
+public struct AuthorityConfiguration: Sendable {
+    /// The issuer: the externally visible base URL, e.g. `http://127.0.0.1:8080`.
+    public var issuer: String
+    /// Default lifetime of a CIBA request when the tenant policy does not say, seconds.
+    public var defaultRequestLifetime: Int
+    /// The minimum polling interval given to applications, seconds.
+    public var pollInterval: Int
+    /// How long the previous device key stays valid after a rotation, seconds.
+    public var rotationOverlap: Int
+
+    /// Builds a configuration.
+    public init(issuer: String, defaultRequestLifetime: Int = 300, pollInterval: Int = 5, rotationOverlap: Int = 7 * 24 * 3600) {
+        self.issuer = issuer
+        self.defaultRequestLifetime = defaultRequestLifetime
+        self.pollInterval = pollInterval
+        self.rotationOverlap = rotationOverlap
+    }
+}
+
+/// The authority (SPEC §1, §4): an OpenID Provider with CIBA, the device API and the management API over one
+/// storage. Handlers are plain async functions installed into one router; each API lives in its own folder
+/// (`CIBA/`, `Device/`, `Management/`) and installs its routes from there.
+public final class Authority: Sendable {
+    /// The configuration it was started with.
+    public let configuration: AuthorityConfiguration
+    /// Where everything is kept.
+    public let store: any AuthorityStore
+    /// The authority's keys.
+    public let keys: AuthorityKeys
+    /// The clock every handler reads (injected in tests).
+    public let clock: @Sendable () -> Date
+
+    /// Builds an authority over `store`.
+    public init(configuration: AuthorityConfiguration, store: any AuthorityStore, keys: AuthorityKeys,
+                clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.configuration = configuration
+        self.store = store
+        self.keys = keys
+        self.clock = clock
+    }
+
+    /// Every route of the authority.
+    public func makeRouter() -> Router {
+        var router = Router()
+        installCIBARoutes(into: &router)
+        installDeviceRoutes(into: &router)
+        installManagementRoutes(into: &router)
+        return router
+    }
+
+    /// The current time in Unix seconds.
+    var now: Int64 { Int64(clock().timeIntervalSince1970) }
+
+    /// The nonce of a request's link (and so the seed of its liveness challenge): HMAC-SHA256 of the request id
+    /// under a key derived from the master key. Derived, not stored: unpredictable before the link exists,
+    /// identical in the link and in the request details.
+    func linkNonce(for requestID: String) -> String {
+        let code = HMAC<SHA256>.authenticationCode(for: Array(requestID.utf8), using: keys.nonceKey)
+        return Base64URL.encode(Array(code).prefix(16))
+    }
+}
+
+/// The authority's own keys.
+public struct AuthorityKeys: Sendable {
+    /// Signs links and every response to a device (Ed25519); its public half is pinned by devices at enrolment.
+    public let deviceKey: Curve25519.Signing.PrivateKey
+    /// Encrypts the server shares of face tokens at rest (AES-256-GCM).
+    public let masterKey: SymmetricKey
+
+    /// Keys the link nonces (derived from the master key).
+    let nonceKey: SymmetricKey
+
+    /// Builds the key set.
+    public init(deviceKey: Curve25519.Signing.PrivateKey, masterKey: SymmetricKey) {
+        self.deviceKey = deviceKey
+        self.masterKey = masterKey
+        // The master key is 32 random bytes, so HKDF never fails on it.
+        self.nonceKey = (try? HKDF<SHA256>.deriveKey(inputKeyMaterial: masterKey, info: Array("faceseal/link-nonce/v1".utf8),
+                                                     outputByteCount: 32)) ?? masterKey
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+
+/// Everything the authority keeps, behind one interface (SPEC §9). Each method is one transaction:
+/// it either stores all it describes or throws an `AuthorityStoreError` and changes nothing.
+/// Timestamps (`createdAt`, `updatedAt`, `at`…) are set from the store's injected clock, never taken
+/// from the records passed in.
+public protocol AuthorityStore: Sendable {
+    // MARK: Tenants and management API keys
+
+    /// Creates a tenant. Throws `.conflict(.tenant)` if the id exists.
+    func createTenant(_ tenant: TenantRecord) async throws -> TenantRecord
+    /// The tenant with `id`, or `.notFound(.tenant)`.
+    func tenant(id: String) async throws -> TenantRecord
+    /// Every tenant, ordered by id.
+    func tenants() async throws -> [TenantRecord]
+    /// Replaces a tenant's policy.
+    func updateTenantPolicy(tenantID: String, policy: TenantPolicy) async throws -> TenantRecord
+    /// Stores a management API key (hash only). Throws `.conflict(.apiKey)` for a duplicate id or hash.
+    func createAPIKey(_ key: APIKeyRecord) async throws -> APIKeyRecord
+    /// The key whose hash is `keyHash` (revoked keys included: check `revokedAt`), or `nil`.
+    func apiKey(hash keyHash: [UInt8]) async throws -> APIKeyRecord?
+    /// A tenant's API keys (`nil`: the operator keys), oldest first.
+    func apiKeys(tenantID: String?) async throws -> [APIKeyRecord]
+    /// Revokes a key (idempotent; keeps the first revocation time).
+    func revokeAPIKey(id: String) async throws -> APIKeyRecord
+
+    // MARK: Applications and users
+
+    /// Registers an application. `.conflict(.application)` for a duplicate client id, `.notFound(.tenant)`.
+    func createApplication(_ application: ApplicationRecord) async throws -> ApplicationRecord
+    /// The application with `clientID`, or `.notFound(.application)`.
+    func application(clientID: String) async throws -> ApplicationRecord
+    /// A tenant's applications, ordered by client id.
+    func applications(tenantID: String) async throws -> [ApplicationRecord]
+    /// Replaces an application's mutable fields (everything but client id, tenant and creation time).
+    func updateApplication(_ application: ApplicationRecord) async throws -> ApplicationRecord
+    /// Creates a user. `.conflict(.user)` for a duplicate subject or an email already used in the tenant.
+    func createUser(_ user: UserRecord) async throws -> UserRecord
+    /// The user with `subject`, or `.notFound(.user)`.
+    func user(subject: String) async throws -> UserRecord
+    /// The user of `tenantID` with `email` (exact match), or `.notFound(.user)`.
+    func user(tenantID: String, email: String) async throws -> UserRecord
+    /// A tenant's users, ordered by email.
+    func users(tenantID: String) async throws -> [UserRecord]
+
+    // MARK: Enrolment, devices and device keys
+
+    /// Stores an enrolment invitation. The user and application must be of the invitation's tenant.
+    func createInvitation(_ invitation: InvitationRecord) async throws -> InvitationRecord
+    /// The invitation with `id`, or `.notFound(.invitation)`.
+    func invitation(id: String) async throws -> InvitationRecord
+    /// Enrols a device, all or nothing: consumes the invitation, creates the device if new, the enrolment,
+    /// both keys, the face token when given (first device), and — when the tenant allows one device per
+    /// user — sets the user's keys for the same application on other devices to `replaced`.
+    func enrol(_ request: EnrolmentRequest) async throws -> EnrolmentOutcome
+    /// The device with `id`, or `.notFound(.device)`.
+    func device(id: String) async throws -> DeviceRecord
+    /// The enrolment with `id`, or `.notFound(.enrolment)`.
+    func enrolment(id: String) async throws -> EnrolmentRecord
+    /// A user's enrolments (all statuses), oldest first.
+    func enrolments(subject: String) async throws -> [EnrolmentRecord]
+    /// A tenant's enrolments (all statuses), oldest first: the management API's device listing.
+    func enrolments(tenantID: String) async throws -> [EnrolmentRecord]
+    /// A device's enrolments (all statuses), oldest first.
+    func enrolments(deviceID: String) async throws -> [EnrolmentRecord]
+    /// The device key `keyID` (any status), or `.notFound(.deviceKey)`.
+    func deviceKey(keyID: String) async throws -> DeviceKeyRecord
+    /// An enrolment's keys: current and superseded, oldest first.
+    func deviceKeys(enrolmentID: String) async throws -> [DeviceKeyRecord]
+    /// Rotates an active enrolment's keys, make-before-break: the current active keys become `superseded`
+    /// (accepted until `overlapUntil`, pointing at their successor), the new keys become active; keys of
+    /// an earlier rotation stop being accepted.
+    func rotateKeys(enrolmentID: String, ambient: NewDeviceKey, userPresent: NewDeviceKey, overlapUntil: Date) async throws -> [DeviceKeyRecord]
+    /// Ends an enrolment: it and every key of it get `status` (`revoked`, `terminated` or `replaced`).
+    /// Idempotent for an enrolment already in that status.
+    func endEnrolment(id: String, status: DeviceKeyStatus) async throws -> EnrolmentRecord
+    /// Ends every active enrolment of a device with `status`; returns the enrolments changed.
+    func endDevice(id: String, status: DeviceKeyStatus) async throws -> [EnrolmentRecord]
+
+    // MARK: Face tokens
+
+    /// The user's face token, or `.notFound(.faceToken)`.
+    func faceToken(subject: String) async throws -> FaceTokenRecord
+
+    // MARK: CIBA requests
+
+    /// Stores a new pending request. `.conflict(.cibaRequest)` for a duplicate id; the client and user
+    /// must exist and belong to the request's tenant.
+    func createRequest(_ request: CIBARequestRecord) async throws -> CIBARequestRecord
+    /// The request `authReqID`, or `.notFound(.cibaRequest)`.
+    func request(authReqID: String) async throws -> CIBARequestRecord
+    /// Face-token download (SPEC §5.1), in one transaction: the request must be pending and unexpired, and
+    /// `keyID` a key of the request's user that is active (or the previous key within its rotation overlap).
+    /// Returns the token (with the encrypted server share) and records its generation on the request.
+    /// A key of another user gets `.notFound(.cibaRequest)`; an ended key `.deviceKeyNotActive`.
+    func downloadFaceToken(authReqID: String, keyID: String) async throws -> FaceTokenRecord
+    /// Records the token generation a device downloaded for a pending request.
+    func recordTokenDownload(authReqID: String, generation: Int64) async throws -> CIBARequestRecord
+    /// Counts one face mismatch on a pending request; returns the updated request.
+    func recordFaceMismatch(authReqID: String) async throws -> CIBARequestRecord
+    /// Denies a pending request (abort, refusal) with a reason. A repeat with the same reason returns the
+    /// stored request; any other non-pending state throws `.requestNotPending`.
+    func denyRequest(authReqID: String, reason: String) async throws -> CIBARequestRecord
+    /// The completion compare-and-swap (SPEC §5.3): in one transaction, stores the rotated token only if
+    /// the current generation equals `expectedGeneration` and marks the request `completed` with its
+    /// receipt; otherwise marks the request `stale`. A retry with the same receipt returns the stored
+    /// outcome without a second rotation; a different receipt throws `.completionMismatch`.
+    func complete(_ completion: CompletionRequest) async throws -> CompletionOutcome
+    /// Token-endpoint bookkeeping for `clientID`'s poll: `slowDown` (interval + 5 s) when it came sooner
+    /// than the interval after the previous poll, else records the poll (expiring an overdue pending
+    /// request). A request of another client is `.notFound(.cibaRequest)`.
+    func recordPoll(authReqID: String, clientID: String) async throws -> PollOutcome
+    /// Stores the ID token issued for a completed request (first one wins; returns the stored request).
+    func storeIDToken(authReqID: String, idToken: String) async throws -> CIBARequestRecord
+    /// Moves every pending request past its expiry to `expired`; returns how many.
+    func expireOverdueRequests() async throws -> Int
+
+    // MARK: Device-request replay cache
+
+    /// Remembers a device request's `jti` until `expiresAt`. Returns `true` if it was new, `false` for a
+    /// replay. Entries whose time has passed are purged in the same transaction.
+    func registerJTI(_ jti: String, expiresAt: Date) async throws -> Bool
+
+    // MARK: Link outbox
+
+    /// Queues a link for a device; returns it with its sequence number.
+    func enqueueLink(_ link: OutboxLink) async throws -> OutboxLink
+    /// A device's unexpired links with a sequence above `afterSequence`, oldest first, at most `limit`.
+    func links(deviceID: String, afterSequence: Int64, limit: Int) async throws -> [OutboxLink]
+    /// Removes a device's links up to and including `throughSequence` and any expired ones; returns how many.
+    func acknowledgeLinks(deviceID: String, throughSequence: Int64) async throws -> Int
+
+    // MARK: Audit
+
+    /// Appends an audit event; returns it with its sequence number and time.
+    func appendAudit(_ event: AuditEvent) async throws -> AuditEvent
+    /// A tenant's events (or the operator's, for `nil`), newest first, below `beforeSequence` if given.
+    func auditEvents(tenantID: String?, beforeSequence: Int64?, limit: Int) async throws -> [AuditEvent]
+
+    // MARK: Authority signing keys
+
+    /// Stores a signing key. `.conflict(.signingKey)` for a duplicate key id.
+    func addSigningKey(_ key: SigningKeyRecord) async throws -> SigningKeyRecord
+    /// Every signing key, oldest first (retired ones included, for `/jwks`).
+    func signingKeys() async throws -> [SigningKeyRecord]
+    /// Marks a signing key retired (idempotent).
+    func retireSigningKey(keyID: String) async throws -> SigningKeyRecord
+
+    // MARK: Life cycle
+
+    /// Closes the store's connections; later calls fail with `.unavailable`.
+    func close() async
+}

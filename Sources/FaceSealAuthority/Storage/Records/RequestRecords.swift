@@ -1,0 +1,183 @@
+import Foundation
+
+/// A user's face token as the authority stores it (SPEC §5.1): one per user.
+public struct FaceTokenRecord: Sendable, Hashable {
+    /// The user the token belongs to.
+    public var subject: String
+    /// The token id (part of the sealing salt).
+    public var tokenID: String
+    /// The generation; every completion stores generation + 1 (SPEC §5.3).
+    public var generation: Int64
+    /// The cleartext header, exact bytes (authenticated as AAD, so never re-encoded).
+    public var headerJSON: [UInt8]
+    /// The AES-256-GCM sealed body.
+    public var sealedBody: [UInt8]
+    /// The server share, encrypted under the authority's master key (its own column).
+    public var encryptedServerShare: [UInt8]
+    /// When this generation was stored.
+    public var updatedAt: Date
+
+    /// Creates a face token record; `updatedAt` is set by the store.
+    public init(subject: String, tokenID: String, generation: Int64, headerJSON: [UInt8], sealedBody: [UInt8], encryptedServerShare: [UInt8], updatedAt: Date = Date(timeIntervalSince1970: 0)) {
+        self.subject = subject
+        self.tokenID = tokenID
+        self.generation = generation
+        self.headerJSON = headerJSON
+        self.sealedBody = sealedBody
+        self.encryptedServerShare = encryptedServerShare
+        self.updatedAt = updatedAt
+    }
+}
+
+/// A sign-in or a face-PKI ceremony.
+public enum CIBARequestKind: String, Sendable, Hashable, Codable, CaseIterable {
+    /// No `pki_kind`: a sign-in.
+    case login
+    /// A face-PKI ceremony (`public_keys`, `sign`, `decapsulate`).
+    case ceremony
+}
+
+/// Where a CIBA request stands.
+public enum CIBARequestState: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Waiting for the device.
+    case pending
+    /// The device completed it; the rotated token is stored; the ID token can be issued.
+    case completed
+    /// The device aborted it or the user refused (`access_denied`).
+    case denied
+    /// It outlived `expiresAt` (`expired_token`).
+    case expired
+    /// Its completion lost the token rotation race (`stale_token`).
+    case stale
+}
+
+/// A CIBA backchannel authentication request.
+public struct CIBARequestRecord: Sendable, Hashable {
+    /// The `auth_req_id` (≥ 128 bits of entropy, chosen by the caller).
+    public var authReqID: String
+    /// Tenant of the application and user.
+    public var tenantID: String
+    /// The requesting application.
+    public var clientID: String
+    /// The user asked.
+    public var subject: String
+    /// Sign-in or ceremony.
+    public var kind: CIBARequestKind
+    /// `public_keys` | `sign` | `decapsulate` for a ceremony.
+    public var pkiKind: String?
+    /// Opaque context (≤ 256 bytes).
+    public var pkiContext: [UInt8]?
+    /// The message to sign or the ML-KEM ciphertext.
+    public var pkiData: [UInt8]?
+    /// The binding message shown on both screens.
+    public var bindingMessage: String?
+    /// The bearer the device presents to the delivery endpoint and the authority to the ping endpoint.
+    public var clientNotificationToken: String?
+    /// The `scope` requested.
+    public var scope: String
+    /// Where it stands.
+    public var state: CIBARequestState
+    /// When it was created.
+    public var createdAt: Date
+    /// When it expires.
+    public var expiresAt: Date
+    /// The minimum polling interval in seconds (raised by 5 on every `slow_down`).
+    public var intervalSeconds: Int
+    /// When the application last polled the token endpoint.
+    public var lastPolledAt: Date?
+    /// Face mismatches reported so far.
+    public var attempts: Int
+    /// The token generation the device downloaded (the expected generation of the compare-and-swap).
+    public var downloadedGeneration: Int64?
+    /// The token generation the completion stored (completed) or tried to store (stale).
+    public var stagedGeneration: Int64?
+    /// SHA-256 of the exact delivery body (the receipt), set at completion.
+    public var receiptSHA256: [UInt8]?
+    /// The ID token issued for it, once issued.
+    public var idToken: String?
+    /// Why it was denied (`attempts_exhausted`, `user_cancelled`, …).
+    public var denyReason: String?
+    /// When it was completed, denied, expired or went stale.
+    public var finishedAt: Date?
+
+    /// Creates a pending request; `createdAt` is set by the store on insert.
+    public init(
+        authReqID: String, tenantID: String, clientID: String, subject: String, kind: CIBARequestKind,
+        pkiKind: String? = nil, pkiContext: [UInt8]? = nil, pkiData: [UInt8]? = nil,
+        bindingMessage: String? = nil, clientNotificationToken: String? = nil, scope: String = "openid",
+        expiresAt: Date, intervalSeconds: Int = 5,
+        state: CIBARequestState = .pending, createdAt: Date = Date(timeIntervalSince1970: 0),
+        lastPolledAt: Date? = nil, attempts: Int = 0, downloadedGeneration: Int64? = nil,
+        stagedGeneration: Int64? = nil, receiptSHA256: [UInt8]? = nil, idToken: String? = nil,
+        denyReason: String? = nil, finishedAt: Date? = nil
+    ) {
+        self.authReqID = authReqID
+        self.tenantID = tenantID
+        self.clientID = clientID
+        self.subject = subject
+        self.kind = kind
+        self.pkiKind = pkiKind
+        self.pkiContext = pkiContext
+        self.pkiData = pkiData
+        self.bindingMessage = bindingMessage
+        self.clientNotificationToken = clientNotificationToken
+        self.scope = scope
+        self.state = state
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.intervalSeconds = intervalSeconds
+        self.lastPolledAt = lastPolledAt
+        self.attempts = attempts
+        self.downloadedGeneration = downloadedGeneration
+        self.stagedGeneration = stagedGeneration
+        self.receiptSHA256 = receiptSHA256
+        self.idToken = idToken
+        self.denyReason = denyReason
+        self.finishedAt = finishedAt
+    }
+}
+
+/// A completion as the device posts it (SPEC §4.4 step 2, §5.3).
+public struct CompletionRequest: Sendable, Hashable {
+    /// The request being completed.
+    public var authReqID: String
+    /// The generation the device downloaded; the rotation is stored only if it is still current.
+    public var expectedGeneration: Int64
+    /// The re-sealed token: generation `expectedGeneration + 1`, same subject and token id.
+    public var rotatedToken: FaceTokenRecord
+    /// SHA-256 of the exact delivery body (for a sign-in: of the completion's own body).
+    public var receiptSHA256: [UInt8]
+
+    /// Creates a completion.
+    public init(authReqID: String, expectedGeneration: Int64, rotatedToken: FaceTokenRecord, receiptSHA256: [UInt8]) {
+        self.authReqID = authReqID
+        self.expectedGeneration = expectedGeneration
+        self.rotatedToken = rotatedToken
+        self.receiptSHA256 = receiptSHA256
+    }
+}
+
+/// The stored outcome of a completion. A retry with the same receipt returns the same outcome.
+public enum CompletionOutcome: Sendable, Hashable {
+    /// The rotation was stored and the request is `completed`.
+    case completed(CIBARequestRecord)
+    /// The token's generation had moved on: nothing stored but the request's `stale` state (`stale_token`).
+    case stale(CIBARequestRecord)
+
+    /// The request as stored after the completion.
+    public var request: CIBARequestRecord {
+        switch self {
+        case .completed(let request), .stale(let request):
+            return request
+        }
+    }
+}
+
+/// What a token-endpoint poll found (CIBA Core §7.3, §11).
+public enum PollOutcome: Sendable, Hashable {
+    /// Polled faster than the interval: answer `slow_down`; the interval was raised by 5 s.
+    case slowDown(newIntervalSeconds: Int)
+    /// The poll was recorded; answer from the request's state (pending → `authorization_pending`, …).
+    /// A pending request past its expiry is moved to `expired` first.
+    case recorded(CIBARequestRecord)
+}

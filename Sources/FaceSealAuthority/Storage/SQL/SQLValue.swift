@@ -1,0 +1,154 @@
+import Foundation
+
+/// A value bound to or read from a SQL statement. Both backends use only these four storage classes,
+/// so one statement text serves both (booleans are 0/1 integers, instants integer milliseconds).
+enum SQLValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case text(String)
+    case blob([UInt8])
+}
+
+/// The dialect differences the shared store logic has to know about.
+enum SQLDialect: Sendable {
+    case sqlite
+    case postgres
+
+    /// Row lock for read-modify-write inside a transaction. SQLite's write transaction
+    /// (`BEGIN IMMEDIATE`) already excludes other writers, so it needs none.
+    var forUpdate: String {
+        switch self {
+        case .sqlite: return ""
+        case .postgres: return " FOR UPDATE"
+        }
+    }
+}
+
+/// Failures a backend reports, before the store turns them into `AuthorityStoreError`.
+enum SQLError: Error, Sendable {
+    /// A UNIQUE or PRIMARY KEY constraint was violated.
+    case uniqueViolation(String)
+    /// `CREATE … IF NOT EXISTS` raced with another session creating the same object (PostgreSQL).
+    case alreadyExists(String)
+    /// A FOREIGN KEY constraint was violated.
+    case foreignKeyViolation(String)
+    /// The database cannot be opened or reached.
+    case unavailable(String)
+    /// Anything else.
+    case failed(String)
+    /// A column held a type the reader did not expect.
+    case typeMismatch(column: String)
+}
+
+/// One result row, addressed by column name.
+struct SQLRow: Sendable {
+    let columns: [String: SQLValue]
+
+    private func value(_ name: String) throws -> SQLValue {
+        guard let value = columns[name] else { throw SQLError.typeMismatch(column: name) }
+        return value
+    }
+
+    func int(_ name: String) throws -> Int64 {
+        guard case .integer(let v) = try value(name) else { throw SQLError.typeMismatch(column: name) }
+        return v
+    }
+
+    func optionalInt(_ name: String) throws -> Int64? {
+        switch try value(name) {
+        case .null: return nil
+        case .integer(let v): return v
+        default: throw SQLError.typeMismatch(column: name)
+        }
+    }
+
+    func text(_ name: String) throws -> String {
+        guard case .text(let v) = try value(name) else { throw SQLError.typeMismatch(column: name) }
+        return v
+    }
+
+    func optionalText(_ name: String) throws -> String? {
+        switch try value(name) {
+        case .null: return nil
+        case .text(let v): return v
+        default: throw SQLError.typeMismatch(column: name)
+        }
+    }
+
+    func blob(_ name: String) throws -> [UInt8] {
+        guard case .blob(let v) = try value(name) else { throw SQLError.typeMismatch(column: name) }
+        return v
+    }
+
+    func optionalBlob(_ name: String) throws -> [UInt8]? {
+        switch try value(name) {
+        case .null: return nil
+        case .blob(let v): return v
+        default: throw SQLError.typeMismatch(column: name)
+        }
+    }
+
+    func bool(_ name: String) throws -> Bool { try int(name) != 0 }
+
+    func date(_ name: String) throws -> Date { SQLTime.date(try int(name)) }
+
+    func optionalDate(_ name: String) throws -> Date? { try optionalInt(name).map(SQLTime.date) }
+}
+
+/// Instants are stored as integer milliseconds since 1970 in both databases.
+enum SQLTime {
+    static func millis(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    static func date(_ millis: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(millis) / 1000)
+    }
+}
+
+extension SQLValue {
+    static func date(_ date: Date) -> SQLValue { .integer(SQLTime.millis(date)) }
+    static func optionalDate(_ date: Date?) -> SQLValue { date.map { .integer(SQLTime.millis($0)) } ?? .null }
+    static func bool(_ value: Bool) -> SQLValue { .integer(value ? 1 : 0) }
+    static func int(_ value: Int) -> SQLValue { .integer(Int64(value)) }
+    static func optionalText(_ value: String?) -> SQLValue { value.map { .text($0) } ?? .null }
+    static func optionalBlob(_ value: [UInt8]?) -> SQLValue { value.map { .blob($0) } ?? .null }
+    static func optionalInt(_ value: Int64?) -> SQLValue { value.map { .integer($0) } ?? .null }
+}
+
+/// The statements of one open transaction. Statement text uses `?` placeholders; backends translate.
+protocol SQLTransaction {
+    /// Runs a statement and returns the number of rows it changed.
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [SQLValue]) throws -> Int
+    /// Runs a query and returns its rows.
+    func query(_ sql: String, _ parameters: [SQLValue]) throws -> [SQLRow]
+}
+
+extension SQLDatabase {
+    /// A read-write transaction.
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
+        try await transaction(readOnly: false, body)
+    }
+}
+
+extension SQLTransaction {
+    func queryOne(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRow? {
+        try query(sql, parameters).first
+    }
+}
+
+/// A database the SQL store runs on. `transaction` runs `body` inside one transaction on one
+/// connection: commit when it returns, roll back when it throws. The body runs synchronously on a
+/// thread of the backend's own (blocking calls into the C library never occupy the cooperative pool);
+/// the caller awaits its result.
+protocol SQLDatabase: Sendable {
+    var dialect: SQLDialect { get }
+    /// - Parameter readOnly: the body only reads. SQLite then takes no write lock (`BEGIN DEFERRED`);
+    ///   PostgreSQL runs each statement on its own (no BEGIN/COMMIT round trips).
+    func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T
+    /// Runs statements outside any transaction (schema set-up that must precede locking).
+    func executeStandalone(_ sql: String) async throws
+    /// Releases connections.
+    func close() async
+}

@@ -1,0 +1,176 @@
+import Foundation
+
+/// One versioned schema change. Statements use `{INT}`, `{BLOB}` and `{SERIAL}` for the column types
+/// that differ between SQLite and PostgreSQL; everything else is common SQL.
+struct SchemaMigration: Sendable {
+    let version: Int
+    let name: String
+    let statements: [String]
+
+    func statements(for dialect: SQLDialect) -> [String] {
+        statements.map { statement in
+            switch dialect {
+            case .sqlite:
+                return statement
+                    .replacingOccurrences(of: "{INT}", with: "INTEGER")
+                    .replacingOccurrences(of: "{BLOB}", with: "BLOB")
+                    .replacingOccurrences(of: "{SERIAL}", with: "INTEGER PRIMARY KEY AUTOINCREMENT")
+            case .postgres:
+                return statement
+                    .replacingOccurrences(of: "{INT}", with: "BIGINT")
+                    .replacingOccurrences(of: "{BLOB}", with: "BYTEA")
+                    .replacingOccurrences(of: "{SERIAL}", with: "BIGSERIAL PRIMARY KEY")
+            }
+        }
+    }
+}
+
+/// Applies migrations in version order and records each in `schema_migrations`, so a restart applies
+/// nothing twice and several authority processes starting at once apply each migration exactly once.
+enum SchemaMigrator {
+    /// The schema of this build, oldest first. Append; never edit a released migration.
+    static let migrations: [SchemaMigration] = [
+        SchemaMigration(version: 1, name: "initial tables", statements: [
+            """
+            CREATE TABLE tenants (
+                id TEXT PRIMARY KEY, name TEXT NOT NULL, key_algorithms TEXT NOT NULL,
+                attempts_max {INT} NOT NULL, liveness_required {INT} NOT NULL,
+                password_mode TEXT NOT NULL, password_min_length {INT} NOT NULL,
+                one_device_per_user {INT} NOT NULL, request_lifetime_seconds {INT} NOT NULL,
+                created_at {INT} NOT NULL)
+            """,
+            """
+            CREATE TABLE api_keys (
+                id TEXT PRIMARY KEY, tenant_id TEXT REFERENCES tenants(id), key_hash {BLOB} NOT NULL UNIQUE,
+                label TEXT NOT NULL, created_at {INT} NOT NULL, revoked_at {INT})
+            """,
+            """
+            CREATE TABLE applications (
+                client_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL REFERENCES tenants(id), label TEXT NOT NULL,
+                secret_hash {BLOB}, jwks TEXT, branding_json TEXT NOT NULL, delivery_mode TEXT NOT NULL,
+                notification_endpoint TEXT, delivery_endpoint TEXT, id_token_alg TEXT NOT NULL,
+                created_at {INT} NOT NULL,
+                CHECK ((secret_hash IS NULL AND jwks IS NOT NULL) OR (secret_hash IS NOT NULL AND jwks IS NULL)))
+            """,
+            """
+            CREATE TABLE users (
+                subject TEXT PRIMARY KEY, tenant_id TEXT NOT NULL REFERENCES tenants(id), email TEXT NOT NULL,
+                created_at {INT} NOT NULL, UNIQUE (tenant_id, email))
+            """,
+            """
+            CREATE TABLE invitations (
+                id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL REFERENCES tenants(id),
+                subject TEXT NOT NULL REFERENCES users(subject), client_id TEXT NOT NULL REFERENCES applications(client_id),
+                secret_hash {BLOB} NOT NULL, created_at {INT} NOT NULL, expires_at {INT} NOT NULL, consumed_at {INT})
+            """,
+            """
+            CREATE TABLE devices (id TEXT PRIMARY KEY, label TEXT NOT NULL, created_at {INT} NOT NULL)
+            """,
+            """
+            CREATE TABLE enrolments (
+                id TEXT PRIMARY KEY, device_id TEXT NOT NULL REFERENCES devices(id),
+                tenant_id TEXT NOT NULL REFERENCES tenants(id), subject TEXT NOT NULL REFERENCES users(subject),
+                client_id TEXT NOT NULL REFERENCES applications(client_id), status TEXT NOT NULL,
+                created_at {INT} NOT NULL, status_changed_at {INT} NOT NULL)
+            """,
+            """
+            CREATE TABLE device_keys (
+                key_id TEXT PRIMARY KEY, enrolment_id TEXT NOT NULL REFERENCES enrolments(id), role TEXT NOT NULL,
+                public_key_jwk TEXT NOT NULL, status TEXT NOT NULL, superseded_by TEXT, overlap_until {INT},
+                created_at {INT} NOT NULL, status_changed_at {INT} NOT NULL)
+            """,
+            """
+            CREATE TABLE face_tokens (
+                subject TEXT PRIMARY KEY REFERENCES users(subject), token_id TEXT NOT NULL, generation {INT} NOT NULL,
+                header_json {BLOB} NOT NULL, sealed_body {BLOB} NOT NULL, encrypted_server_share {BLOB} NOT NULL,
+                updated_at {INT} NOT NULL)
+            """,
+            """
+            CREATE TABLE ciba_requests (
+                auth_req_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL REFERENCES tenants(id),
+                client_id TEXT NOT NULL REFERENCES applications(client_id), subject TEXT NOT NULL REFERENCES users(subject),
+                kind TEXT NOT NULL, pki_kind TEXT, pki_context {BLOB}, pki_data {BLOB}, binding_message TEXT,
+                client_notification_token TEXT, scope TEXT NOT NULL, state TEXT NOT NULL,
+                created_at {INT} NOT NULL, expires_at {INT} NOT NULL, interval_seconds {INT} NOT NULL,
+                last_polled_at {INT}, attempts {INT} NOT NULL, downloaded_generation {INT}, staged_generation {INT},
+                receipt_sha256 {BLOB}, id_token TEXT, deny_reason TEXT, finished_at {INT})
+            """,
+            """
+            CREATE TABLE device_jtis (jti TEXT PRIMARY KEY, expires_at {INT} NOT NULL)
+            """,
+            """
+            CREATE TABLE link_outbox (
+                sequence {SERIAL}, device_id TEXT NOT NULL REFERENCES devices(id), link TEXT NOT NULL,
+                auth_req_id TEXT, created_at {INT} NOT NULL, expires_at {INT} NOT NULL)
+            """,
+            """
+            CREATE TABLE audit_events (
+                sequence {SERIAL}, tenant_id TEXT, at {INT} NOT NULL, kind TEXT NOT NULL, actor TEXT, target TEXT,
+                detail_json TEXT NOT NULL)
+            """,
+            """
+            CREATE TABLE signing_keys (
+                key_id TEXT PRIMARY KEY, algorithm TEXT NOT NULL, public_jwk TEXT NOT NULL,
+                encrypted_private_key {BLOB} NOT NULL, created_at {INT} NOT NULL, retired_at {INT})
+            """,
+        ]),
+        SchemaMigration(version: 2, name: "lookup indexes", statements: [
+            "CREATE INDEX enrolments_by_subject ON enrolments (subject, client_id)",
+            "CREATE INDEX enrolments_by_device ON enrolments (device_id)",
+            "CREATE INDEX device_keys_by_enrolment ON device_keys (enrolment_id)",
+            "CREATE INDEX ciba_requests_by_state ON ciba_requests (state, expires_at)",
+            "CREATE INDEX device_jtis_by_expiry ON device_jtis (expires_at)",
+            "CREATE INDEX link_outbox_by_device ON link_outbox (device_id, sequence)",
+            "CREATE INDEX audit_events_by_tenant ON audit_events (tenant_id, sequence)",
+            "CREATE INDEX applications_by_tenant ON applications (tenant_id)",
+            "CREATE INDEX users_by_tenant ON users (tenant_id)",
+            "CREATE INDEX enrolments_by_tenant ON enrolments (tenant_id, created_at)",
+            "CREATE INDEX api_keys_by_tenant ON api_keys (tenant_id)",
+        ]),
+    ]
+
+    /// The newest version this build knows.
+    static var latestVersion: Int { migrations.map(\.version).max() ?? 0 }
+
+    /// Brings the database to the newest version, each migration in its own transaction.
+    /// - Returns: the versions applied by this call (empty when the schema was current).
+    @discardableResult
+    static func migrate(_ database: any SQLDatabase, clock: any StoreClock, migrations: [SchemaMigration] = migrations) async throws -> [Int] {
+        let integer = database.dialect == .sqlite ? "INTEGER" : "BIGINT"
+        do {
+            try await database.executeStandalone(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version \(integer) PRIMARY KEY, name TEXT NOT NULL, applied_at \(integer) NOT NULL)"
+            )
+        } catch SQLError.uniqueViolation, SQLError.alreadyExists {
+            // PostgreSQL: another process created it between our existence check and our insert into its
+            // catalogue. The table exists now, which is all this step needs.
+        }
+        let ordered = migrations.sorted { $0.version < $1.version }
+        let known = ordered.last?.version ?? 0
+        var applied: [Int] = []
+        for migration in ordered {
+            let didApply = try await database.transaction { tx -> Bool in
+                if database.dialect == .postgres {
+                    // Serialise concurrent starters; SQLite's BEGIN IMMEDIATE already does.
+                    try tx.execute("LOCK TABLE schema_migrations IN EXCLUSIVE MODE", [])
+                }
+                let newest = try tx.queryOne("SELECT MAX(version) AS newest FROM schema_migrations", []).flatMap { try $0.optionalInt("newest") } ?? 0
+                if newest > known {
+                    throw AuthorityStoreError.schemaTooNew(found: Int(newest), known: known)
+                }
+                let present = try tx.queryOne("SELECT version FROM schema_migrations WHERE version = ?", [.int(migration.version)])
+                if present != nil { return false }
+                for statement in migration.statements(for: database.dialect) {
+                    try tx.execute(statement, [])
+                }
+                try tx.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    [.int(migration.version), .text(migration.name), .date(clock.now())]
+                )
+                return true
+            }
+            if didApply { applied.append(migration.version) }
+        }
+        return applied
+    }
+}

@@ -1,0 +1,385 @@
+import Foundation
+
+// Invitations, enrolment, devices, device keys and face tokens.
+extension SQLAuthorityStore {
+    static let deviceKeySelect = """
+        SELECT k.key_id, k.enrolment_id, k.role, k.public_key_jwk, k.status, k.superseded_by, k.overlap_until,
+            k.created_at, k.status_changed_at, e.device_id, e.subject, e.client_id
+        FROM device_keys k JOIN enrolments e ON e.id = k.enrolment_id
+        """
+
+    // MARK: Row decoding
+
+    static func invitation(from row: SQLRow) throws -> InvitationRecord {
+        InvitationRecord(
+            id: try row.text("id"), tenantID: try row.text("tenant_id"), subject: try row.text("subject"),
+            clientID: try row.text("client_id"), secretHash: try row.blob("secret_hash"), expiresAt: try row.date("expires_at"),
+            createdAt: try row.date("created_at"), consumedAt: try row.optionalDate("consumed_at")
+        )
+    }
+
+    static func device(from row: SQLRow) throws -> DeviceRecord {
+        DeviceRecord(id: try row.text("id"), label: try row.text("label"), createdAt: try row.date("created_at"))
+    }
+
+    static func status(_ row: SQLRow, _ column: String = "status") throws -> DeviceKeyStatus {
+        guard let status = DeviceKeyStatus(rawValue: try row.text(column)) else { throw SQLError.typeMismatch(column: column) }
+        return status
+    }
+
+    static func enrolment(from row: SQLRow) throws -> EnrolmentRecord {
+        EnrolmentRecord(
+            id: try row.text("id"), deviceID: try row.text("device_id"), tenantID: try row.text("tenant_id"),
+            subject: try row.text("subject"), clientID: try row.text("client_id"), status: try status(row),
+            createdAt: try row.date("created_at"), statusChangedAt: try row.date("status_changed_at")
+        )
+    }
+
+    static func deviceKey(from row: SQLRow) throws -> DeviceKeyRecord {
+        guard let role = DeviceKeyRole(rawValue: try row.text("role")) else { throw SQLError.typeMismatch(column: "role") }
+        return DeviceKeyRecord(
+            keyID: try row.text("key_id"), enrolmentID: try row.text("enrolment_id"), deviceID: try row.text("device_id"),
+            subject: try row.text("subject"), clientID: try row.text("client_id"), role: role,
+            publicKeyJWK: try row.text("public_key_jwk"), status: try status(row),
+            supersededBy: try row.optionalText("superseded_by"), overlapUntil: try row.optionalDate("overlap_until"),
+            createdAt: try row.date("created_at"), statusChangedAt: try row.date("status_changed_at")
+        )
+    }
+
+    static func faceToken(from row: SQLRow) throws -> FaceTokenRecord {
+        FaceTokenRecord(
+            subject: try row.text("subject"), tokenID: try row.text("token_id"), generation: try row.int("generation"),
+            headerJSON: try row.blob("header_json"), sealedBody: try row.blob("sealed_body"),
+            encryptedServerShare: try row.blob("encrypted_server_share"), updatedAt: try row.date("updated_at")
+        )
+    }
+
+    // MARK: Lookups inside a transaction
+
+    static func loadEnrolment(_ tx: any SQLTransaction, id: String, lock: SQLDialect? = nil) throws -> EnrolmentRecord {
+        guard let row = try tx.queryOne("SELECT * FROM enrolments WHERE id = ?" + (lock?.forUpdate ?? ""), [.text(id)]) else {
+            throw AuthorityStoreError.notFound(.enrolment, id: id)
+        }
+        return try enrolment(from: row)
+    }
+
+    static func loadDeviceKeys(_ tx: any SQLTransaction, enrolmentID: String) throws -> [DeviceKeyRecord] {
+        try tx.query(deviceKeySelect + " WHERE k.enrolment_id = ? ORDER BY k.created_at, k.role, k.key_id", [.text(enrolmentID)])
+            .map(deviceKey(from:))
+    }
+
+    static func loadFaceToken(_ tx: any SQLTransaction, subject: String) throws -> FaceTokenRecord? {
+        try tx.queryOne("SELECT * FROM face_tokens WHERE subject = ?", [.text(subject)]).map(faceToken(from:))
+    }
+
+    static func checkNewKey(_ key: NewDeviceKey, field: String) throws {
+        try checkIdentifier(key.keyID, field: "\(field).keyID")
+        guard !key.publicKeyJWK.isEmpty else { throw AuthorityStoreError.invalidInput(field: "\(field).publicKeyJWK", reason: "empty") }
+        try checkLength(key.publicKeyJWK, field: "\(field).publicKeyJWK", max: 16 * 1024)
+    }
+
+    static func checkFaceToken(_ token: FaceTokenRecord) throws {
+        try checkIdentifier(token.subject, field: "faceToken.subject")
+        try checkIdentifier(token.tokenID, field: "faceToken.tokenID")
+        guard token.generation >= 0 else { throw AuthorityStoreError.invalidInput(field: "faceToken.generation", reason: "negative") }
+        guard !token.headerJSON.isEmpty, token.headerJSON.count <= 16 * 1024 else {
+            throw AuthorityStoreError.invalidInput(field: "faceToken.headerJSON", reason: "must be 1 byte…16 KiB")
+        }
+        guard !token.sealedBody.isEmpty, token.sealedBody.count <= 1024 * 1024 else {
+            throw AuthorityStoreError.invalidInput(field: "faceToken.sealedBody", reason: "must be 1 byte…1 MiB")
+        }
+        guard !token.encryptedServerShare.isEmpty, token.encryptedServerShare.count <= 1024 else {
+            throw AuthorityStoreError.invalidInput(field: "faceToken.encryptedServerShare", reason: "must be 1…1024 bytes")
+        }
+    }
+
+    static func insertKey(_ tx: any SQLTransaction, _ key: NewDeviceKey, role: DeviceKeyRole, enrolmentID: String, now: Date) throws {
+        if try tx.queryOne("SELECT key_id FROM device_keys WHERE key_id = ?", [.text(key.keyID)]) != nil {
+            throw AuthorityStoreError.conflict(.deviceKey, id: key.keyID)
+        }
+        try tx.execute(
+            """
+            INSERT INTO device_keys (key_id, enrolment_id, role, public_key_jwk, status, superseded_by, overlap_until,
+                created_at, status_changed_at)
+            VALUES (?, ?, ?, ?, 'active', NULL, NULL, ?, ?)
+            """,
+            [.text(key.keyID), .text(enrolmentID), .text(role.rawValue), .text(key.publicKeyJWK), .date(now), .date(now)]
+        )
+    }
+
+    /// Sets an enrolment and its still-usable keys to an ending status.
+    static func end(_ tx: any SQLTransaction, enrolmentID: String, status: DeviceKeyStatus, now: Date) throws {
+        try tx.execute(
+            "UPDATE enrolments SET status = ?, status_changed_at = ? WHERE id = ?",
+            [.text(status.rawValue), .date(now), .text(enrolmentID)]
+        )
+        try tx.execute(
+            "UPDATE device_keys SET status = ?, status_changed_at = ? WHERE enrolment_id = ? AND status IN ('active', 'superseded')",
+            [.text(status.rawValue), .date(now), .text(enrolmentID)]
+        )
+    }
+
+    // MARK: Invitations
+
+    public func createInvitation(_ invitation: InvitationRecord) async throws -> InvitationRecord {
+        try Self.checkIdentifier(invitation.id, field: "id")
+        guard !invitation.secretHash.isEmpty, invitation.secretHash.count <= 128 else {
+            throw AuthorityStoreError.invalidInput(field: "secretHash", reason: "must be 1…128 bytes")
+        }
+        return try await transact(conflict: (.invitation, invitation.id)) { tx, now in
+            _ = try Self.loadTenant(tx, id: invitation.tenantID)
+            let user = try Self.loadUser(tx, subject: invitation.subject)
+            let application = try Self.loadApplication(tx, clientID: invitation.clientID)
+            guard user.tenantID == invitation.tenantID else { throw AuthorityStoreError.notFound(.user, id: invitation.subject) }
+            guard application.tenantID == invitation.tenantID else { throw AuthorityStoreError.notFound(.application, id: invitation.clientID) }
+            guard invitation.expiresAt > now else {
+                throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed")
+            }
+            try tx.execute(
+                """
+                INSERT INTO invitations (id, tenant_id, subject, client_id, secret_hash, created_at, expires_at, consumed_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, NULL)
+                """,
+                [.text(invitation.id), .text(invitation.tenantID), .text(invitation.subject), .text(invitation.clientID),
+                 .blob(invitation.secretHash), .date(now), .date(invitation.expiresAt)]
+            )
+            guard let row = try tx.queryOne("SELECT * FROM invitations WHERE id = ?", [.text(invitation.id)]) else {
+                throw AuthorityStoreError.notFound(.invitation, id: invitation.id)
+            }
+            return try Self.invitation(from: row)
+        }
+    }
+
+    public func invitation(id: String) async throws -> InvitationRecord {
+        try await read { tx, _ in
+            guard let row = try tx.queryOne("SELECT * FROM invitations WHERE id = ?", [.text(id)]) else {
+                throw AuthorityStoreError.notFound(.invitation, id: id)
+            }
+            return try Self.invitation(from: row)
+        }
+    }
+
+    // MARK: Enrolment
+
+    public func enrol(_ request: EnrolmentRequest) async throws -> EnrolmentOutcome {
+        try Self.checkIdentifier(request.invitationID, field: "invitationID")
+        try Self.checkIdentifier(request.enrolmentID, field: "enrolmentID")
+        try Self.checkIdentifier(request.device.id, field: "device.id")
+        try Self.checkLength(request.device.label, field: "device.label", max: 256)
+        try Self.checkNewKey(request.ambientKey, field: "ambientKey")
+        try Self.checkNewKey(request.userPresentKey, field: "userPresentKey")
+        guard request.ambientKey.keyID != request.userPresentKey.keyID else {
+            throw AuthorityStoreError.invalidInput(field: "userPresentKey.keyID", reason: "the two keys need different ids")
+        }
+        if let token = request.initialFaceToken { try Self.checkFaceToken(token) }
+
+        return try await transact(conflict: (.enrolment, request.enrolmentID)) { tx, now in
+            let dialect = self.database.dialect
+            guard let invitationRow = try tx.queryOne("SELECT * FROM invitations WHERE id = ?" + dialect.forUpdate, [.text(request.invitationID)]) else {
+                throw AuthorityStoreError.notFound(.invitation, id: request.invitationID)
+            }
+            let invitation = try Self.invitation(from: invitationRow)
+            guard invitation.consumedAt == nil else {
+                throw AuthorityStoreError.invitationUnusable(id: invitation.id, reason: "already used")
+            }
+            guard invitation.expiresAt > now else {
+                throw AuthorityStoreError.invitationUnusable(id: invitation.id, reason: "expired")
+            }
+            let tenant = try Self.loadTenant(tx, id: invitation.tenantID)
+
+            let existingToken = try Self.loadFaceToken(tx, subject: invitation.subject)
+            if let token = request.initialFaceToken {
+                guard token.subject == invitation.subject else {
+                    throw AuthorityStoreError.invalidInput(field: "initialFaceToken.subject", reason: "not the invited user")
+                }
+                guard existingToken == nil else { throw AuthorityStoreError.conflict(.faceToken, id: invitation.subject) }
+            } else if existingToken == nil {
+                throw AuthorityStoreError.invalidInput(field: "initialFaceToken", reason: "the user's first device must create the face token")
+            }
+
+            if try tx.queryOne("SELECT id FROM enrolments WHERE id = ?", [.text(request.enrolmentID)]) != nil {
+                throw AuthorityStoreError.conflict(.enrolment, id: request.enrolmentID)
+            }
+            try tx.execute(
+                "INSERT INTO devices (id, label, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                [.text(request.device.id), .text(request.device.label), .date(now)]
+            )
+
+            var replaced: [String] = []
+            if tenant.policy.oneDevicePerUser {
+                let others = try tx.query(
+                    "SELECT id FROM enrolments WHERE subject = ? AND client_id = ? AND device_id <> ? AND status = 'active' ORDER BY id" + dialect.forUpdate,
+                    [.text(invitation.subject), .text(invitation.clientID), .text(request.device.id)]
+                )
+                for row in others {
+                    let enrolmentID = try row.text("id")
+                    replaced += try tx.query(
+                        "SELECT key_id FROM device_keys WHERE enrolment_id = ? AND status IN ('active', 'superseded') ORDER BY key_id",
+                        [.text(enrolmentID)]
+                    ).map { try $0.text("key_id") }
+                    try Self.end(tx, enrolmentID: enrolmentID, status: .replaced, now: now)
+                }
+            }
+
+            try tx.execute(
+                """
+                INSERT INTO enrolments (id, device_id, tenant_id, subject, client_id, status, created_at, status_changed_at)
+                VALUES (?, ?, ?, ?, ?, 'active', ?, ?)
+                """,
+                [.text(request.enrolmentID), .text(request.device.id), .text(invitation.tenantID), .text(invitation.subject),
+                 .text(invitation.clientID), .date(now), .date(now)]
+            )
+            try Self.insertKey(tx, request.ambientKey, role: .ambient, enrolmentID: request.enrolmentID, now: now)
+            try Self.insertKey(tx, request.userPresentKey, role: .userPresent, enrolmentID: request.enrolmentID, now: now)
+            try tx.execute("UPDATE invitations SET consumed_at = ? WHERE id = ?", [.date(now), .text(invitation.id)])
+
+            if let token = request.initialFaceToken {
+                try tx.execute(
+                    """
+                    INSERT INTO face_tokens (subject, token_id, generation, header_json, sealed_body, encrypted_server_share, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                    [.text(token.subject), .text(token.tokenID), .integer(token.generation), .blob(token.headerJSON),
+                     .blob(token.sealedBody), .blob(token.encryptedServerShare), .date(now)]
+                )
+            }
+            return EnrolmentOutcome(
+                enrolment: try Self.loadEnrolment(tx, id: request.enrolmentID),
+                keys: try Self.loadDeviceKeys(tx, enrolmentID: request.enrolmentID),
+                replacedKeyIDs: replaced
+            )
+        }
+    }
+
+    // MARK: Devices, enrolments and keys
+
+    public func device(id: String) async throws -> DeviceRecord {
+        try await read { tx, _ in
+            guard let row = try tx.queryOne("SELECT * FROM devices WHERE id = ?", [.text(id)]) else {
+                throw AuthorityStoreError.notFound(.device, id: id)
+            }
+            return try Self.device(from: row)
+        }
+    }
+
+    public func enrolment(id: String) async throws -> EnrolmentRecord {
+        try await read { tx, _ in try Self.loadEnrolment(tx, id: id) }
+    }
+
+    public func enrolments(subject: String) async throws -> [EnrolmentRecord] {
+        try await read { tx, _ in
+            _ = try Self.loadUser(tx, subject: subject)
+            return try tx.query("SELECT * FROM enrolments WHERE subject = ? ORDER BY created_at, id", [.text(subject)]).map(Self.enrolment(from:))
+        }
+    }
+
+    public func enrolments(tenantID: String) async throws -> [EnrolmentRecord] {
+        try await read { tx, _ in
+            _ = try Self.loadTenant(tx, id: tenantID)
+            return try tx.query("SELECT * FROM enrolments WHERE tenant_id = ? ORDER BY created_at, id", [.text(tenantID)]).map(Self.enrolment(from:))
+        }
+    }
+
+    public func enrolments(deviceID: String) async throws -> [EnrolmentRecord] {
+        try await read { tx, _ in
+            guard try tx.queryOne("SELECT id FROM devices WHERE id = ?", [.text(deviceID)]) != nil else {
+                throw AuthorityStoreError.notFound(.device, id: deviceID)
+            }
+            return try tx.query("SELECT * FROM enrolments WHERE device_id = ? ORDER BY created_at, id", [.text(deviceID)]).map(Self.enrolment(from:))
+        }
+    }
+
+    public func deviceKey(keyID: String) async throws -> DeviceKeyRecord {
+        try await read { tx, _ in
+            guard let row = try tx.queryOne(Self.deviceKeySelect + " WHERE k.key_id = ?", [.text(keyID)]) else {
+                throw AuthorityStoreError.notFound(.deviceKey, id: keyID)
+            }
+            return try Self.deviceKey(from: row)
+        }
+    }
+
+    public func deviceKeys(enrolmentID: String) async throws -> [DeviceKeyRecord] {
+        try await read { tx, _ in
+            _ = try Self.loadEnrolment(tx, id: enrolmentID)
+            return try Self.loadDeviceKeys(tx, enrolmentID: enrolmentID)
+        }
+    }
+
+    public func rotateKeys(enrolmentID: String, ambient: NewDeviceKey, userPresent: NewDeviceKey, overlapUntil: Date) async throws -> [DeviceKeyRecord] {
+        try Self.checkNewKey(ambient, field: "ambient")
+        try Self.checkNewKey(userPresent, field: "userPresent")
+        guard ambient.keyID != userPresent.keyID else {
+            throw AuthorityStoreError.invalidInput(field: "userPresent.keyID", reason: "the two keys need different ids")
+        }
+        return try await transact { tx, now in
+            let enrolment = try Self.loadEnrolment(tx, id: enrolmentID, lock: self.database.dialect)
+            guard enrolment.status == .active else {
+                throw AuthorityStoreError.enrolmentNotActive(id: enrolmentID, status: enrolment.status)
+            }
+            guard overlapUntil > now else {
+                throw AuthorityStoreError.invalidInput(field: "overlapUntil", reason: "already passed")
+            }
+            // Keys of an earlier rotation stop being accepted: only the newest predecessor overlaps.
+            try tx.execute(
+                "UPDATE device_keys SET overlap_until = ? WHERE enrolment_id = ? AND status = 'superseded' AND (overlap_until IS NULL OR overlap_until > ?)",
+                [.date(now), .text(enrolmentID), .date(now)]
+            )
+            for (role, key) in [(DeviceKeyRole.ambient, ambient), (.userPresent, userPresent)] {
+                try tx.execute(
+                    """
+                    UPDATE device_keys SET status = 'superseded', superseded_by = ?, overlap_until = ?, status_changed_at = ?
+                    WHERE enrolment_id = ? AND role = ? AND status = 'active'
+                    """,
+                    [.text(key.keyID), .date(overlapUntil), .date(now), .text(enrolmentID), .text(role.rawValue)]
+                )
+                try Self.insertKey(tx, key, role: role, enrolmentID: enrolmentID, now: now)
+            }
+            return try Self.loadDeviceKeys(tx, enrolmentID: enrolmentID)
+        }
+    }
+
+    public func endEnrolment(id: String, status: DeviceKeyStatus) async throws -> EnrolmentRecord {
+        guard status == .revoked || status == .terminated || status == .replaced else {
+            throw AuthorityStoreError.invalidInput(field: "status", reason: "an enrolment ends as revoked, terminated or replaced")
+        }
+        return try await transact { tx, now in
+            let enrolment = try Self.loadEnrolment(tx, id: id, lock: self.database.dialect)
+            if enrolment.status == status { return enrolment }
+            guard enrolment.status == .active else {
+                throw AuthorityStoreError.enrolmentNotActive(id: id, status: enrolment.status)
+            }
+            try Self.end(tx, enrolmentID: id, status: status, now: now)
+            return try Self.loadEnrolment(tx, id: id)
+        }
+    }
+
+    public func endDevice(id: String, status: DeviceKeyStatus) async throws -> [EnrolmentRecord] {
+        guard status == .revoked || status == .terminated || status == .replaced else {
+            throw AuthorityStoreError.invalidInput(field: "status", reason: "a device ends as revoked, terminated or replaced")
+        }
+        return try await transact { tx, now in
+            guard try tx.queryOne("SELECT id FROM devices WHERE id = ?", [.text(id)]) != nil else {
+                throw AuthorityStoreError.notFound(.device, id: id)
+            }
+            let active = try tx.query(
+                "SELECT id FROM enrolments WHERE device_id = ? AND status = 'active' ORDER BY created_at, id" + self.database.dialect.forUpdate,
+                [.text(id)]
+            ).map { try $0.text("id") }
+            return try active.map { enrolmentID in
+                try Self.end(tx, enrolmentID: enrolmentID, status: status, now: now)
+                return try Self.loadEnrolment(tx, id: enrolmentID)
+            }
+        }
+    }
+
+    // MARK: Face tokens
+
+    public func faceToken(subject: String) async throws -> FaceTokenRecord {
+        try await read { tx, _ in
+            guard let token = try Self.loadFaceToken(tx, subject: subject) else {
+                throw AuthorityStoreError.notFound(.faceToken, id: subject)
+            }
+            return token
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+// The jti replay cache, the link outbox, audit events and the authority's signing keys.
+extension SQLAuthorityStore {
+    // MARK: Replay cache
+
+    public func registerJTI(_ jti: String, expiresAt: Date) async throws -> Bool {
+        try Self.checkIdentifier(jti, field: "jti")
+        return try await transact { tx, now in
+            guard expiresAt > now else {
+                throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed")
+            }
+            try tx.execute("DELETE FROM device_jtis WHERE expires_at <= ?", [.date(now)])
+            let inserted = try tx.execute(
+                "INSERT INTO device_jtis (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING",
+                [.text(jti), .date(expiresAt)]
+            )
+            return inserted == 1
+        }
+    }
+
+    // MARK: Link outbox
+
+    static func outboxLink(from row: SQLRow) throws -> OutboxLink {
+        OutboxLink(
+            deviceID: try row.text("device_id"), link: try row.text("link"), authReqID: try row.optionalText("auth_req_id"),
+            expiresAt: try row.date("expires_at"), sequence: try row.int("sequence"), createdAt: try row.date("created_at")
+        )
+    }
+
+    public func enqueueLink(_ link: OutboxLink) async throws -> OutboxLink {
+        guard !link.link.isEmpty else { throw AuthorityStoreError.invalidInput(field: "link", reason: "empty") }
+        try Self.checkLength(link.link, field: "link", max: 16 * 1024)
+        return try await transact { tx, now in
+            guard try tx.queryOne("SELECT id FROM devices WHERE id = ?", [.text(link.deviceID)]) != nil else {
+                throw AuthorityStoreError.notFound(.device, id: link.deviceID)
+            }
+            guard link.expiresAt > now else { throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed") }
+            guard let row = try tx.queryOne(
+                "INSERT INTO link_outbox (device_id, link, auth_req_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING sequence",
+                [.text(link.deviceID), .text(link.link), .optionalText(link.authReqID), .date(now), .date(link.expiresAt)]
+            ) else {
+                throw AuthorityStoreError.database("INSERT … RETURNING gave no row")
+            }
+            var stored = link
+            stored.sequence = try row.int("sequence")
+            stored.createdAt = SQLTime.date(SQLTime.millis(now))
+            return stored
+        }
+    }
+
+    public func links(deviceID: String, afterSequence: Int64, limit: Int) async throws -> [OutboxLink] {
+        guard (1...1000).contains(limit) else { throw AuthorityStoreError.invalidInput(field: "limit", reason: "outside 1…1000") }
+        return try await read { tx, now in
+            try tx.query(
+                "SELECT * FROM link_outbox WHERE device_id = ? AND sequence > ? AND expires_at > ? ORDER BY sequence LIMIT ?",
+                [.text(deviceID), .integer(afterSequence), .date(now), .int(limit)]
+            ).map(Self.outboxLink(from:))
+        }
+    }
+
+    public func acknowledgeLinks(deviceID: String, throughSequence: Int64) async throws -> Int {
+        try await transact { tx, now in
+            try tx.execute(
+                "DELETE FROM link_outbox WHERE device_id = ? AND (sequence <= ? OR expires_at <= ?)",
+                [.text(deviceID), .integer(throughSequence), .date(now)]
+            )
+        }
+    }
+
+    // MARK: Audit
+
+    static func auditEvent(from row: SQLRow) throws -> AuditEvent {
+        AuditEvent(
+            tenantID: try row.optionalText("tenant_id"), kind: try row.text("kind"), actor: try row.optionalText("actor"),
+            target: try row.optionalText("target"), detailJSON: try row.text("detail_json"), sequence: try row.int("sequence"),
+            at: try row.date("at")
+        )
+    }
+
+    public func appendAudit(_ event: AuditEvent) async throws -> AuditEvent {
+        try Self.checkIdentifier(event.kind, field: "kind")
+        try Self.checkLength(event.detailJSON, field: "detailJSON", max: 64 * 1024)
+        if let actor = event.actor { try Self.checkLength(actor, field: "actor", max: 512) }
+        if let target = event.target { try Self.checkLength(target, field: "target", max: 512) }
+        return try await transact { tx, now in
+            guard let row = try tx.queryOne(
+                "INSERT INTO audit_events (tenant_id, at, kind, actor, target, detail_json) VALUES (?, ?, ?, ?, ?, ?) RETURNING sequence",
+                [.optionalText(event.tenantID), .date(now), .text(event.kind), .optionalText(event.actor),
+                 .optionalText(event.target), .text(event.detailJSON)]
+            ) else {
+                throw AuthorityStoreError.database("INSERT … RETURNING gave no row")
+            }
+            var stored = event
+            stored.sequence = try row.int("sequence")
+            stored.at = SQLTime.date(SQLTime.millis(now))
+            return stored
+        }
+    }
+
+    public func auditEvents(tenantID: String?, beforeSequence: Int64?, limit: Int) async throws -> [AuditEvent] {
+        guard (1...1000).contains(limit) else { throw AuthorityStoreError.invalidInput(field: "limit", reason: "outside 1…1000") }
+        return try await read { tx, _ in
+            let before = beforeSequence ?? Int64.max
+            if let tenantID {
+                return try tx.query(
+                    "SELECT * FROM audit_events WHERE tenant_id = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?",
+                    [.text(tenantID), .integer(before), .int(limit)]
+                ).map(Self.auditEvent(from:))
+            }
+            return try tx.query(
+                "SELECT * FROM audit_events WHERE tenant_id IS NULL AND sequence < ? ORDER BY sequence DESC LIMIT ?",
+                [.integer(before), .int(limit)]
+            ).map(Self.auditEvent(from:))
+        }
+    }
+
+    // MARK: Signing keys
+
+    static func signingKey(from row: SQLRow) throws -> SigningKeyRecord {
+        SigningKeyRecord(
+            keyID: try row.text("key_id"), algorithm: try row.text("algorithm"), publicJWK: try row.text("public_jwk"),
+            encryptedPrivateKey: try row.blob("encrypted_private_key"), createdAt: try row.date("created_at"),
+            retiredAt: try row.optionalDate("retired_at")
+        )
+    }
+
+    public func addSigningKey(_ key: SigningKeyRecord) async throws -> SigningKeyRecord {
+        try Self.checkIdentifier(key.keyID, field: "keyID")
+        try Self.checkIdentifier(key.algorithm, field: "algorithm")
+        guard !key.publicJWK.isEmpty else { throw AuthorityStoreError.invalidInput(field: "publicJWK", reason: "empty") }
+        try Self.checkLength(key.publicJWK, field: "publicJWK", max: 64 * 1024)
+        guard !key.encryptedPrivateKey.isEmpty, key.encryptedPrivateKey.count <= 64 * 1024 else {
+            throw AuthorityStoreError.invalidInput(field: "encryptedPrivateKey", reason: "must be 1 byte…64 KiB")
+        }
+        return try await transact(conflict: (.signingKey, key.keyID)) { tx, now in
+            try tx.execute(
+                "INSERT INTO signing_keys (key_id, algorithm, public_jwk, encrypted_private_key, created_at, retired_at) VALUES (?, ?, ?, ?, ?, NULL)",
+                [.text(key.keyID), .text(key.algorithm), .text(key.publicJWK), .blob(key.encryptedPrivateKey), .date(now)]
+            )
+            guard let row = try tx.queryOne("SELECT * FROM signing_keys WHERE key_id = ?", [.text(key.keyID)]) else {
+                throw AuthorityStoreError.notFound(.signingKey, id: key.keyID)
+            }
+            return try Self.signingKey(from: row)
+        }
+    }
+
+    public func signingKeys() async throws -> [SigningKeyRecord] {
+        try await read { tx, _ in
+            try tx.query("SELECT * FROM signing_keys ORDER BY created_at, key_id", []).map(Self.signingKey(from:))
+        }
+    }
+
+    public func retireSigningKey(keyID: String) async throws -> SigningKeyRecord {
+        try await transact { tx, now in
+            try tx.execute("UPDATE signing_keys SET retired_at = ? WHERE key_id = ? AND retired_at IS NULL", [.date(now), .text(keyID)])
+            guard let row = try tx.queryOne("SELECT * FROM signing_keys WHERE key_id = ?", [.text(keyID)]) else {
+                throw AuthorityStoreError.notFound(.signingKey, id: keyID)
+            }
+            return try Self.signingKey(from: row)
+        }
+    }
+}

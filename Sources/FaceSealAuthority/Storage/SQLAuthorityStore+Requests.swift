@@ -1,0 +1,269 @@
+import Foundation
+
+// CIBA requests: creation, the completion compare-and-swap, poll bookkeeping, denial and expiry.
+extension SQLAuthorityStore {
+    static func request(from row: SQLRow) throws -> CIBARequestRecord {
+        guard let kind = CIBARequestKind(rawValue: try row.text("kind")) else { throw SQLError.typeMismatch(column: "kind") }
+        guard let state = CIBARequestState(rawValue: try row.text("state")) else { throw SQLError.typeMismatch(column: "state") }
+        return CIBARequestRecord(
+            authReqID: try row.text("auth_req_id"), tenantID: try row.text("tenant_id"), clientID: try row.text("client_id"),
+            subject: try row.text("subject"), kind: kind, pkiKind: try row.optionalText("pki_kind"),
+            pkiContext: try row.optionalBlob("pki_context"), pkiData: try row.optionalBlob("pki_data"),
+            bindingMessage: try row.optionalText("binding_message"),
+            clientNotificationToken: try row.optionalText("client_notification_token"), scope: try row.text("scope"),
+            expiresAt: try row.date("expires_at"), intervalSeconds: Int(try row.int("interval_seconds")), state: state,
+            createdAt: try row.date("created_at"), lastPolledAt: try row.optionalDate("last_polled_at"),
+            attempts: Int(try row.int("attempts")), downloadedGeneration: try row.optionalInt("downloaded_generation"),
+            stagedGeneration: try row.optionalInt("staged_generation"), receiptSHA256: try row.optionalBlob("receipt_sha256"),
+            idToken: try row.optionalText("id_token"), denyReason: try row.optionalText("deny_reason"),
+            finishedAt: try row.optionalDate("finished_at")
+        )
+    }
+
+    static func loadRequest(_ tx: any SQLTransaction, authReqID: String, lock: SQLDialect? = nil) throws -> CIBARequestRecord {
+        guard let row = try tx.queryOne("SELECT * FROM ciba_requests WHERE auth_req_id = ?" + (lock?.forUpdate ?? ""), [.text(authReqID)]) else {
+            throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID)
+        }
+        return try request(from: row)
+    }
+
+    /// Loads a request that must be pending and not yet past its expiry.
+    static func loadLivePendingRequest(_ tx: any SQLTransaction, authReqID: String, lock: SQLDialect, now: Date) throws -> CIBARequestRecord {
+        let request = try loadRequest(tx, authReqID: authReqID, lock: lock)
+        guard request.state == .pending else { throw AuthorityStoreError.requestNotPending(authReqID: authReqID, state: request.state) }
+        guard now < request.expiresAt else { throw AuthorityStoreError.requestNotPending(authReqID: authReqID, state: .expired) }
+        return request
+    }
+
+    static func checkRequest(_ request: CIBARequestRecord) throws {
+        try checkIdentifier(request.authReqID, field: "authReqID")
+        try checkIdentifier(request.clientID, field: "clientID")
+        try checkIdentifier(request.subject, field: "subject")
+        switch request.kind {
+        case .login:
+            guard request.pkiKind == nil, request.pkiData == nil, request.pkiContext == nil else {
+                throw AuthorityStoreError.invalidInput(field: "pkiKind", reason: "a sign-in carries no face-PKI parameters")
+            }
+        case .ceremony:
+            guard let pkiKind = request.pkiKind else { throw AuthorityStoreError.invalidInput(field: "pkiKind", reason: "a ceremony needs one") }
+            try checkIdentifier(pkiKind, field: "pkiKind")
+        }
+        if let context = request.pkiContext, context.count > 256 {
+            throw AuthorityStoreError.invalidInput(field: "pkiContext", reason: "longer than 256 bytes")
+        }
+        if let data = request.pkiData, data.count > 64 * 1024 {
+            throw AuthorityStoreError.invalidInput(field: "pkiData", reason: "longer than 64 KiB")
+        }
+        if let message = request.bindingMessage { try checkLength(message, field: "bindingMessage", max: 256) }
+        if let token = request.clientNotificationToken { try checkLength(token, field: "clientNotificationToken", max: 1024) }
+        try checkLength(request.scope, field: "scope", max: 2048)
+        guard (1...3600).contains(request.intervalSeconds) else {
+            throw AuthorityStoreError.invalidInput(field: "intervalSeconds", reason: "outside 1…3600")
+        }
+    }
+
+    // MARK: Operations
+
+    public func createRequest(_ request: CIBARequestRecord) async throws -> CIBARequestRecord {
+        try Self.checkRequest(request)
+        return try await transact(conflict: (.cibaRequest, request.authReqID)) { tx, now in
+            let application = try Self.loadApplication(tx, clientID: request.clientID)
+            let user = try Self.loadUser(tx, subject: request.subject)
+            guard application.tenantID == request.tenantID else { throw AuthorityStoreError.notFound(.application, id: request.clientID) }
+            guard user.tenantID == request.tenantID else { throw AuthorityStoreError.notFound(.user, id: request.subject) }
+            guard request.expiresAt > now else { throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed") }
+            try tx.execute(
+                """
+                INSERT INTO ciba_requests (auth_req_id, tenant_id, client_id, subject, kind, pki_kind, pki_context, pki_data,
+                    binding_message, client_notification_token, scope, state, created_at, expires_at, interval_seconds,
+                    last_polled_at, attempts, downloaded_generation, staged_generation, receipt_sha256, id_token,
+                    deny_reason, finished_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL)
+                """,
+                [
+                    .text(request.authReqID), .text(request.tenantID), .text(request.clientID), .text(request.subject),
+                    .text(request.kind.rawValue), .optionalText(request.pkiKind), .optionalBlob(request.pkiContext),
+                    .optionalBlob(request.pkiData), .optionalText(request.bindingMessage),
+                    .optionalText(request.clientNotificationToken), .text(request.scope), .date(now),
+                    .date(request.expiresAt), .int(request.intervalSeconds),
+                ]
+            )
+            return try Self.loadRequest(tx, authReqID: request.authReqID)
+        }
+    }
+
+    public func request(authReqID: String) async throws -> CIBARequestRecord {
+        try await read { tx, _ in try Self.loadRequest(tx, authReqID: authReqID) }
+    }
+
+    public func downloadFaceToken(authReqID: String, keyID: String) async throws -> FaceTokenRecord {
+        try await transact { tx, now in
+            let request = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
+            guard let keyRow = try tx.queryOne(Self.deviceKeySelect + " WHERE k.key_id = ?", [.text(keyID)]) else {
+                throw AuthorityStoreError.notFound(.deviceKey, id: keyID)
+            }
+            let key = try Self.deviceKey(from: keyRow)
+            // Another user's key learns nothing about this request.
+            guard key.subject == request.subject else { throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID) }
+            switch key.acceptance(at: now) {
+            case .accepted, .acceptedWithRotationHint:
+                break
+            case .overlapEnded, .revoked, .terminated, .replaced:
+                throw AuthorityStoreError.deviceKeyNotActive(keyID: keyID, status: key.status)
+            }
+            guard let token = try Self.loadFaceToken(tx, subject: request.subject) else {
+                throw AuthorityStoreError.notFound(.faceToken, id: request.subject)
+            }
+            try tx.execute("UPDATE ciba_requests SET downloaded_generation = ? WHERE auth_req_id = ?", [.integer(token.generation), .text(authReqID)])
+            return token
+        }
+    }
+
+    public func recordTokenDownload(authReqID: String, generation: Int64) async throws -> CIBARequestRecord {
+        guard generation >= 0 else { throw AuthorityStoreError.invalidInput(field: "generation", reason: "negative") }
+        return try await transact { tx, now in
+            _ = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
+            try tx.execute("UPDATE ciba_requests SET downloaded_generation = ? WHERE auth_req_id = ?", [.integer(generation), .text(authReqID)])
+            return try Self.loadRequest(tx, authReqID: authReqID)
+        }
+    }
+
+    public func recordFaceMismatch(authReqID: String) async throws -> CIBARequestRecord {
+        try await transact { tx, now in
+            _ = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
+            try tx.execute("UPDATE ciba_requests SET attempts = attempts + 1 WHERE auth_req_id = ?", [.text(authReqID)])
+            return try Self.loadRequest(tx, authReqID: authReqID)
+        }
+    }
+
+    public func denyRequest(authReqID: String, reason: String) async throws -> CIBARequestRecord {
+        try Self.checkIdentifier(reason, field: "reason")
+        return try await transact { tx, now in
+            let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
+            if request.state == .denied && request.denyReason == reason { return request }
+            guard request.state == .pending else {
+                throw AuthorityStoreError.requestNotPending(authReqID: authReqID, state: request.state)
+            }
+            guard now < request.expiresAt else { throw AuthorityStoreError.requestNotPending(authReqID: authReqID, state: .expired) }
+            try tx.execute(
+                "UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
+                [.text(reason), .date(now), .text(authReqID)]
+            )
+            return try Self.loadRequest(tx, authReqID: authReqID)
+        }
+    }
+
+    public func complete(_ completion: CompletionRequest) async throws -> CompletionOutcome {
+        let token = completion.rotatedToken
+        try Self.checkFaceToken(token)
+        guard completion.expectedGeneration >= 0, token.generation == completion.expectedGeneration + 1 else {
+            throw AuthorityStoreError.invalidInput(field: "rotatedToken.generation", reason: "must be the expected generation + 1")
+        }
+        guard completion.receiptSHA256.count == 32 else {
+            throw AuthorityStoreError.invalidInput(field: "receiptSHA256", reason: "must be 32 bytes")
+        }
+        return try await transact { tx, now -> CompletionOutcome in
+            // The request row lock orders completions of one request; the token row's WHERE orders rotations.
+            let request = try Self.loadRequest(tx, authReqID: completion.authReqID, lock: self.database.dialect)
+            switch request.state {
+            case .completed:
+                guard request.receiptSHA256 == completion.receiptSHA256, request.stagedGeneration == token.generation else {
+                    throw AuthorityStoreError.completionMismatch(authReqID: completion.authReqID)
+                }
+                return .completed(request)
+            case .stale:
+                guard request.receiptSHA256 == completion.receiptSHA256 else {
+                    throw AuthorityStoreError.completionMismatch(authReqID: completion.authReqID)
+                }
+                return .stale(request)
+            case .denied, .expired:
+                throw AuthorityStoreError.requestNotPending(authReqID: completion.authReqID, state: request.state)
+            case .pending:
+                break
+            }
+            guard now < request.expiresAt else {
+                throw AuthorityStoreError.requestNotPending(authReqID: completion.authReqID, state: .expired)
+            }
+            guard token.subject == request.subject else {
+                throw AuthorityStoreError.invalidInput(field: "rotatedToken.subject", reason: "not the request's user")
+            }
+            guard let current = try Self.loadFaceToken(tx, subject: request.subject) else {
+                throw AuthorityStoreError.notFound(.faceToken, id: request.subject)
+            }
+            guard current.tokenID == token.tokenID else {
+                throw AuthorityStoreError.invalidInput(field: "rotatedToken.tokenID", reason: "not the user's token")
+            }
+            let rotated = try tx.execute(
+                """
+                UPDATE face_tokens SET generation = ?, header_json = ?, sealed_body = ?, encrypted_server_share = ?, updated_at = ?
+                WHERE subject = ? AND token_id = ? AND generation = ?
+                """,
+                [
+                    .integer(token.generation), .blob(token.headerJSON), .blob(token.sealedBody),
+                    .blob(token.encryptedServerShare), .date(now), .text(token.subject), .text(token.tokenID),
+                    .integer(completion.expectedGeneration),
+                ]
+            )
+            let state: CIBARequestState = rotated == 1 ? .completed : .stale
+            try tx.execute(
+                """
+                UPDATE ciba_requests SET state = ?, staged_generation = ?, receipt_sha256 = ?, finished_at = ?
+                WHERE auth_req_id = ? AND state = 'pending'
+                """,
+                [.text(state.rawValue), .integer(token.generation), .blob(completion.receiptSHA256), .date(now), .text(completion.authReqID)]
+            )
+            let stored = try Self.loadRequest(tx, authReqID: completion.authReqID)
+            return rotated == 1 ? .completed(stored) : .stale(stored)
+        }
+    }
+
+    public func recordPoll(authReqID: String, clientID: String) async throws -> PollOutcome {
+        try await transact { tx, now -> PollOutcome in
+            let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
+            // Another client's request id is answered as unknown: it must learn nothing about it.
+            guard request.clientID == clientID else { throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID) }
+            if request.state == .pending, now < request.expiresAt, let last = request.lastPolledAt,
+                now < last.addingTimeInterval(TimeInterval(request.intervalSeconds))
+            {
+                let raised = request.intervalSeconds + 5
+                try tx.execute(
+                    "UPDATE ciba_requests SET interval_seconds = ?, last_polled_at = ? WHERE auth_req_id = ?",
+                    [.int(raised), .date(now), .text(authReqID)]
+                )
+                return .slowDown(newIntervalSeconds: raised)
+            }
+            if request.state == .pending && now >= request.expiresAt {
+                try tx.execute(
+                    "UPDATE ciba_requests SET state = 'expired', finished_at = ?, last_polled_at = ? WHERE auth_req_id = ?",
+                    [.date(now), .date(now), .text(authReqID)]
+                )
+            } else {
+                try tx.execute("UPDATE ciba_requests SET last_polled_at = ? WHERE auth_req_id = ?", [.date(now), .text(authReqID)])
+            }
+            return .recorded(try Self.loadRequest(tx, authReqID: authReqID))
+        }
+    }
+
+    public func storeIDToken(authReqID: String, idToken: String) async throws -> CIBARequestRecord {
+        guard !idToken.isEmpty else { throw AuthorityStoreError.invalidInput(field: "idToken", reason: "empty") }
+        try Self.checkLength(idToken, field: "idToken", max: 64 * 1024)
+        return try await transact { tx, _ in
+            let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
+            guard request.state == .completed else {
+                throw AuthorityStoreError.requestNotPending(authReqID: authReqID, state: request.state)
+            }
+            if request.idToken != nil { return request }
+            try tx.execute("UPDATE ciba_requests SET id_token = ? WHERE auth_req_id = ?", [.text(idToken), .text(authReqID)])
+            return try Self.loadRequest(tx, authReqID: authReqID)
+        }
+    }
+
+    public func expireOverdueRequests() async throws -> Int {
+        try await transact { tx, now in
+            try tx.execute(
+                "UPDATE ciba_requests SET state = 'expired', finished_at = ? WHERE state = 'pending' AND expires_at <= ?",
+                [.date(now), .date(now)]
+            )
+        }
+    }
+}

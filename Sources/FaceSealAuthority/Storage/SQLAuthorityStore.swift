@@ -1,0 +1,147 @@
+import Foundation
+
+/// Where an `SQLAuthorityStore` keeps its data.
+public enum StoreLocation: Sendable, Hashable {
+    /// An SQLite file (created if missing), in WAL mode.
+    case sqlite(path: String, busyTimeoutMilliseconds: Int32 = 5_000, synchronous: SQLiteSynchronous = .normal)
+    /// A PostgreSQL database reached through a libpq URI (`postgres://user@host:port/db`), with a pool of
+    /// `poolSize` connections. `schema` (lower-case letters, digits, `_`) isolates the store in its own
+    /// schema, created if missing; `nil` uses the server's default search path.
+    case postgres(url: String, poolSize: Int = 4, schema: String? = nil)
+
+    /// Parses a `--database` value: a `postgres://` or `postgresql://` URI, else an SQLite file path.
+    public static func parse(_ value: String) -> StoreLocation {
+        if value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") {
+            return .postgres(url: value)
+        }
+        return .sqlite(path: value)
+    }
+}
+
+/// The authority's store on SQL: one implementation of every operation over two backends, SQLite (the
+/// embedded default) and PostgreSQL. Open it with `open(_:clock:)`; the schema is migrated on open.
+public final class SQLAuthorityStore: AuthorityStore {
+    let database: any SQLDatabase
+    let clock: any StoreClock
+
+    init(database: any SQLDatabase, clock: any StoreClock) {
+        self.database = database
+        self.clock = clock
+    }
+
+    /// Opens (and migrates) the store at `location`. Throws `.unavailable` when the database cannot be
+    /// opened or reached, `.schemaTooNew` when a newer build already migrated it.
+    public static func open(_ location: StoreLocation, clock: any StoreClock = SystemStoreClock()) async throws -> SQLAuthorityStore {
+        let database: any SQLDatabase
+        do {
+            switch location {
+            case .sqlite(let path, let busyTimeout, let synchronous):
+                database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: busyTimeout, synchronous: synchronous)
+            case .postgres(let url, let poolSize, let schema):
+                database = try await PostgresDatabase(url: url, schema: schema, poolSize: poolSize)
+            }
+        } catch {
+            throw Self.storeError(error)
+        }
+        do {
+            try await SchemaMigrator.migrate(database, clock: clock)
+        } catch {
+            await database.close()
+            throw Self.storeError(error)
+        }
+        return SQLAuthorityStore(database: database, clock: clock)
+    }
+
+    /// The schema versions recorded in `schema_migrations`, ascending.
+    public func appliedSchemaVersions() async throws -> [Int] {
+        try await read { tx, _ in
+            try tx.query("SELECT version FROM schema_migrations ORDER BY version", []).map { Int(try $0.int("version")) }
+        }
+    }
+
+    public func close() async {
+        await database.close()
+    }
+
+    // MARK: Transactions and error mapping
+
+    /// Runs `body` in one transaction with the clock's current instant. A unique violation becomes
+    /// `.conflict(conflict)`, other database failures typed errors; a throw rolls everything back.
+    func transact<T: Sendable>(
+        conflict: (StoredEntity, String)? = nil, readOnly: Bool = false,
+        _ body: @escaping @Sendable (any SQLTransaction, Date) throws -> T
+    ) async throws -> T {
+        let clock = self.clock
+        do {
+            return try await database.transaction(readOnly: readOnly) { tx in
+                try body(tx, clock.now())
+            }
+        } catch SQLError.uniqueViolation(let message) {
+            if let conflict { throw AuthorityStoreError.conflict(conflict.0, id: conflict.1) }
+            throw AuthorityStoreError.database("unique constraint: \(message)")
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// Reads only: no write lock on SQLite, no BEGIN/COMMIT on PostgreSQL.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction, Date) throws -> T) async throws -> T {
+        try await transact(readOnly: true, body)
+    }
+
+    static func storeError(_ error: any Error) -> AuthorityStoreError {
+        switch error {
+        case let error as AuthorityStoreError:
+            return error
+        case SQLError.unavailable(let message):
+            return .unavailable(message)
+        case SQLError.uniqueViolation(let message):
+            return .database("unique constraint: \(message)")
+        case SQLError.foreignKeyViolation(let message):
+            return .database("foreign key: \(message)")
+        case SQLError.alreadyExists(let message):
+            return .database(message)
+        case SQLError.failed(let message):
+            return .database(message)
+        case SQLError.typeMismatch(let column):
+            return .database("unexpected value in column \(column)")
+        default:
+            return .database(String(describing: error))
+        }
+    }
+}
+
+// MARK: - Input checks shared by the operations
+
+extension SQLAuthorityStore {
+    /// Identifiers are non-empty, at most 256 bytes, and free of control characters.
+    static func checkIdentifier(_ value: String, field: String) throws {
+        guard !value.isEmpty else { throw AuthorityStoreError.invalidInput(field: field, reason: "empty") }
+        guard value.utf8.count <= 256 else { throw AuthorityStoreError.invalidInput(field: field, reason: "longer than 256 bytes") }
+        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw AuthorityStoreError.invalidInput(field: field, reason: "contains control characters")
+        }
+    }
+
+    static func checkLength(_ value: String, field: String, max: Int) throws {
+        guard value.utf8.count <= max else { throw AuthorityStoreError.invalidInput(field: field, reason: "longer than \(max) bytes") }
+    }
+
+    static func checkPolicy(_ policy: TenantPolicy) throws {
+        guard !policy.keyAlgorithms.isEmpty else { throw AuthorityStoreError.invalidInput(field: "keyAlgorithms", reason: "empty") }
+        for algorithm in policy.keyAlgorithms {
+            try checkIdentifier(algorithm, field: "keyAlgorithms")
+            guard !algorithm.contains(",") else { throw AuthorityStoreError.invalidInput(field: "keyAlgorithms", reason: "contains a comma") }
+        }
+        guard Set(policy.keyAlgorithms).count == policy.keyAlgorithms.count else {
+            throw AuthorityStoreError.invalidInput(field: "keyAlgorithms", reason: "duplicates")
+        }
+        guard (1...100).contains(policy.attemptsMax) else { throw AuthorityStoreError.invalidInput(field: "attemptsMax", reason: "outside 1…100") }
+        guard (0...1024).contains(policy.passwordPolicy.minimumLength) else {
+            throw AuthorityStoreError.invalidInput(field: "passwordPolicy.minimumLength", reason: "outside 0…1024")
+        }
+        guard (1...86_400).contains(policy.requestLifetimeSeconds) else {
+            throw AuthorityStoreError.invalidInput(field: "requestLifetimeSeconds", reason: "outside 1…86400")
+        }
+    }
+}

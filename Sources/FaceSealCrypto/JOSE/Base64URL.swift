@@ -1,0 +1,89 @@
+import Foundation
+
+/// Base64url without padding (RFC 4648 §5, RFC 7515 §2), decoded strictly.
+public enum Base64URL {
+    /// The default limit on decoded output (1 MiB).
+    public static let defaultMaximumDecodedCount = 1 << 20
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// 0xFF marks a byte outside the alphabet.
+    private static let decodingTable: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, symbol) in alphabet.enumerated() { table[Int(symbol)] = UInt8(index) }
+        return table
+    }()
+
+    /// The unpadded base64url text of `data`.
+    public static func encode<D: DataProtocol>(_ data: D) -> String {
+        let bytes = [UInt8](data)
+        var out = [UInt8]()
+        out.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index + 3 <= bytes.count {
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            out.append(alphabet[Int(value >> 18 & 63)])
+            out.append(alphabet[Int(value >> 12 & 63)])
+            out.append(alphabet[Int(value >> 6 & 63)])
+            out.append(alphabet[Int(value & 63)])
+            index += 3
+        }
+        switch bytes.count - index {
+        case 1:
+            let value = UInt32(bytes[index]) << 16
+            out.append(alphabet[Int(value >> 18 & 63)])
+            out.append(alphabet[Int(value >> 12 & 63)])
+        case 2:
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
+            out.append(alphabet[Int(value >> 18 & 63)])
+            out.append(alphabet[Int(value >> 12 & 63)])
+            out.append(alphabet[Int(value >> 6 & 63)])
+        default:
+            break
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes unpadded base64url.
+    ///
+    /// Refuses padding (`=`), whitespace and any character outside `A–Z a–z 0–9 - _`, a length of 1 mod 4,
+    /// and non-canonical encodings (unused low bits of the last character set), so each byte string has
+    /// exactly one accepted encoding.
+    /// - Parameters:
+    ///   - part: names the input in the error (`header`, `x`, …).
+    ///   - maximumDecodedCount: the largest output accepted.
+    /// - Throws: ``JOSEError/invalidBase64URL(part:)`` or ``JOSEError/inputTooLarge(limit:)``.
+    public static func decode<S: StringProtocol>(
+        _ text: S, part: String = "value", maximumDecodedCount: Int = defaultMaximumDecodedCount
+    ) throws(JOSEError) -> [UInt8] {
+        try decode(utf8: Array(text.utf8), part: part, maximumDecodedCount: maximumDecodedCount)
+    }
+
+    /// Decodes unpadded base64url given as UTF-8 bytes (same rules as ``decode(_:part:maximumDecodedCount:)``).
+    public static func decode<C: Collection>(
+        utf8 text: C, part: String = "value", maximumDecodedCount: Int = defaultMaximumDecodedCount
+    ) throws(JOSEError) -> [UInt8] where C.Element == UInt8 {
+        let count = text.count
+        guard count % 4 != 1 else { throw .invalidBase64URL(part: part) }
+        let outputCount = count / 4 * 3 + max(0, count % 4 - 1)
+        guard outputCount <= maximumDecodedCount else { throw .inputTooLarge(limit: maximumDecodedCount) }
+        var out = [UInt8]()
+        out.reserveCapacity(outputCount)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for symbol in text {
+            let value = decodingTable[Int(symbol)]
+            guard value != 0xFF else { throw .invalidBase64URL(part: part) }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                accumulator &= (1 << UInt32(bits)) - 1
+            }
+        }
+        // Leftover bits (2 or 4) must be zero, otherwise two texts would decode to the same bytes.
+        guard accumulator == 0 else { throw .invalidBase64URL(part: part) }
+        return out
+    }
+}

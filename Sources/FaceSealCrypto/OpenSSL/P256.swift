@@ -1,0 +1,207 @@
+import COpenSSL
+import CShims
+import Foundation
+
+/// NIST P-256 namespace, as in swift-crypto.
+public enum P256 {
+    /// ECDSA over P-256 with SHA-256 (FIPS 186-4/5, the JOSE `ES256` algorithm).
+    public enum Signing {
+        /// A P-256 private key: the 32-byte scalar d, kept in ``SecretBytes``.
+        public struct PrivateKey: Sendable {
+            private let scalar: SecretBytes
+            private let cache: CachedEVPKey
+            /// The matching public key.
+            public let publicKey: PublicKey
+
+            /// A new random key.
+            public init() {
+                // Rejection sampling: a random 256-bit value is ≥ n or zero with probability < 2^-32,
+                // so 64 refusals in a row mean OpenSSL itself is failing, not bad luck.
+                for _ in 0..<64 {
+                    if let key = try? Self(scalar: SecretBytes(randomCount: 32)) {
+                        self = key
+                        return
+                    }
+                }
+                fatalError("P-256 key generation failed 64 times: \(LibCrypto.drainErrors())")
+            }
+
+            /// A key from its 32-byte big-endian scalar (0 < d < n).
+            /// - Throws: ``CryptoError/incorrectKeySize(expected:actual:)`` or
+            ///   ``CryptoError/invalidKeyRepresentation(_:)`` for a scalar out of range.
+            public init<D: ContiguousBytes>(rawRepresentation: D) throws(CryptoError) {
+                try self.init(scalar: rawRepresentation.withUnsafeBytes { SecretBytes($0) })
+            }
+
+            private init(scalar: SecretBytes) throws(CryptoError) {
+                guard scalar.count == 32 else { throw .incorrectKeySize(expected: 32, actual: scalar.count) }
+                var point = [UInt8](repeating: 0, count: 65)
+                // Building the key validates the scalar and computes the public point.
+                _ = try Self.evpKey(scalar, point: &point)
+                self.scalar = scalar
+                publicKey = PublicKey(validatedX963: point)
+                cache = CachedEVPKey { () throws(CryptoError) in
+                    var scratch = [UInt8](repeating: 0, count: 65)
+                    return try Self.evpKey(scalar, point: &scratch)
+                }
+            }
+
+            private static func evpKey(_ scalar: SecretBytes, point: inout [UInt8]) throws(CryptoError) -> EVPKey {
+                let pointer = scalar.withUnsafeBytes { raw in
+                    point.withUnsafeMutableBufferPointer { out in
+                        fs_p256_private_key(raw.uint8Base, raw.count, out.baseAddress)
+                    }
+                }
+                guard let pointer else {
+                    LibCrypto.clearErrors()
+                    throw .invalidKeyRepresentation("P-256 private scalar not in 1..<n")
+                }
+                return EVPKey(taking: pointer)
+            }
+
+            /// The 32-byte scalar. The returned `Data` is an ordinary copy: keep it no longer than needed.
+            public var rawRepresentation: Data { Data(scalar.copyBytes()) }
+
+            /// The scalar as secret bytes (shared, not copied).
+            public var secretRepresentation: SecretBytes { scalar }
+
+            /// An ECDSA signature of SHA-256(`data`), with a fresh random nonce.
+            public func signature<D: DataProtocol>(for data: D) throws(CryptoError) -> ECDSASignature {
+                try ECDSASignature(derRepresentation: cache.sign(message: [UInt8](data), sha256: true))
+            }
+        }
+
+        /// A P-256 public key, kept as its uncompressed SEC1 point.
+        public struct PublicKey: Sendable, Hashable {
+            /// `0x04 ‖ X ‖ Y` (65 bytes).
+            public let x963Representation: Data
+
+            init(validatedX963 point: [UInt8]) { x963Representation = Data(point) }
+
+            /// A key from `0x04 ‖ X ‖ Y` (65 bytes); the point must be on the curve.
+            public init<D: ContiguousBytes>(x963Representation: D) throws(CryptoError) {
+                let point = x963Representation.withUnsafeBytes { [UInt8]($0) }
+                guard point.count == 65 else { throw .incorrectKeySize(expected: 65, actual: point.count) }
+                _ = try Self.evpKey(point, check: true)
+                self.x963Representation = Data(point)
+            }
+
+            /// A key from `X ‖ Y` (64 bytes); the point must be on the curve.
+            public init<D: ContiguousBytes>(rawRepresentation: D) throws(CryptoError) {
+                let raw = rawRepresentation.withUnsafeBytes { [UInt8]($0) }
+                guard raw.count == 64 else { throw .incorrectKeySize(expected: 64, actual: raw.count) }
+                try self.init(x963Representation: [0x04] + raw)
+            }
+
+            /// A key from its JWK coordinates (32 bytes each, big endian).
+            public init<X: DataProtocol, Y: DataProtocol>(x: X, y: Y) throws(CryptoError) {
+                guard x.count == 32, y.count == 32 else {
+                    throw .invalidKeyRepresentation("P-256 coordinates must be 32 bytes each")
+                }
+                try self.init(x963Representation: [0x04] + [UInt8](x) + [UInt8](y))
+            }
+
+            /// A key from a DER SubjectPublicKeyInfo (id-ecPublicKey, prime256v1).
+            public init<D: DataProtocol>(derRepresentation: D) throws(CryptoError) {
+                guard derRepresentation.count <= 4096 else { throw .invalidKeyRepresentation("SPKI too large") }
+                let key = try EVPKey.subjectPublicKeyInfo([UInt8](derRepresentation))
+                guard fs_pkey_is_p256(key.pointer) == 1 else {
+                    LibCrypto.clearErrors()
+                    throw .invalidKeyRepresentation("SPKI is not a P-256 key")
+                }
+                var point = [UInt8](repeating: 0, count: 65)
+                var length = 0
+                guard EVP_PKEY_get_octet_string_param(key.pointer, OSSL_PKEY_PARAM_PUB_KEY, &point, 65, &length) == 1,
+                      length == 65, point[0] == 0x04 else {
+                    LibCrypto.clearErrors()
+                    throw .invalidKeyRepresentation("P-256 SPKI point is not uncompressed")
+                }
+                try self.init(x963Representation: point)
+            }
+
+            /// `X ‖ Y` (64 bytes).
+            public var rawRepresentation: Data { x963Representation.dropFirst() }
+            /// The JWK `x` coordinate (32 bytes).
+            public var x: Data { x963Representation.dropFirst().prefix(32) }
+            /// The JWK `y` coordinate (32 bytes).
+            public var y: Data { x963Representation.suffix(32) }
+
+            /// DER SubjectPublicKeyInfo.
+            public var derRepresentation: Data {
+                // The point was validated at construction, so building and encoding it cannot fail
+                // short of OpenSSL running out of memory.
+                guard let key = try? Self.evpKey([UInt8](x963Representation)), let der = try? key.subjectPublicKeyInfo() else {
+                    fatalError("P-256 SPKI encoding failed: \(LibCrypto.drainErrors())")
+                }
+                return Data(der)
+            }
+
+            /// The OpenSSL key; `check` runs OpenSSL's full public-key check (once, when a key is imported).
+            static func evpKey(_ point: [UInt8], check: Bool = false) throws(CryptoError) -> EVPKey {
+                let pointer = point.withUnsafeBufferPointer { fs_p256_public_key($0.baseAddress, $0.count, check ? 1 : 0) }
+                guard let pointer else {
+                    LibCrypto.clearErrors()
+                    throw .invalidKeyRepresentation("not a P-256 point on the curve")
+                }
+                return EVPKey(taking: pointer)
+            }
+
+            /// Whether `signature` is a valid ECDSA signature of SHA-256(`data`) under this key.
+            public func isValidSignature<D: DataProtocol>(_ signature: ECDSASignature, for data: D) -> Bool {
+                guard let key = try? Self.evpKey([UInt8](x963Representation)) else { return false }
+                let der = signature.derRepresentation
+                return data.withContiguousBytes { message in
+                    der.withUnsafeBytes { key.verify(digest: EVP_sha256(), message: message, signature: $0) }
+                }
+            }
+        }
+
+        /// An ECDSA P-256 signature (r, s), convertible between raw `r ‖ s` (JOSE) and DER (X.509, TLS).
+        public struct ECDSASignature: Sendable, Hashable {
+            /// `r ‖ s`, 32 bytes each, big endian.
+            public let rawRepresentation: Data
+
+            /// A signature from `r ‖ s` (64 bytes).
+            public init<D: DataProtocol>(rawRepresentation: D) throws(CryptoError) {
+                guard rawRepresentation.count == 64 else { throw .invalidSignatureEncoding }
+                self.rawRepresentation = Data(rawRepresentation)
+            }
+
+            /// A signature from a strict DER `ECDSA-Sig-Value` (no trailing bytes, minimal integers).
+            public init<D: DataProtocol>(derRepresentation: D) throws(CryptoError) {
+                let der = [UInt8](derRepresentation)
+                guard der.count <= 80 else { throw .invalidSignatureEncoding }
+                var raw = [UInt8](repeating: 0, count: 64)
+                let ok = der.withUnsafeBufferPointer { buffer -> Bool in
+                    var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+                    guard let sig = d2i_ECDSA_SIG(nil, &cursor, buffer.count) else { return false }
+                    defer { ECDSA_SIG_free(sig) }
+                    guard cursor == buffer.baseAddress.map({ $0 + buffer.count }) else { return false }
+                    guard let r = ECDSA_SIG_get0_r(sig), let s = ECDSA_SIG_get0_s(sig),
+                          BN_is_negative(r) == 0, BN_is_negative(s) == 0,
+                          BN_num_bits(r) <= 256, BN_num_bits(s) <= 256 else { return false }
+                    return raw.withUnsafeMutableBufferPointer { out in
+                        BN_bn2binpad(r, out.baseAddress, 32) == 32 && BN_bn2binpad(s, out.baseAddress! + 32, 32) == 32
+                    }
+                }
+                LibCrypto.clearErrors()
+                guard ok else { throw .invalidSignatureEncoding }
+                rawRepresentation = Data(raw)
+                // Reject BER leniency: the canonical re-encoding must be byte for byte what we were given.
+                guard derRepresentation.elementsEqual(self.derRepresentation) else { throw .invalidSignatureEncoding }
+            }
+
+            /// The DER `ECDSA-Sig-Value` SEQUENCE { r INTEGER, s INTEGER }.
+            public var derRepresentation: Data {
+                func integer(_ bytes: Data.SubSequence) -> [UInt8] {
+                    var value = Array(bytes.drop { $0 == 0 })
+                    if value.isEmpty { value = [0] }
+                    if value[0] & 0x80 != 0 { value.insert(0, at: 0) }
+                    return [0x02, UInt8(value.count)] + value
+                }
+                let body = integer(rawRepresentation.prefix(32)) + integer(rawRepresentation.suffix(32))
+                return Data([0x30, UInt8(body.count)] + body)
+            }
+        }
+    }
+}

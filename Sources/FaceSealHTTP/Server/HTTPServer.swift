@@ -1,0 +1,172 @@
+internal import CMicroHTTPD
+internal import CShims
+import Foundation
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd that runs async Swift handlers.
+///
+/// libmicrohttpd does the HTTP work (parsing, keep-alive, chunked bodies, `100-continue`, timeouts,
+/// connection limits) on its own epoll threads. When a request's body is complete the connection
+/// is suspended, the handler runs as a Swift task, and the connection is resumed to send the
+/// response. Every response carries `X-Request-Id`; every request is logged as one line.
+///
+/// ```swift
+/// var router = Router()
+/// router.get("/devices/:id") { request in try .json(Device(id: request.pathParameter("id"))) }
+/// let server = HTTPServer(router: router)
+/// try server.start()
+/// // … server.port
+/// await server.stop()
+/// ```
+/// A server is single-use: `start()` once, `stop()` once. Call `stop()` before releasing it: a
+/// server released while running answers its in-flight requests with 503 and closes at once.
+public final class HTTPServer: Sendable {
+    private enum Lifecycle {
+        case idle
+        case running(daemon: OpaquePointer, port: Int)
+        case stopping(port: Int)
+        case stopped
+    }
+
+    /// The configuration the server was created with.
+    public let configuration: Configuration
+    private let core: ServerCore
+    private let lifecycle = Mutex(Lifecycle.idle)
+
+    /// A server that sends every request to `handler`.
+    public init(configuration: Configuration = Configuration(), logger: RequestLogger = .standardError, handler: @escaping HTTPHandler) {
+        self.configuration = configuration
+        self.core = ServerCore(maxBodySize: configuration.maxBodySize, logger: logger, handler: handler)
+    }
+
+    /// A server that sends every request through `router`.
+    public convenience init(configuration: Configuration = Configuration(), logger: RequestLogger = .standardError, router: Router) {
+        self.init(configuration: configuration, logger: logger) { request in try await router.respond(to: request) }
+    }
+
+    /// The bound TCP port while running (the ephemeral one when `configuration.port` is 0).
+    public var port: Int? {
+        lifecycle.withLock { state in
+            switch state {
+            case .running(_, let port), .stopping(let port): port
+            case .idle, .stopped: nil
+            }
+        }
+    }
+
+    /// `http://host:port` while running (IPv6 hosts in brackets).
+    public var baseURL: URL? {
+        guard let port else { return nil }
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return URL(string: "http://\(host):\(port)")
+    }
+
+    /// Binds and starts serving. Returns once the socket is listening.
+    public func start() throws(HTTPServerError) {
+        let configuration = self.configuration
+        guard (0...65535).contains(configuration.port) else { throw .invalidConfiguration("port \(configuration.port)") }
+        guard configuration.maxBodySize >= 0 else { throw .invalidConfiguration("maxBodySize \(configuration.maxBodySize)") }
+        guard (1...256).contains(configuration.threadPoolSize) else {
+            throw .invalidConfiguration("threadPoolSize \(configuration.threadPoolSize)")
+        }
+        guard configuration.connectionLimit >= 0, configuration.connectionLimit <= Int(UInt32.max) else {
+            throw .invalidConfiguration("connectionLimit \(configuration.connectionLimit)")
+        }
+        guard configuration.connectionMemoryLimit >= 0 else {
+            throw .invalidConfiguration("connectionMemoryLimit \(configuration.connectionMemoryLimit)")
+        }
+        // libmicrohttpd counts whole seconds; round a fraction up so 0.5 s does not mean "never".
+        let timeout = configuration.connectionTimeout.components
+        let timeoutSeconds = timeout.seconds + (timeout.attoseconds > 0 ? 1 : 0)
+        guard timeout.seconds >= 0, timeout.attoseconds >= 0, timeoutSeconds <= Int64(UInt32.max) else {
+            throw .invalidConfiguration("connectionTimeout \(configuration.connectionTimeout)")
+        }
+        let core = self.core
+        let outcome = lifecycle.withLock { state -> Result<Int, HTTPServerError> in
+            let cls = Unmanaged.passUnretained(core).toOpaque()
+            guard case .idle = state else { return .failure(.alreadyStarted) }
+            var startError: Int32 = 0
+            var systemError: Int32 = 0
+            let daemon = configuration.host.withCString { host -> OpaquePointer? in
+                var settings = fs_mhd_settings(
+                    host: host,
+                    port: UInt16(configuration.port),
+                    connection_limit: UInt32(configuration.connectionLimit),
+                    connection_timeout_seconds: UInt32(timeoutSeconds),
+                    thread_pool_size: UInt32(configuration.threadPoolSize),
+                    connection_memory_limit: configuration.connectionMemoryLimit
+                )
+                let daemon = fs_mhd_start(&settings, accessHandler, cls, requestCompleted, cls, uriLogged, cls, &startError)
+                systemError = errno  // read at once, before anything else can overwrite it
+                return daemon
+            }
+            guard let daemon else {
+                if startError == Int32(FS_MHD_START_BAD_HOST.rawValue) { return .failure(.invalidHost(configuration.host)) }
+                return .failure(.startFailed(host: configuration.host, port: configuration.port, errno: systemError))
+            }
+            let port = Int(fs_mhd_bound_port(daemon))
+            state = .running(daemon: daemon, port: port)
+            return .success(port)
+        }
+        if case .failure(let error) = outcome { throw error }
+    }
+
+    /// Stops accepting connections, waits for every in-flight handler to finish and its response to
+    /// be sent, then closes all connections. Requests that arrive meanwhile on kept-alive
+    /// connections get 503. Safe to call more than once.
+    ///
+    /// - Parameter cancellingHandlers: also cancel the tasks of running handlers, so handlers that
+    ///   wait cooperatively (long polls) answer at once instead of running out their wait.
+    public func stop(cancellingHandlers: Bool = false) async {
+        let daemon = lifecycle.withLock { state -> OpaquePointer? in
+            guard case .running(let daemon, let port) = state else { return nil }
+            state = .stopping(port: port)
+            return daemon
+        }
+        guard let daemon else { return }
+        // Quiesce: no new connections; the listening socket is handed back to us to close.
+        let listener = MHD_quiesce_daemon(daemon)
+        core.beginStopping(cancellingHandlers: cancellingHandlers)
+        await core.drain()
+        MHD_stop_daemon(daemon)
+        if listener >= 0 { close(listener) }
+        lifecycle.withLock { $0 = .stopped }
+    }
+
+    deinit {
+        // Released while running: answer in-flight requests with 503 (resuming their suspended
+        // connections) and stop, rather than leave threads calling into freed memory.
+        let daemon = lifecycle.withLock { state -> OpaquePointer? in
+            guard case .running(let daemon, _) = state else { return nil }
+            state = .stopped
+            return daemon
+        }
+        if let daemon {
+            core.abandonAll()
+            MHD_stop_daemon(daemon)
+        }
+    }
+}
+
+// MARK: C callbacks. Context arrives through `cls` (the ServerCore, unretained: the server outlives
+// the daemon) and `con_cls` (the RequestContext, retained from the URI log until completion).
+
+private let uriLogged: fs_mhd_uri_log_callback = { _, uri, _ in
+    let context = RequestContext(target: uri.map { String(cString: $0) } ?? "")
+    return Unmanaged.passRetained(context).toOpaque()
+}
+
+private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, method, _, uploadData, uploadSize, conCls in
+    guard let cls, let connection, let uploadSize, let contextPointer = conCls?.pointee else { return MHD_Result.NO }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    let context = Unmanaged<RequestContext>.fromOpaque(contextPointer).takeUnretainedValue()
+    return core.access(connection: connection, method: method, uploadData: uploadData, uploadSize: uploadSize, context: context)
+}
+
+private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
+    guard let cls, let conCls, let contextPointer = conCls.pointee else { return }
+    conCls.pointee = nil
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    let context = Unmanaged<RequestContext>.fromOpaque(contextPointer).takeRetainedValue()
+    core.unregister(context)
+}

@@ -1,0 +1,259 @@
+import Foundation
+import Synchronization
+
+/// Performs the actions of an ``ApprovalStateMachine`` through the seams and feeds the results
+/// back. It holds what the machine must not: the signing record, the downloaded envelope (with the
+/// authority's share) and the opened token, all dropped as soon as they are no longer needed.
+final class ApprovalDriver: Sendable {
+    private struct Session {
+        var issuer: String?
+        var record: KeyRecord?
+        var envelope: FaceTokenEnvelope?
+        var opened: (any OpenedFaceToken)?
+        var nextCapture = 0
+    }
+
+    private let core: FlowCore<ApprovalStateMachine>
+    private let ring: KeyRing
+    private let session = Mutex(Session())
+
+    init(mode: ApprovalStateMachine.Mode, ring: KeyRing, publish: @escaping @Sendable (ApprovalStateMachine.View, Bool) -> Void) {
+        self.ring = ring
+        let machine = ApprovalStateMachine(mode: mode, deviceProtocol: ring.environment.deviceProtocol)
+        core = FlowCore(machine) { publish($0.view, $0.isTerminal) }
+    }
+
+    private var environment: AuthenticatorEnvironment { ring.environment }
+
+    // MARK: Inputs
+
+    func submitLink(_ payload: [UInt8]) { send { $0.submitLink(payload) } }
+    func submitPassword(_ password: String) { send { $0.submitPassword(password) } }
+    func retry() { send { $0.retry() } }
+    func cancel() { send { $0.cancel() } }
+    func cancelCeremony() { send { $0.cancelCeremony() } }
+
+    func submitFaceCapture(_ session: any FaceCaptureSession) {
+        let sequence = self.session.withLock { s in
+            s.nextCapture += 1
+            return s.nextCapture
+        }
+        let capture = CapturedFace(sequence: sequence, session: session)
+        send { $0.submitFaceCapture(capture) }
+    }
+
+    func waitUntilIdle() async { await core.waitUntilIdle() }
+
+    // MARK: Machine plumbing
+
+    private func send(_ event: (inout ApprovalStateMachine) -> ApprovalStateMachine.Action) {
+        var before: ApprovalStateMachine.View?
+        let terminal = core.send({ machine in
+            before = machine.isTerminal ? nil : machine.view
+            return event(&machine)
+        }, perform: { [self] action in await perform(action) })
+        if terminal, before != nil {
+            finish()
+        }
+    }
+
+    /// The flow just ended: forget the secrets and write the audit entry.
+    private func finish() {
+        let record = session.withLock { s -> KeyRecord? in
+            s.envelope = nil
+            s.opened = nil
+            return s.record
+        }
+        let view = core.read { $0.view }
+        let mode = core.read { $0.mode }
+        switch view {
+        case .succeeded(let label, let kind, _):
+            let note = kind.map { "\($0.rawValue) for \(label)" } ?? "sign-in to \(label)"
+            ring.audit(mode == .ceremony ? .ceremony : .signIn, identityId: record?.key.identityId, note: note)
+        case .failed(let reason):
+            ring.audit(.flowFailed, identityId: record?.key.identityId, note: "\(mode == .ceremony ? "ceremony" : "sign-in") failed: \(reason)")
+        default:
+            break
+        }
+    }
+
+    // MARK: Actions
+
+    private func perform(_ action: ApprovalStateMachine.Action) async {
+        switch action {
+        case .none:
+            return
+        case .verifyLink(let payload):
+            await verifyLink(payload)
+        case .fetchRequestDetails(let link):
+            await fetchRequestDetails(link)
+        case .downloadFaceToken(let requestId):
+            await downloadFaceToken(requestId)
+        case .openFaceToken(let password):
+            await openFaceToken(password)
+        case .checkLiveness(let capture, let challenge):
+            let outcome = await environment.faceVerifier.checkLiveness(capture.session, challenge: challenge)
+            let next = nextChallenge(after: outcome)
+            send { $0.livenessChecked(outcome, nextChallenge: next) }
+        case .matchFace(let capture):
+            await matchFace(capture)
+        case .prepareCompletion(let details):
+            await prepareCompletion(details)
+        case .deliver(let delivery):
+            let outcome = await environment.delivery.deliver(delivery)
+            send { $0.deliveryFinished(outcome) }
+        case .postCompletion(let completion):
+            await postCompletion(completion)
+        case .abort(let requestId, let reason):
+            await abort(requestId: requestId, reason: reason)
+        }
+    }
+
+    private func verifyLink(_ payload: [UInt8]) async {
+        do {
+            let link = try await environment.authority.verifyLink(payload)
+            send { $0.linkVerified(link) }
+        } catch {
+            send { $0.linkRefused(Self.refusal(for: error)) }
+        }
+    }
+
+    private func fetchRequestDetails(_ link: VerifiedLink) async {
+        session.withLock { $0.issuer = link.issuer }
+        guard let anyRecord = ring.usableRecord(issuer: link.issuer) else {
+            send { $0.authorityFailed(.linkRefused(.unknownIdentity)) }
+            return
+        }
+        do {
+            let signer = try ring.signer(deviceKeyId: anyRecord.ambient.deviceKeyId, presence: nil)
+            let details = ring.absorb(try await environment.authority.requestDetails(requestId: link.requestId, signer: signer))
+            guard let record = ring.usableRecord(issuer: link.issuer, identityId: details.identityId) else {
+                send { $0.authorityFailed(.linkRefused(.unknownIdentity)) }
+                return
+            }
+            session.withLock { $0.record = record }
+            send { $0.requestDetailsReceived(details) }
+        } catch {
+            ring.absorb(error)
+            send { $0.authorityFailed(error) }
+        }
+    }
+
+    private func downloadFaceToken(_ requestId: String) async {
+        guard let record = session.withLock({ $0.record }) else {
+            preconditionFailure("downloadFaceToken before the request's key was chosen")
+        }
+        do {
+            let signer = try ring.signer(deviceKeyId: record.ambient.deviceKeyId, presence: nil)
+            let envelope = ring.absorb(try await environment.authority.downloadFaceToken(requestId: requestId, signer: signer))
+            session.withLock { $0.envelope = envelope }
+            send { $0.faceTokenDownloaded(passwordRequired: envelope.passwordRequired, livenessRequired: envelope.livenessRequired) }
+        } catch {
+            ring.absorb(error)
+            send { $0.authorityFailed(error) }
+        }
+    }
+
+    private func openFaceToken(_ password: String?) async {
+        guard let envelope = session.withLock({ $0.envelope }) else {
+            preconditionFailure("openFaceToken without a downloaded token")
+        }
+        do {
+            let opened = try await environment.faceTokens.open(envelope, password: password)
+            session.withLock {
+                $0.opened = opened
+                $0.envelope = nil
+            }
+            let challenge = environment.faceVerifier.makeLivenessChallenge()
+            send { $0.faceTokenOpened(challenge: challenge) }
+        } catch {
+            send { $0.faceTokenOpenFailed(error) }
+        }
+    }
+
+    private func matchFace(_ capture: CapturedFace) async {
+        guard let opened = session.withLock({ $0.opened }) else {
+            preconditionFailure("matchFace without an opened token")
+        }
+        let outcome = await environment.faceVerifier.match(capture.session, templates: opened.templates, threshold: opened.matchThreshold)
+        let next = nextChallenge(after: outcome)
+        send { $0.faceMatchChecked(outcome, nextChallenge: next) }
+    }
+
+    private func prepareCompletion(_ details: RequestDetails) async {
+        guard let opened = session.withLock({ $0.opened }) else {
+            preconditionFailure("prepareCompletion without an opened token")
+        }
+        let mode = core.read { $0.mode }
+        do {
+            let prepared = try await opened.prepareCompletion(for: details, issuedAt: environment.clock.now())
+            // The token is re-sealed: the opened secrets are no longer needed.
+            session.withLock { $0.opened = nil }
+            let completion = CompletionSubmission(
+                requestId: details.requestId, resultSHA256: prepared.deliverySHA256,
+                rotatedToken: prepared.rotatedToken, downloadedGeneration: opened.generation
+            )
+            switch mode {
+            case .login:
+                send { $0.completionPrepared(.init(delivery: nil, completion: completion)) }
+            case .ceremony:
+                guard let body = prepared.deliveryBody, let signature = prepared.deliverySignature, prepared.deliverySHA256 != nil,
+                    let endpoint = details.deliveryEndpoint, let bearer = details.clientNotificationToken
+                else {
+                    send { $0.completionPreparationFailed(.internalFailure("the token produced no signed delivery")) }
+                    return
+                }
+                let delivery = DeliveryRequest(endpoint: endpoint, bearer: bearer, body: body, signature: signature)
+                send { $0.completionPrepared(.init(delivery: delivery, completion: completion)) }
+            }
+        } catch {
+            send { $0.completionPreparationFailed(error) }
+        }
+    }
+
+    private func postCompletion(_ completion: CompletionSubmission) async {
+        guard let record = session.withLock({ $0.record }) else {
+            preconditionFailure("postCompletion before the request's key was chosen")
+        }
+        do {
+            let signer = try await ring.userPresentSigner(record, reason: "Approve the request")
+            let recordedAt = ring.absorb(try await environment.authority.complete(completion, signer: signer))
+            send { $0.completionAccepted(timestamp: recordedAt) }
+        } catch {
+            ring.absorb(error)
+            send { $0.authorityFailed(error) }
+        }
+    }
+
+    /// Fire and forget: the flow already ended; the outcome is only audited.
+    private func abort(requestId: String, reason: AbortReason) async {
+        let (chosen, issuer) = session.withLock { ($0.record, $0.issuer) }
+        // Cancelled before the request's identity was known: any key of the link's authority may sign.
+        guard let record = chosen ?? issuer.flatMap({ ring.usableRecord(issuer: $0) }) else {
+            ring.audit(.abortSent, identityId: nil, note: "abort \(reason.rawValue) not sent: no key")
+            return
+        }
+        do {
+            let signer = try await ring.userPresentSigner(record, reason: "End the request")
+            ring.absorb(try await environment.authority.abort(requestId: requestId, reason: reason, signer: signer))
+            ring.audit(.abortSent, identityId: record.key.identityId, note: "abort \(reason.rawValue) sent")
+        } catch {
+            ring.absorb(error)
+            ring.audit(.abortSent, identityId: record.key.identityId, note: "abort \(reason.rawValue) failed: \(error)")
+        }
+    }
+
+    private func nextChallenge(after outcome: FaceCheckOutcome) -> LivenessChallenge? {
+        outcome == .passed ? nil : environment.faceVerifier.makeLivenessChallenge()
+    }
+
+    /// `verifyLink` should throw only `.linkRefused`; anything else means the bytes were not a usable link.
+    static func refusal(for failure: AuthorityFailure) -> LinkRefusal {
+        switch failure {
+        case .linkRefused(let refusal): refusal
+        case .requestExpired: .expired
+        case .requestNotPending: .alreadyAnswered
+        default: .malformed
+        }
+    }
+}

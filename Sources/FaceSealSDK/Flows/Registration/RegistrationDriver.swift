@@ -1,0 +1,218 @@
+import Foundation
+import Synchronization
+
+/// Performs the actions of a ``RegistrationStateMachine`` through the seams. Holds the secrets the
+/// machine must not: the downloaded envelope, the opened token, the enrolment templates and the
+/// new user-present signer (needed if the registration must be withdrawn).
+final class RegistrationDriver: Sendable {
+    private struct Session {
+        var details: EnrolmentDetails?
+        var envelope: FaceTokenEnvelope?
+        var opened: (any OpenedFaceToken)?
+        var templates: FaceTemplates?
+        var userPresentSigner: (any DeviceRequestSigner)?
+        var nextCapture = 0
+    }
+
+    private let core: FlowCore<RegistrationStateMachine>
+    private let ring: KeyRing
+    private let session = Mutex(Session())
+
+    init(ring: KeyRing, publish: @escaping @Sendable (RegistrationStateMachine.View, Bool) -> Void) {
+        self.ring = ring
+        core = FlowCore(RegistrationStateMachine(deviceProtocol: ring.environment.deviceProtocol)) { publish($0.view, $0.isTerminal) }
+    }
+
+    private var environment: AuthenticatorEnvironment { ring.environment }
+
+    func submitLink(_ payload: [UInt8]) { send { $0.submitLink(payload) } }
+    func submitPassword(_ password: String) { send { $0.submitPassword(password) } }
+    func cancel() { send { $0.cancel() } }
+
+    func submitFaceCapture(_ session: any FaceCaptureSession) {
+        let sequence = self.session.withLock { s in
+            s.nextCapture += 1
+            return s.nextCapture
+        }
+        let capture = CapturedFace(sequence: sequence, session: session)
+        send { $0.submitFaceCapture(capture) }
+    }
+
+    func waitUntilIdle() async { await core.waitUntilIdle() }
+
+    private func send(_ event: (inout RegistrationStateMachine) -> RegistrationStateMachine.Action) {
+        var wasLive = false
+        let terminal = core.send({ machine in
+            wasLive = !machine.isTerminal
+            return event(&machine)
+        }, perform: { [self] action in await perform(action) })
+        if terminal && wasLive { finish() }
+    }
+
+    private func finish() {
+        let details = session.withLock { s -> EnrolmentDetails? in
+            s.envelope = nil
+            s.opened = nil
+            s.templates = nil
+            return s.details
+        }
+        switch core.read({ $0.view }) {
+        case .succeeded(let key):
+            ring.audit(.enrolment, identityId: key.identityId, note: "enrolled \(key.email) at \(key.appLabel)")
+        case .failed(let reason):
+            ring.audit(.flowFailed, identityId: details?.identityId, note: "enrolment failed: \(reason)")
+        default:
+            break
+        }
+    }
+
+    private func perform(_ action: RegistrationStateMachine.Action) async {
+        switch action {
+        case .none:
+            return
+        case .verifyLink(let payload):
+            do {
+                let link = try await environment.authority.verifyLink(payload)
+                send { $0.linkVerified(link) }
+            } catch {
+                send { $0.linkRefused(ApprovalDriver.refusal(for: error)) }
+            }
+        case .fetchEnrolmentDetails(let link):
+            do {
+                let details = try await environment.authority.enrolmentDetails(requestId: link.requestId)
+                session.withLock { $0.details = details }
+                let challenge = environment.faceVerifier.makeLivenessChallenge()
+                send { $0.enrolmentDetailsReceived(details, challenge: challenge) }
+            } catch {
+                send { $0.authorityFailed(error) }
+            }
+        case .downloadFaceToken(let requestId):
+            do {
+                let envelope = try await environment.authority.enrolmentFaceToken(requestId: requestId)
+                session.withLock { $0.envelope = envelope }
+                send { $0.faceTokenDownloaded(passwordRequired: envelope.passwordRequired, livenessRequired: envelope.livenessRequired) }
+            } catch {
+                send { $0.authorityFailed(error) }
+            }
+        case .openFaceToken(let password):
+            guard let envelope = session.withLock({ $0.envelope }) else { preconditionFailure("openFaceToken without a token") }
+            do {
+                let opened = try await environment.faceTokens.open(envelope, password: password?.value)
+                session.withLock {
+                    $0.opened = opened
+                    $0.envelope = nil
+                }
+                let challenge = environment.faceVerifier.makeLivenessChallenge()
+                send { $0.faceTokenOpened(challenge: challenge) }
+            } catch {
+                send { $0.faceTokenOpenFailed(error) }
+            }
+        case .checkLiveness(let capture, let challenge):
+            let outcome = await environment.faceVerifier.checkLiveness(capture.session, challenge: challenge)
+            let next = outcome == .passed ? nil : environment.faceVerifier.makeLivenessChallenge()
+            send { $0.livenessChecked(outcome, nextChallenge: next) }
+        case .matchFace(let capture):
+            guard let opened = session.withLock({ $0.opened }) else { preconditionFailure("matchFace without an opened token") }
+            let outcome = await environment.faceVerifier.match(capture.session, templates: opened.templates, threshold: opened.matchThreshold)
+            let next = outcome == .passed ? nil : environment.faceVerifier.makeLivenessChallenge()
+            send { $0.faceMatchChecked(outcome, nextChallenge: next) }
+        case .extractTemplates(let capture):
+            switch await environment.faceVerifier.enrolmentTemplates(from: capture.session) {
+            case .templates(let templates):
+                session.withLock { $0.templates = templates }
+                send { $0.templatesExtracted(retry: nil, nextChallenge: nil) }
+            case .retry(let reason):
+                let next = environment.faceVerifier.makeLivenessChallenge()
+                send { $0.templatesExtracted(retry: reason, nextChallenge: next) }
+            }
+        case .createDeviceKeys(let requestId):
+            createDeviceKeys(requestId: requestId)
+        case .registerEnrolment(let details, let keys, let password, let isFirstDevice):
+            await register(details, keys, password: password, isFirstDevice: isFirstDevice)
+        case .storeKeyRecord(let key, let keys, let issuer):
+            let branding = session.withLock { $0.details?.branding }
+            let record = KeyRecord(
+                key: key, issuer: issuer, ambient: DeviceKeyRecord(keys.ambient), userPresent: DeviceKeyRecord(keys.userPresent),
+                branding: branding
+            )
+            do {
+                try ring.updateRecords { records in
+                    records.removeAll { $0.key.id == key.id }
+                    records.append(record)
+                }
+                send { $0.keyRecordStored() }
+            } catch {
+                send { $0.keyRecordStoreFailed(String(describing: error)) }
+            }
+        case .discardDeviceKeys(let ids):
+            ring.deleteDeviceKeys(ids)
+        case .withdrawEnrolment(let requestId, let keys):
+            await withdraw(requestId: requestId, keys: keys)
+        }
+    }
+
+    /// Creates the ambient key, then the user-present key; reports what exists if the second fails.
+    private func createDeviceKeys(requestId: String) {
+        let vault = environment.vault
+        let ambient: DeviceKeyDescriptor
+        do {
+            ambient = try vault.createKey(protection: .ambient, alias: "faceseal.\(requestId).ambient")
+        } catch {
+            send { $0.deviceKeyCreationFailed(created: [], description: String(describing: error)) }
+            return
+        }
+        do {
+            let userPresent = try vault.createKey(protection: .userPresent, alias: "faceseal.\(requestId).user-present")
+            send { $0.deviceKeysCreated(.init(ambient: ambient, userPresent: userPresent)) }
+        } catch {
+            send { $0.deviceKeyCreationFailed(created: [ambient.deviceKeyId], description: String(describing: error)) }
+        }
+    }
+
+    private func register(_ details: EnrolmentDetails, _ keys: RegistrationStateMachine.DeviceKeys, password: EnrolmentPassword?, isFirstDevice: Bool) async {
+        do {
+            var newToken: NewFaceToken?
+            if isFirstDevice {
+                guard let templates = session.withLock({ $0.templates }) else { preconditionFailure("first enrolment without templates") }
+                do {
+                    newToken = try await environment.faceTokens.create(templates: templates, password: password?.value, keyPolicy: details.keyPolicy)
+                } catch {
+                    throw AuthorityFailure.refused(code: "face_token_not_created", message: String(describing: error))
+                }
+            }
+            let ambient = try ring.signer(deviceKeyId: keys.ambient.deviceKeyId, presence: nil)
+            let proof: UserPresenceProof
+            do {
+                proof = try await environment.vault.userPresence.confirm(reason: "Enrol this device")
+            } catch {
+                throw AuthorityFailure.signing(error)
+            }
+            let userPresent = try ring.signer(deviceKeyId: keys.userPresent.deviceKeyId, presence: proof)
+            session.withLock { $0.userPresentSigner = userPresent }
+            let submission = EnrolmentSubmission(requestId: details.requestId, ambient: keys.ambient, userPresent: keys.userPresent, newFaceToken: newToken)
+            let receipt = ring.absorb(try await environment.authority.registerEnrolment(submission, ambient: ambient, userPresent: userPresent))
+            let key = Key(
+                id: receipt.keyId, identityId: details.identityId, email: details.email, clientId: details.clientId,
+                appLabel: details.appLabel, createdAt: receipt.enrolledAt
+            )
+            send { $0.enrolmentRegistered(key) }
+        } catch let failure as AuthorityFailure {
+            send { $0.enrolmentFailed(failure) }
+        } catch {
+            send { $0.enrolmentFailed(.invalidResponse(String(describing: error))) }
+        }
+    }
+
+    /// Withdraws on the authority, then deletes the local keys whatever the answer: a key the
+    /// device deletes can never sign, so an unwithdrawn registration is left unusable.
+    private func withdraw(requestId: String, keys: RegistrationStateMachine.DeviceKeys) async {
+        if let signer = session.withLock({ $0.userPresentSigner }) {
+            do {
+                try await environment.authority.withdrawEnrolment(requestId: requestId, userPresent: signer)
+            } catch {
+                ring.audit(.flowFailed, identityId: nil, note: "enrolment \(requestId) could not be withdrawn: \(error)")
+            }
+        }
+        ring.deleteDeviceKeys(keys.ids)
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+
+/// Opens and creates face tokens (SPEC §5.1–5.3). The real implementation lives on `FaceSealWire`
+/// and `FaceSealCrypto` (HKDF, scrypt, AES-GCM, ML-DSA, ML-KEM).
+public protocol FaceTokenOpener: Sendable {
+    /// Opens a downloaded token with the authority's share and the password, if any.
+    func open(_ envelope: FaceTokenEnvelope, password: String?) async throws(FaceTokenOpenError) -> any OpenedFaceToken
+
+    /// Creates the first face token of a user from enrolment templates, with fresh masters for
+    /// every algorithm of `keyPolicy`.
+    func create(templates: FaceTemplates, password: String?, keyPolicy: [String]) async throws(KeyOperationError) -> NewFaceToken
+}
+
+/// An opened face token: templates and key masters in memory. Implementations zero their secrets
+/// when released and never log them.
+public protocol OpenedFaceToken: Sendable {
+    /// The enrolled templates, for the match.
+    var templates: FaceTemplates { get }
+    /// The token's match threshold.
+    var matchThreshold: Float { get }
+    /// The generation that was downloaded.
+    var generation: Int { get }
+
+    /// After a match: fills masters missing from `request.keyPolicy` (fill-only), does the key
+    /// operation of a ceremony, builds and signs the delivery body, hashes it, and re-seals the
+    /// token (generation + 1, fresh share). For a sign-in (`request.pkiKind == nil`) only re-seals.
+    func prepareCompletion(for request: RequestDetails, issuedAt: Date) async throws(KeyOperationError) -> PreparedCompletion
+}
+
+/// What `prepareCompletion` produced.
+public struct PreparedCompletion: Sendable, Hashable {
+    /// Ceremonies: the exact delivery body bytes.
+    public let deliveryBody: [UInt8]?
+    /// Ceremonies: base64url ML-DSA-65 signature over `deliveryBody`, context `faceseal-delivery-v1`.
+    public let deliverySignature: String?
+    /// Ceremonies: SHA-256 of `deliveryBody`.
+    public let deliverySHA256: [UInt8]?
+    /// The re-sealed token to upload with the completion.
+    public let rotatedToken: [UInt8]
+
+    /// Creates a prepared completion.
+    public init(deliveryBody: [UInt8]?, deliverySignature: String?, deliverySHA256: [UInt8]?, rotatedToken: [UInt8]) {
+        self.deliveryBody = deliveryBody
+        self.deliverySignature = deliverySignature
+        self.deliverySHA256 = deliverySHA256
+        self.rotatedToken = rotatedToken
+    }
+}
+
+/// A newly created face token and the share the authority will keep.
+public struct NewFaceToken: Sendable, Hashable {
+    /// The sealed token.
+    public let token: [UInt8]
+    /// The authority's share (sent once, at enrolment).
+    public let serverShare: [UInt8]
+
+    /// Creates a new token value.
+    public init(token: [UInt8], serverShare: [UInt8]) {
+        self.token = token
+        self.serverShare = serverShare
+    }
+}

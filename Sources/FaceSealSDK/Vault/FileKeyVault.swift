@@ -1,0 +1,232 @@
+import Foundation
+
+/// Generates and uses the software device keys of the Linux file vault (P-256 via OpenSSL in
+/// `FaceSealCrypto`; the seam keeps this module free of it until then).
+public protocol SoftwareKeyFactory: Sendable {
+    /// A new key pair: the private key's bytes and the public key (SEC1 uncompressed).
+    func generate() throws(VaultError) -> (privateKey: [UInt8], publicKey: [UInt8])
+    /// Signs `message` with `privateKey`.
+    func sign(_ message: [UInt8], privateKey: [UInt8]) throws(VaultError) -> [UInt8]
+}
+
+/// The Linux vault (SPEC §6.1): one directory (mode 0700) holding one sealed file per device key
+/// and the sealed key-record file, each written atomically with mode 0600.
+///
+/// Sealing goes through the ``RecordSealer`` seam, which the file vault gets from
+/// `FaceSealCrypto` (AES-256-GCM under a key kept outside the directory) once that exists.
+/// Each key file stores its protection tag; an unknown tag is a hard failure. A user-present key
+/// also stores the presence enrolment epoch at its creation and is invalidated when the epoch
+/// changes (the Linux analogue of a biometric enrolment change); the ambient key never is.
+/// A reinstall is detected by the installation marker, which lives in the app's own data
+/// directory while the vault directory survives.
+public final class FileKeyVault: KeyVault {
+    /// The largest key file accepted.
+    public static let maximumKeyFileSize = 64 * 1_024
+
+    private let directory: URL
+    private let installationMarker: URL
+    private let factory: any SoftwareKeyFactory
+    private let sealer: any RecordSealer
+    private let presence: any UserPresence
+    private let enrolmentEpoch: @Sendable () -> String
+
+    /// The provider asked before a user-present key signs.
+    public var userPresence: any UserPresence { presence }
+
+    /// Opens (creating if needed) the vault directory.
+    public init(
+        directory: URL, installationMarker: URL, factory: any SoftwareKeyFactory, sealer: any RecordSealer,
+        userPresence: any UserPresence, enrolmentEpoch: @escaping @Sendable () -> String
+    ) throws(VaultError) {
+        self.directory = directory
+        self.installationMarker = installationMarker
+        self.factory = factory
+        self.sealer = sealer
+        self.presence = userPresence
+        self.enrolmentEpoch = enrolmentEpoch
+        do {
+            try FileManager.default.createDirectory(at: keysDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        } catch {
+            throw .storageFailed("cannot create the vault directory: \(error.localizedDescription)")
+        }
+    }
+
+    private var keysDirectory: URL { directory.appendingPathComponent("keys", isDirectory: true) }
+    private var recordFile: URL { directory.appendingPathComponent("records.sealed") }
+
+    // MARK: Key files
+
+    private struct KeyFile: Codable {
+        var v: Int
+        var id: String
+        var protection: String
+        var epoch: String?
+        var publicKey: [UInt8]
+        var privateKey: [UInt8]
+    }
+
+    /// Only ids the vault itself makes are accepted, so an id can never name a path outside the vault.
+    static func isValidKeyId(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66) || byte == 0x2D
+        }
+    }
+
+    private func keyPath(_ id: String) throws(VaultError) -> URL {
+        guard Self.isValidKeyId(id) else { throw .keyNotFound(id) }
+        return keysDirectory.appendingPathComponent("\(id).key")
+    }
+
+    /// Generates a key pair and stores it sealed with its permanent protection tag (and, for a
+    /// user-present key, the current presence enrolment epoch). `alias` is not stored: ids are random.
+    public func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+        let pair = try factory.generate()
+        let id = Self.newKeyId()
+        let file = KeyFile(
+            v: 1, id: id, protection: protection.rawValue, epoch: protection == .userPresent ? enrolmentEpoch() : nil,
+            publicKey: pair.publicKey, privateKey: pair.privateKey
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let plaintext: [UInt8]
+        do {
+            plaintext = Array(try encoder.encode(file))
+        } catch {
+            throw .storageFailed("key file does not encode")
+        }
+        try Self.writeAtomically(try sealer.seal(plaintext), to: try keyPath(id))
+        return DeviceKeyDescriptor(deviceKeyId: id, protection: protection, publicKey: pair.publicKey)
+    }
+
+    /// Deletes the key's file; a missing key is not an error.
+    public func deleteKey(deviceKeyId: String) throws(VaultError) {
+        let path = try keyPath(deviceKeyId)
+        guard FileManager.default.fileExists(atPath: path.path) else { return }
+        do {
+            try FileManager.default.removeItem(at: path)
+        } catch {
+            throw .storageFailed("cannot delete key \(deviceKeyId)")
+        }
+    }
+
+    /// Whether the key's file exists.
+    public func hasKeyMaterial(deviceKeyId: String) -> Bool {
+        guard let path = try? keyPath(deviceKeyId) else { return false }
+        return FileManager.default.fileExists(atPath: path.path)
+    }
+
+    /// A signer for the key; a user-present key needs `presence`.
+    public func signer(deviceKeyId: String, presence: UserPresenceProof?) throws(VaultError) -> any DeviceRequestSigner {
+        let file = try loadKeyFile(deviceKeyId)
+        let protection = try KeyProtection(tag: file.protection)
+        if protection == .userPresent && presence == nil { throw .userPresenceRequired }
+        return FileVaultSigner(vault: self, deviceKeyId: deviceKeyId, protection: protection)
+    }
+
+    fileprivate func sign(_ message: [UInt8], deviceKeyId: String) throws(SignKeypairError) -> [UInt8] {
+        let file: KeyFile
+        let protection: KeyProtection
+        do {
+            file = try loadKeyFile(deviceKeyId)
+            protection = try KeyProtection(tag: file.protection)
+        } catch .keyNotFound {
+            throw SignKeypairError(code: .keyInvalidated, message: "the key no longer exists")
+        } catch {
+            throw SignKeypairError(code: .notAvailable, message: String(describing: error))
+        }
+        if protection == .userPresent && file.epoch != enrolmentEpoch() {
+            throw SignKeypairError(code: .keyInvalidated, message: "the presence enrolment changed")
+        }
+        do {
+            return try factory.sign(message, privateKey: file.privateKey)
+        } catch {
+            throw SignKeypairError(code: .notAvailable, message: String(describing: error))
+        }
+    }
+
+    private func loadKeyFile(_ id: String) throws(VaultError) -> KeyFile {
+        let path = try keyPath(id)
+        guard let sealed = try Self.read(path, limit: Self.maximumKeyFileSize) else { throw .keyNotFound(id) }
+        let file: KeyFile
+        do {
+            file = try JSONDecoder().decode(KeyFile.self, from: Data(try sealer.open(sealed)))
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw .corruptRecords("key file \(id) does not parse")
+        }
+        guard file.v == 1, file.id == id else { throw .corruptRecords("key file \(id) is not this key") }
+        _ = try KeyProtection(tag: file.protection)
+        return file
+    }
+
+    // MARK: Records and installation
+
+    /// Reads the sealed record file, or nil when there is none.
+    public func readRecordFile() throws(VaultError) -> [UInt8]? {
+        try Self.read(recordFile, limit: KeyRecordCodec.maximumSize + 4_096)
+    }
+
+    /// Replaces the sealed record file atomically (mode 0600).
+    public func writeRecordFile(_ bytes: [UInt8]) throws(VaultError) {
+        try Self.writeAtomically(bytes, to: recordFile)
+    }
+
+    /// True when records exist but the app's installation marker does not (a reinstall).
+    public func isFreshInstall() -> Bool {
+        !FileManager.default.fileExists(atPath: installationMarker.path) && FileManager.default.fileExists(atPath: recordFile.path)
+    }
+
+    /// Writes the installation marker.
+    public func markInstalled() throws(VaultError) {
+        try Self.writeAtomically(Array("faceseal-installed\n".utf8), to: installationMarker)
+    }
+
+    // MARK: File helpers
+
+    private static func newKeyId() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    private static func read(_ url: URL, limit: Int) throws(VaultError) -> [UInt8]? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let data: Data
+        do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+            if let size = attributes[.size] as? Int, size > limit { throw VaultError.recordsTooLarge(size) }
+            data = try Data(contentsOf: url)
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw .storageFailed("cannot read \(url.lastPathComponent)")
+        }
+        guard data.count <= limit else { throw .recordsTooLarge(data.count) }
+        return Array(data)
+    }
+
+    /// Writes to a temporary file created with mode 0600 in the same directory, then renames it
+    /// over the target, so a crash leaves the old file or the new one, never a torn one.
+    private static func writeAtomically(_ bytes: [UInt8], to url: URL) throws(VaultError) {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(newKeyId()).tmp")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]) else {
+            throw .storageFailed("cannot write \(url.lastPathComponent)")
+        }
+        guard rename(temporary.path, url.path) == 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            throw .storageFailed("cannot replace \(url.lastPathComponent)")
+        }
+    }
+}
+
+/// Signs with a file-vault key, re-reading the sealed key file for each signature.
+private struct FileVaultSigner: DeviceRequestSigner {
+    let vault: FileKeyVault
+    let deviceKeyId: String
+    let protection: KeyProtection
+
+    func sign(_ message: [UInt8]) async throws(SignKeypairError) -> [UInt8] {
+        try vault.sign(message, deviceKeyId: deviceKeyId)
+    }
+}

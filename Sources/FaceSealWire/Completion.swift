@@ -1,0 +1,98 @@
+/// The completion a device posts after a successful face match (and, for a ceremony, after the application
+/// accepted the delivery): the receipt hash and the rotated token (SPEC §4.4, §5.3). Signed with the
+/// user-present key.
+public struct CompletionRequest: WireMessage {
+    /// Protocol version.
+    public var v: Int
+    /// The request id.
+    public var rid: String
+    /// Ceremonies: base64url SHA-256 of the exact delivery body (never the body itself).
+    public var resultSHA256: String?
+    /// The generation of the token the device downloaded; the rotation is stored only if it is still current.
+    public var baseGeneration: Int
+    /// The re-sealed token, generation `baseGeneration + 1`.
+    public var token: FaceTokenEnvelope
+    /// The fresh server share the device chose for the new token.
+    public var serverShare: Base64URLBytes
+    /// Whether the user typed the token's password (adds `pwd` to the ID token's `amr`).
+    public var passwordUsed: Bool
+
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case v, rid, token
+        case resultSHA256 = "result_sha256"
+        case baseGeneration = "base_generation"
+        case serverShare = "server_share"
+        case passwordUsed = "password_used"
+    }
+
+    public static var maxBytes: Int { 512 * 1024 }
+
+    /// Builds a completion.
+    public init(v: Int = ProtocolVersion.current, rid: String, resultSHA256: String?, baseGeneration: Int,
+                token: FaceTokenEnvelope, serverShare: [UInt8], passwordUsed: Bool) {
+        self.v = v
+        self.rid = rid
+        self.resultSHA256 = resultSHA256
+        self.baseGeneration = baseGeneration
+        self.token = token
+        self.serverShare = Base64URLBytes(serverShare)
+        self.passwordUsed = passwordUsed
+    }
+}
+
+/// The authority's answer to a completion. A retried completion gets the same answer.
+public struct CompletionResponse: WireMessage {
+    /// Protocol version.
+    public var v: Int
+    /// The request id.
+    public var rid: String
+    /// The stored token generation.
+    public var generation: Int
+    /// The receipt the ID token carries (ceremonies).
+    public var resultSHA256: String?
+
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case v, rid, generation
+        case resultSHA256 = "result_sha256"
+    }
+
+    /// Builds the answer.
+    public init(v: Int = ProtocolVersion.current, rid: String, generation: Int, resultSHA256: String?) {
+        self.v = v
+        self.rid = rid
+        self.generation = generation
+        self.resultSHA256 = resultSHA256
+    }
+}
+
+/// Why a device abandons a request; the application's token request answers `access_denied` at once.
+public enum AbortReason: String, Codable, Sendable, CaseIterable {
+    /// The face-mismatch budget is spent.
+    case attemptsExhausted = "attempts_exhausted"
+    /// The application refused the delivery or could not be reached, and the user gave up.
+    case deliveryFailed = "delivery_failed"
+    /// The user declined.
+    case userCancelled = "user_cancelled"
+    /// A refusal known only after the face match (for example a key operation that does not fit the key type).
+    case refused
+}
+
+/// An abort, signed with the user-present key.
+public struct AbortRequest: WireMessage {
+    /// Protocol version.
+    public var v: Int
+    /// The request id.
+    public var rid: String
+    /// Why.
+    public var reason: AbortReason
+
+    public enum CodingKeys: String, CodingKey, CaseIterable { case v, rid, reason }
+    public static var maxBytes: Int { 1024 }
+
+    /// Builds an abort.
+    public init(v: Int = ProtocolVersion.current, rid: String, reason: AbortReason) {
+        self.v = v
+        self.rid = rid
+        self.reason = reason
+    }
+}

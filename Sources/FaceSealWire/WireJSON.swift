@@ -1,0 +1,98 @@
+import Foundation
+import FaceSealCrypto
+
+/// A message that crosses a process boundary: a size limit, a closed set of top-level fields, and one
+/// canonical encoding (sorted keys) so that the bytes that are signed or hashed are reproducible.
+public protocol WireMessage: Codable, Sendable, Equatable {
+    /// The field names of the message, as `CodingKeys`; any other top-level field is refused.
+    associatedtype CodingKeys: CodingKey & CaseIterable
+    /// The largest encoding accepted, in bytes.
+    static var maxBytes: Int { get }
+}
+
+extension WireMessage {
+    /// The default limit: 64 KiB.
+    public static var maxBytes: Int { 64 * 1024 }
+
+    /// Parses `bytes`, refusing oversized input, unknown top-level fields and every malformed value.
+    public static func decode(_ bytes: some Collection<UInt8>) throws(WireError) -> Self {
+        try WireJSON.decode(Self.self, from: Array(bytes), limit: maxBytes,
+                            fields: Set(CodingKeys.allCases.map(\.stringValue)))
+    }
+
+    /// The canonical encoding: JSON with sorted keys, no insignificant whitespace.
+    public func encoded() -> [UInt8] { WireJSON.encode(self) }
+}
+
+/// Canonical JSON for wire messages.
+public enum WireJSON {
+    /// JSON with sorted keys and unescaped slashes.
+    public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding value types made only of strings, numbers, arrays and bools cannot fail.
+        guard let data = try? encoder.encode(value) else { return Array("null".utf8) }
+        return Array(data)
+    }
+
+    /// Decodes `bytes` as `T`, with a size limit and (when `fields` is given) a closed set of top-level fields.
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], limit: Int,
+                                            fields: Set<String>? = nil) throws(WireError) -> T {
+        guard bytes.count <= limit else { throw WireError.tooLarge(limit: limit) }
+        let data = Data(bytes)
+        if let fields {
+            guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw WireError.malformed("expected a JSON object")
+            }
+            if let unknown = object.keys.sorted().first(where: { !fields.contains($0) }) {
+                throw WireError.unknownField(unknown)
+            }
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch let error as WireError {
+            throw error
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw WireError.missingField(path(context.codingPath + [key]))
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw WireError.invalidValue(field: path(context.codingPath), reason: "wrong type")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw WireError.missingField(path(context.codingPath))
+        } catch let DecodingError.dataCorrupted(context) {
+            if let underlying = context.underlyingError as? WireError { throw underlying }
+            throw context.codingPath.isEmpty
+                ? WireError.malformed("not valid JSON")
+                : WireError.invalidValue(field: path(context.codingPath), reason: context.debugDescription)
+        } catch {
+            throw WireError.malformed("undecodable")
+        }
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+    }
+}
+
+/// Bytes that travel as an unpadded base64url string (RFC 4648 §5).
+public struct Base64URLBytes: Codable, Sendable, Hashable {
+    /// The bytes.
+    public var bytes: [UInt8]
+
+    /// Wraps `bytes`.
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        do {
+            bytes = try Base64URL.decode(text)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "invalid base64url")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(Base64URL.encode(bytes))
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import FaceSealAuthority
+
+@Suite("Storage: transactions and connections")
+struct TransactionTests {
+    struct Deliberate: Error {}
+
+    @Test("a transaction that throws after writing leaves nothing behind", arguments: StoreBackend.underTest)
+    func rollbackOnThrow(backend: StoreBackend) async throws {
+        try await withStore(backend) { store, _ in
+            await #expect(throws: Deliberate.self) {
+                try await store.database.transaction { tx -> Int in
+                    try tx.execute(
+                        "INSERT INTO devices (id, label, created_at) VALUES (?, ?, ?)",
+                        [.text("half-written"), .text("x"), .int(0)]
+                    )
+                    throw Deliberate()
+                }
+            }
+            await expectStoreError(.notFound(.device, id: "half-written")) { try await store.device(id: "half-written") }
+        }
+    }
+
+    @Test("values round-trip exactly: empty and binary blobs, Unicode text, NULL, 64-bit integers", arguments: StoreBackend.underTest)
+    func valuesRoundTrip(backend: StoreBackend) async throws {
+        try await withStore(backend) { store, _ in
+            let blob: [UInt8] = [0, 255, 0, 1, 92, 120, 39]
+            let rows = try await store.database.transaction { tx -> [SQLRow] in
+                try tx.execute(
+                    "CREATE TABLE probe (id {INT}, t TEXT, b {BLOB}, e {BLOB}, n TEXT)"
+                        .replacingOccurrences(of: "{INT}", with: store.database.dialect == .sqlite ? "INTEGER" : "BIGINT")
+                        .replacingOccurrences(of: "{BLOB}", with: store.database.dialect == .sqlite ? "BLOB" : "BYTEA"),
+                    []
+                )
+                try tx.execute(
+                    "INSERT INTO probe (id, t, b, e, n) VALUES (?, ?, ?, ?, ?)",
+                    [.integer(Int64.min + 1), .text("Zoë ✓ 'quoted' ? $1"), .blob(blob), .blob([]), .null]
+                )
+                return try tx.query("SELECT * FROM probe WHERE id = ?", [.integer(Int64.min + 1)])
+            }
+            let row = try #require(rows.first)
+            #expect(try row.int("id") == Int64.min + 1)
+            #expect(try row.text("t") == "Zoë ✓ 'quoted' ? $1")
+            #expect(try row.blob("b") == blob)
+            #expect(try row.blob("e") == [])
+            #expect(try row.optionalText("n") == nil)
+        }
+    }
+
+    @Test(
+        "a pool of one connection serves many concurrent callers in turn",
+        .enabled(if: StoreBackend.underTest.contains(.postgres), "FACESEAL_TEST_POSTGRES_URL is unset: PostgreSQL pool test skipped")
+    )
+    func poolOfOneQueuesCallers() async throws {
+        try await withScratch(.postgres) { scratch in
+            guard case .postgres(let url, _, let schema) = scratch.location else { return }
+            let store = try await SQLAuthorityStore.open(.postgres(url: url, poolSize: 1, schema: schema), clock: ManualStoreClock())
+            let accepted = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<24 {
+                    group.addTask { try await store.registerJTI("jti-\(index % 12)", expiresAt: Date(timeIntervalSince1970: 1_900_000_000)) }
+                }
+                var accepted = 0
+                for try await fresh in group where fresh { accepted += 1 }
+                return accepted
+            }
+            #expect(accepted == 12)
+            await store.close()
+            await expectStoreError(.unavailable("the PostgreSQL store is closed")) { try await store.tenants() }
+        }
+    }
+
+    @Test("a closed SQLite store refuses further work with a typed error")
+    func closedSQLiteStore() async throws {
+        try await withScratch(.sqlite) { scratch in
+            let store = try await scratch.open(clock: ManualStoreClock())
+            await store.close()
+            await expectStoreError(.unavailable("the SQLite store is closed")) { try await store.tenants() }
+        }
+    }
+
+    @Test("the SQLite file is readable by its owner only and runs in WAL mode")
+    func sqliteFileModeAndJournal() async throws {
+        try await withScratch(.sqlite) { scratch in
+            let store = try await scratch.open(clock: ManualStoreClock())
+            guard case .sqlite(let path, _, _) = scratch.location else { return }
+            let permissions = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber
+            #expect(permissions?.intValue == 0o600)
+            let mode = try await store.database.transaction { tx in
+                try tx.queryOne("PRAGMA journal_mode", []).map { try $0.text("journal_mode") }
+            }
+            #expect(mode == "wal")
+            await store.close()
+        }
+    }
+
+    @Test(
+        "a PostgreSQL session killed mid-transaction stores nothing, and the pool reconnects",
+        .enabled(if: StoreBackend.underTest.contains(.postgres), "FACESEAL_TEST_POSTGRES_URL is unset: PostgreSQL crash test skipped")
+    )
+    func postgresSessionKilledMidTransaction() async throws {
+        try await withScratch(.postgres) { scratch in
+            guard case .postgres(let url, _, let schema) = scratch.location else { return }
+            let store = try await SQLAuthorityStore.open(.postgres(url: url, poolSize: 1, schema: schema), clock: ManualStoreClock())
+            await #expect(throws: (any Error).self) {
+                try await store.database.transaction { tx -> Int in
+                    try tx.execute("INSERT INTO devices (id, label, created_at) VALUES (?, ?, ?)", [.text("doomed"), .text("x"), .int(0)])
+                    // The server ends this very session before COMMIT, as a crash of the authority would.
+                    _ = try tx.query("SELECT pg_terminate_backend(pg_backend_pid()) AS killed", [])
+                    return 0
+                }
+            }
+            // The same (only) pooled connection is reset on release and serves the next call.
+            await expectStoreError(.notFound(.device, id: "doomed")) { try await store.device(id: "doomed") }
+            _ = try await store.createTenant(StoreFixtures.tenant())
+            #expect(try await store.tenants().map(\.id) == ["acme"])
+            await store.close()
+        }
+    }
+}

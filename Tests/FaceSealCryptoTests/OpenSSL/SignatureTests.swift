@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+@testable import FaceSealCrypto
+
+@Suite struct Ed25519Tests {
+    @Test func rfc8032TestVector1() throws {
+        let key = try Curve25519.Signing.PrivateKey(rawRepresentation: OSSLTestBytes.hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"))
+        #expect(OSSLTestBytes.hexString(key.publicKey.rawRepresentation) == "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
+        let signature = try key.signature(for: [UInt8]())
+        #expect(OSSLTestBytes.hexString(signature) == "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
+        #expect(key.publicKey.isValidSignature(signature, for: [UInt8]()))
+    }
+
+    @Test func tamperingAndBadLengths() throws {
+        let key = Curve25519.Signing.PrivateKey()
+        let message = Array("message".utf8)
+        let signature = [UInt8](try key.signature(for: message))
+        #expect(key.publicKey.isValidSignature(signature, for: message))
+        for index in signature.indices {
+            var bad = signature
+            bad[index] ^= 0x10
+            #expect(!key.publicKey.isValidSignature(bad, for: message))
+        }
+        var badMessage = message
+        badMessage[0] ^= 1
+        #expect(!key.publicKey.isValidSignature(signature, for: badMessage))
+        #expect(!key.publicKey.isValidSignature(signature.dropLast(), for: message))
+        #expect(!Curve25519.Signing.PrivateKey().publicKey.isValidSignature(signature, for: message))
+        #expect(throws: CryptoError.incorrectKeySize(expected: 32, actual: 31)) {
+            try Curve25519.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 1, count: 31))
+        }
+        #expect(throws: CryptoError.incorrectKeySize(expected: 32, actual: 33)) {
+            try Curve25519.Signing.PublicKey(rawRepresentation: [UInt8](repeating: 1, count: 33))
+        }
+        let roundTrip = try Curve25519.Signing.PrivateKey(rawRepresentation: key.rawRepresentation)
+        #expect(roundTrip.publicKey == key.publicKey)
+    }
+}
+
+@Suite struct P256Tests {
+    @Test func signVerifyRawAndDER() throws {
+        let key = P256.Signing.PrivateKey()
+        let message = Array("payload".utf8)
+        let signature = try key.signature(for: message)
+        #expect(signature.rawRepresentation.count == 64)
+        #expect(key.publicKey.isValidSignature(signature, for: message))
+        let fromDER = try P256.Signing.ECDSASignature(derRepresentation: signature.derRepresentation)
+        #expect(fromDER == signature)
+        let fromRaw = try P256.Signing.ECDSASignature(rawRepresentation: signature.rawRepresentation)
+        #expect(key.publicKey.isValidSignature(fromRaw, for: message))
+        for index in 0..<64 {
+            var raw = [UInt8](signature.rawRepresentation)
+            raw[index] ^= 0x01
+            #expect(!key.publicKey.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: raw), for: message))
+        }
+        #expect(!key.publicKey.isValidSignature(signature, for: Array("payloaD".utf8)))
+        // r = s = 0 never verifies.
+        #expect(!key.publicKey.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: [UInt8](repeating: 0, count: 64)), for: message))
+    }
+
+    @Test func crossCheckWithForeignKeyAndSignature() throws {
+        let fromSPKI = try P256.Signing.PublicKey(derRepresentation: OSSLTestBytes.hex(OSSLFixtures.p256SPKI))
+        #expect(OSSLTestBytes.hexString(fromSPKI.x963Representation) == OSSLFixtures.p256X963)
+        #expect(OSSLTestBytes.hexString(fromSPKI.derRepresentation) == OSSLFixtures.p256SPKI)
+        let signature = try P256.Signing.ECDSASignature(derRepresentation: OSSLTestBytes.hex(OSSLFixtures.p256DERSignatureOfABC))
+        #expect(OSSLTestBytes.hexString(signature.derRepresentation) == OSSLFixtures.p256DERSignatureOfABC)
+        #expect(fromSPKI.isValidSignature(signature, for: Array("abc".utf8)))
+        let privateKey = try P256.Signing.PrivateKey(rawRepresentation: OSSLTestBytes.hex(OSSLFixtures.p256PrivateScalar))
+        #expect(privateKey.publicKey == fromSPKI)
+        #expect(OSSLTestBytes.hexString(privateKey.rawRepresentation) == OSSLFixtures.p256PrivateScalar)
+    }
+
+    @Test func publicKeyRepresentationsRoundTrip() throws {
+        let key = P256.Signing.PrivateKey().publicKey
+        #expect(try P256.Signing.PublicKey(rawRepresentation: key.rawRepresentation) == key)
+        #expect(try P256.Signing.PublicKey(x963Representation: key.x963Representation) == key)
+        #expect(try P256.Signing.PublicKey(derRepresentation: key.derRepresentation) == key)
+        #expect(try P256.Signing.PublicKey(x: key.x, y: key.y) == key)
+        #expect(key.x.count == 32 && key.y.count == 32)
+    }
+
+    @Test func rejectsBadKeys() {
+        let point = OSSLTestBytes.hex(OSSLFixtures.p256X963)
+        var offCurve = point
+        offCurve[64] ^= 1
+        #expect(throws: CryptoError.self) { try P256.Signing.PublicKey(x963Representation: offCurve) }
+        var compressedTag = point
+        compressedTag[0] = 0x02
+        #expect(throws: CryptoError.self) { try P256.Signing.PublicKey(x963Representation: compressedTag) }
+        #expect(throws: CryptoError.self) { try P256.Signing.PublicKey(x963Representation: point.dropLast()) }
+        #expect(throws: CryptoError.self) { try P256.Signing.PublicKey(rawRepresentation: [UInt8](repeating: 0, count: 64)) }
+        #expect(throws: CryptoError.self) { try P256.Signing.PublicKey(derRepresentation: OSSLTestBytes.hex(OSSLFixtures.p384SPKI)) }
+        #expect(throws: CryptoError.self) { try P256.Signing.PublicKey(derRepresentation: OSSLTestBytes.hex(OSSLFixtures.p256SPKI) + [0]) }
+        #expect(throws: CryptoError.self) { try P256.Signing.PublicKey(derRepresentation: OSSLTestBytes.hex(OSSLFixtures.rsaSPKI)) }
+        #expect(throws: CryptoError.self) { try P256.Signing.PublicKey(derRepresentation: [0x30, 0x00]) }
+        // d = 0 and d = n are not private keys.
+        #expect(throws: CryptoError.self) { try P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 0, count: 32)) }
+        let n = OSSLTestBytes.hex("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
+        #expect(throws: CryptoError.self) { try P256.Signing.PrivateKey(rawRepresentation: n) }
+        #expect(throws: CryptoError.incorrectKeySize(expected: 32, actual: 31)) { try P256.Signing.PrivateKey(rawRepresentation: n.dropLast()) }
+    }
+
+    @Test func rejectsNonCanonicalDER() throws {
+        let der = OSSLTestBytes.hex(OSSLFixtures.p256DERSignatureOfABC)
+        #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(derRepresentation: der + [0]) }
+        #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(derRepresentation: der.dropLast()) }
+        // Long-form length where short form is required (BER, not DER).
+        let ber = [0x30, 0x81, der[1]] + der[2...]
+        #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(derRepresentation: ber) }
+        #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(rawRepresentation: [UInt8](repeating: 1, count: 63)) }
+        #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(derRepresentation: [UInt8]()) }
+    }
+}
+
+@Suite struct RSATests {
+    @Test func knownAnswerSignatureFromForeignKey() throws {
+        let key = try RSA.Signing.PrivateKey(derRepresentation: OSSLTestBytes.hex(OSSLFixtures.rsaPKCS1DER))
+        let signature = try key.signature(for: Array("abc".utf8))
+        #expect(OSSLTestBytes.hexString(signature.rawRepresentation) == OSSLFixtures.rsaSignatureOfABC)
+        #expect(OSSLTestBytes.hexString(key.publicKey.modulus) == OSSLFixtures.rsaModulus)
+        #expect([UInt8](key.publicKey.publicExponent) == [0x01, 0x00, 0x01])
+        #expect(OSSLTestBytes.hexString(key.publicKey.derRepresentation) == OSSLFixtures.rsaSPKI)
+        #expect(OSSLTestBytes.hexString(key.derRepresentation) == OSSLFixtures.rsaPKCS1DER)
+        let fromPKCS8 = try RSA.Signing.PrivateKey(derRepresentation: OSSLTestBytes.hex(OSSLFixtures.rsaPKCS8DER))
+        #expect(fromPKCS8.publicKey == key.publicKey)
+        let spki = try RSA.Signing.PublicKey(derRepresentation: OSSLTestBytes.hex(OSSLFixtures.rsaSPKI))
+        #expect(spki == key.publicKey)
+        #expect(spki.keySizeInBits == 2048)
+        #expect(spki.isValidSignature(signature, for: Array("abc".utf8)))
+    }
+
+    @Test func generateSignVerifyTamper() throws {
+        let key = try RSA.Signing.PrivateKey()
+        #expect(key.publicKey.keySizeInBits == 2048)
+        let message = Array("id token".utf8)
+        let signature = try key.signature(for: message)
+        #expect(signature.rawRepresentation.count == 256)
+        #expect(key.publicKey.isValidSignature(signature, for: message))
+        var raw = [UInt8](signature.rawRepresentation)
+        raw[100] ^= 4
+        #expect(!key.publicKey.isValidSignature(RSA.Signing.RSASignature(rawRepresentation: raw), for: message))
+        #expect(!key.publicKey.isValidSignature(RSA.Signing.RSASignature(rawRepresentation: raw.dropLast()), for: message))
+        #expect(!key.publicKey.isValidSignature(signature, for: Array("id tokeN".utf8)))
+        let rebuilt = try RSA.Signing.PublicKey(modulus: key.publicKey.modulus, publicExponent: key.publicKey.publicExponent)
+        #expect(rebuilt.isValidSignature(signature, for: message))
+        #expect(try RSA.Signing.PrivateKey(derRepresentation: key.derRepresentation).publicKey == key.publicKey)
+    }
+
+    @Test func rejectsBadKeys() throws {
+        let n = OSSLTestBytes.hex(OSSLFixtures.rsaModulus)
+        #expect(throws: CryptoError.self) { try RSA.Signing.PublicKey(modulus: n.prefix(128), publicExponent: [1, 0, 1]) }
+        #expect(throws: CryptoError.self) { try RSA.Signing.PublicKey(modulus: n, publicExponent: [1, 0, 0]) }
+        #expect(throws: CryptoError.self) { try RSA.Signing.PublicKey(modulus: n, publicExponent: [UInt8]()) }
+        #expect(throws: CryptoError.self) { try RSA.Signing.PublicKey(modulus: [UInt8](repeating: 0xff, count: 1025), publicExponent: [1, 0, 1]) }
+        #expect(throws: CryptoError.self) { try RSA.Signing.PublicKey(derRepresentation: OSSLTestBytes.hex(OSSLFixtures.p256SPKI)) }
+        #expect(throws: CryptoError.self) { try RSA.Signing.PrivateKey(derRepresentation: [0x30, 0x03, 0x02, 0x01, 0x00]) }
+        #expect(throws: CryptoError.self) { try RSA.Signing.PrivateKey(derRepresentation: OSSLTestBytes.hex(OSSLFixtures.rsaPKCS1DER) + [0]) }
+        #expect(throws: CryptoError.self) { try RSA.Signing.PrivateKey(keySize: 1024) }
+        // Leading zeros in n are ignored (JWK producers sometimes keep one).
+        #expect(try RSA.Signing.PublicKey(modulus: [0] + n, publicExponent: [0, 1, 0, 1]).modulus == Data(n))
+    }
+}

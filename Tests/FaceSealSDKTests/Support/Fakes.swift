@@ -1,0 +1,361 @@
+import Foundation
+import Synchronization
+@testable import FaceSealSDK
+
+// In-test fakes of the seams the SDK's drivers use. The real implementations (wire, HTTP, crypto,
+// face engine, file vault) are integrated later; these let the drivers be tested now.
+
+/// One ordered log shared by the fake authority and the fake delivery endpoint, so a test can
+/// assert "deliver before complete".
+final class EventLog: Sendable {
+    private let events = Mutex<[String]>([])
+    func append(_ event: String) { events.withLock { $0.append(event) } }
+    var all: [String] { events.withLock { $0 } }
+}
+
+final class FixedClock: WallClock {
+    private let date: Mutex<Date>
+    init(_ date: Date = Date(timeIntervalSince1970: 1_800_000_000)) { self.date = Mutex(date) }
+    func now() -> Date { date.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { date.withLock { $0 += seconds } }
+}
+
+struct FakeSigner: DeviceRequestSigner {
+    let deviceKeyId: String
+    let protection: KeyProtection
+    let invalidated: Bool
+    func sign(_ message: [UInt8]) async throws(SignKeypairError) -> [UInt8] {
+        if invalidated { throw SignKeypairError(code: .keyInvalidated) }
+        return Array(deviceKeyId.utf8) + message
+    }
+}
+
+final class FakeVault: KeyVault {
+    struct State {
+        var keys: [String: DeviceKeyDescriptor] = [:]
+        var aliases: [String: String] = [:]
+        var invalidated: Set<String> = []
+        var recordFile: [UInt8]?
+        var freshInstall = false
+        var nextId = 0
+        /// Number of further keys that may be created before creation fails (nil: no limit).
+        var createBudget: Int?
+        var failWrites = false
+    }
+
+    let state = Mutex(State())
+    let presence: ScriptedUserPresence
+    var userPresence: any UserPresence { presence }
+
+    init(clock: FixedClock) { presence = ScriptedUserPresence(clock: clock) }
+
+    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+        try state.withLock { s throws(VaultError) -> DeviceKeyDescriptor in
+            if let budget = s.createBudget {
+                guard budget > 0 else { throw .storageFailed("secure hardware refused") }
+                s.createBudget = budget - 1
+            }
+            s.nextId += 1
+            let descriptor = DeviceKeyDescriptor(deviceKeyId: "dk-\(s.nextId)", protection: protection, publicKey: [UInt8(s.nextId)])
+            s.keys[descriptor.deviceKeyId] = descriptor
+            s.aliases[descriptor.deviceKeyId] = alias
+            return descriptor
+        }
+    }
+
+    func deleteKey(deviceKeyId: String) throws(VaultError) {
+        state.withLock { _ = $0.keys.removeValue(forKey: deviceKeyId) }
+    }
+
+    func hasKeyMaterial(deviceKeyId: String) -> Bool {
+        state.withLock { $0.keys[deviceKeyId] != nil }
+    }
+
+    func signer(deviceKeyId: String, presence: UserPresenceProof?) throws(VaultError) -> any DeviceRequestSigner {
+        try state.withLock { s throws(VaultError) -> any DeviceRequestSigner in
+            guard let key = s.keys[deviceKeyId] else { throw .keyNotFound(deviceKeyId) }
+            if key.protection == .userPresent && presence == nil { throw .userPresenceRequired }
+            return FakeSigner(deviceKeyId: deviceKeyId, protection: key.protection, invalidated: s.invalidated.contains(deviceKeyId))
+        }
+    }
+
+    func readRecordFile() throws(VaultError) -> [UInt8]? { state.withLock { $0.recordFile } }
+
+    func writeRecordFile(_ bytes: [UInt8]) throws(VaultError) {
+        try state.withLock { s throws(VaultError) in
+            if s.failWrites { throw .storageFailed("disk full") }
+            s.recordFile = bytes
+        }
+    }
+
+    func isFreshInstall() -> Bool { state.withLock { $0.freshInstall } }
+    func markInstalled() throws(VaultError) { state.withLock { $0.freshInstall = false } }
+
+    var keyIds: Set<String> { state.withLock { Set($0.keys.keys) } }
+    func wipe(_ id: String) { state.withLock { _ = $0.keys.removeValue(forKey: id) } }
+    /// A biometric enrolment change: only user-present keys are invalidated.
+    func changeBiometricEnrolment() {
+        state.withLock { s in
+            for (id, key) in s.keys where key.protection == .userPresent { s.invalidated.insert(id) }
+        }
+    }
+}
+
+/// Test-only sealing: a magic prefix, so a damaged or foreign file is refused.
+struct FakeSealer: RecordSealer {
+    static let magic: [UInt8] = Array("SEALED1:".utf8)
+    func seal(_ plaintext: [UInt8]) throws(VaultError) -> [UInt8] { Self.magic + plaintext }
+    func open(_ sealed: [UInt8]) throws(VaultError) -> [UInt8] {
+        guard sealed.starts(with: Self.magic) else { throw .sealFailure("not sealed by this key") }
+        return Array(sealed.dropFirst(Self.magic.count))
+    }
+}
+
+/// Decides by the capture's label: "spoof" fails liveness, "noface" has no face, "stranger" is a mismatch.
+final class FakeFaceVerifier: FaceVerifier {
+    private let counters = Mutex((challenges: 0, liveness: 0, matches: 0))
+    var livenessCalls: Int { counters.withLock { $0.liveness } }
+    var matchCalls: Int { counters.withLock { $0.matches } }
+
+    func makeLivenessChallenge() -> LivenessChallenge {
+        let n = counters.withLock { c in
+            c.challenges += 1
+            return c.challenges
+        }
+        let steps = LivenessChallenge.Step.allCases
+        return LivenessChallenge(steps: [steps[n % steps.count], .blink])
+    }
+
+    func checkLiveness(_ session: any FaceCaptureSession, challenge: LivenessChallenge?) async -> FaceCheckOutcome {
+        counters.withLock { $0.liveness += 1 }
+        switch (session as? FakeCaptureSession)?.label {
+        case "spoof": return .retry(.livenessFailed)
+        case "noface": return .retry(.noFaceDetected)
+        default: return .passed
+        }
+    }
+
+    func match(_ session: any FaceCaptureSession, templates: FaceTemplates, threshold: Float) async -> FaceCheckOutcome {
+        counters.withLock { $0.matches += 1 }
+        return (session as? FakeCaptureSession)?.label == "stranger" ? .retry(.faceMismatch) : .passed
+    }
+
+    func enrolmentTemplates(from session: any FaceCaptureSession) async -> EnrolmentCaptureOutcome {
+        (session as? FakeCaptureSession)?.label == "noface" ? .retry(.noFaceDetected) : .templates(FaceTemplates(embeddings: [[0.1, 0.2]]))
+    }
+}
+
+struct FakeOpenedToken: OpenedFaceToken {
+    let templates = FaceTemplates(embeddings: [[0.1, 0.2]])
+    let matchThreshold: Float = 0.6
+    let generation: Int
+
+    func prepareCompletion(for request: RequestDetails, issuedAt: Date) async throws(KeyOperationError) -> PreparedCompletion {
+        let rotated: [UInt8] = [UInt8(generation + 1)]
+        guard let kind = request.pkiKind else {
+            return PreparedCompletion(deliveryBody: nil, deliverySignature: nil, deliverySHA256: nil, rotatedToken: rotated)
+        }
+        if kind == .decapsulate && request.pkiData.count != 4 { throw .invalidData("ciphertext length") }
+        let body = Array(#"{"auth_req_id":"\#(request.requestId)","iat":\#(Int(issuedAt.timeIntervalSince1970)),"kind":"\#(kind.rawValue)"}"#.utf8)
+        let digest = body.reduce(into: [UInt8](repeating: 0, count: 4)) { acc, byte in acc[Int(byte) % 4] &+= byte }
+        return PreparedCompletion(deliveryBody: body, deliverySignature: "sig-\(body.count)", deliverySHA256: digest, rotatedToken: rotated)
+    }
+}
+
+/// Opens a token whose password is "pw".
+struct FakeFaceTokens: FaceTokenOpener {
+    func open(_ envelope: FaceTokenEnvelope, password: String?) async throws(FaceTokenOpenError) -> any OpenedFaceToken {
+        if envelope.token == [0xDE, 0xAD] { throw .unusable("damaged") }
+        if envelope.passwordRequired {
+            guard let password else { throw .passwordRequired }
+            guard password == "pw" else { throw .wrongPassword }
+        }
+        return FakeOpenedToken(generation: envelope.generation)
+    }
+
+    func create(templates: FaceTemplates, password: String?, keyPolicy: [String]) async throws(KeyOperationError) -> NewFaceToken {
+        NewFaceToken(token: [1, UInt8(keyPolicy.count)], serverShare: [2])
+    }
+}
+
+final class FakeDelivery: DeliveryPoster {
+    private let script = Mutex<[DeliveryOutcome]>([])
+    private let sent = Mutex<[DeliveryRequest]>([])
+    let log: EventLog
+    init(log: EventLog) { self.log = log }
+    func enqueue(_ outcome: DeliveryOutcome) { script.withLock { $0.append(outcome) } }
+    var deliveries: [DeliveryRequest] { sent.withLock { $0 } }
+    func deliver(_ delivery: DeliveryRequest) async -> DeliveryOutcome {
+        sent.withLock { $0.append(delivery) }
+        log.append("deliver")
+        return script.withLock { $0.isEmpty ? .accepted : $0.removeFirst() }
+    }
+}
+
+/// A scripted authority. Links are looked up by their payload text.
+final class FakeAuthority: AuthorityClient {
+    struct Script {
+        var links: [String: VerifiedLink] = [:]
+        var details: [String: RequestDetails] = [:]
+        var detailsFailure: AuthorityFailure?
+        var passwordRequired = false
+        var livenessRequired = true
+        var damagedToken = false
+        var generation = 4
+        var completionResults: [AuthorityFailure?] = []
+        var hintOnNextReply = false
+        var enrolments: [String: EnrolmentDetails] = [:]
+        var registrationFailure: AuthorityFailure?
+        var rotationFailure: AuthorityFailure?
+        var revokedOnRotation: [String: (terminated: Bool, replaced: Bool)] = [:]
+        var keyStatus: [String: DeviceKeyStatus] = [:]
+        var branding: [String: Branding] = [:]
+        var revokedOnSync: [String: DeviceKeyStatus] = [:]
+        var revokedDeviceKeys: Set<String> = []
+        var terminatedDeviceKeys: Set<String> = []
+    }
+
+    struct Recorded {
+        var completions: [CompletionSubmission] = []
+        var aborts: [(requestId: String, reason: AbortReason)] = []
+        var registeredDeviceKeys: Set<String> = []
+        var withdrawn: [String] = []
+        var revoked: [String] = []
+        var rotations: [[KeyRotationSubmission]] = []
+        var completionSigners: [KeyProtection] = []
+    }
+
+    let script = Mutex(Script())
+    let recorded = Mutex(Recorded())
+    let log: EventLog
+    let recordedAt = Date(timeIntervalSince1970: 1_800_000_100)
+
+    init(log: EventLog) { self.log = log }
+
+    private func reply<T>(_ value: T) -> AuthorityReply<T> {
+        let hint = script.withLock { s in
+            defer { s.hintOnNextReply = false }
+            return s.hintOnNextReply
+        }
+        return AuthorityReply(value, rotationHint: hint)
+    }
+
+    /// Signs as the real client would (so an invalidated key fails here), then checks the key's status.
+    private func check(_ signer: any DeviceRequestSigner) async throws(AuthorityFailure) {
+        do {
+            _ = try await signer.sign([0])
+        } catch {
+            throw .signing(error)
+        }
+        let (revoked, terminated) = script.withLock { ($0.revokedDeviceKeys, $0.terminatedDeviceKeys) }
+        if revoked.contains(signer.deviceKeyId) { throw .deviceKeyRevoked(deviceKeyId: signer.deviceKeyId) }
+        if terminated.contains(signer.deviceKeyId) { throw .deviceKeyTerminated(deviceKeyId: signer.deviceKeyId) }
+    }
+
+    func verifyLink(_ payload: [UInt8]) async throws(AuthorityFailure) -> VerifiedLink {
+        let text = String(decoding: payload, as: UTF8.self)
+        switch text {
+        case "forged": throw .linkRefused(.badSignature)
+        case "expired": throw .linkRefused(.expired)
+        case "garbage": throw .linkRefused(.malformed)
+        default: break
+        }
+        guard let link = script.withLock({ $0.links[text] }) else { throw .linkRefused(.malformed) }
+        return link
+    }
+
+    func requestDetails(requestId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<RequestDetails> {
+        try await check(signer)
+        log.append("details")
+        let (details, failure) = script.withLock { ($0.details[requestId], $0.detailsFailure) }
+        if let failure { throw failure }
+        guard let details else { throw .requestNotPending }
+        return reply(details)
+    }
+
+    func downloadFaceToken(requestId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<FaceTokenEnvelope> {
+        try await check(signer)
+        log.append("token")
+        let s = script.withLock { $0 }
+        return reply(FaceTokenEnvelope(
+            token: s.damagedToken ? [0xDE, 0xAD] : [7], serverShare: [8], passwordRequired: s.passwordRequired,
+            livenessRequired: s.livenessRequired, generation: s.generation
+        ))
+    }
+
+    func complete(_ completion: CompletionSubmission, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<Date> {
+        try await check(signer)
+        log.append("complete")
+        recorded.withLock {
+            $0.completions.append(completion)
+            $0.completionSigners.append(signer.protection)
+        }
+        if signer.protection != .userPresent { throw .refused(code: "user_present_key_required", message: "") }
+        let next = script.withLock { $0.completionResults.isEmpty ? nil : $0.completionResults.removeFirst() }
+        if let failure = next { throw failure }
+        return reply(recordedAt)
+    }
+
+    func abort(requestId: String, reason: AbortReason, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<Void> {
+        try await check(signer)
+        log.append("abort:\(reason.rawValue)")
+        recorded.withLock { $0.aborts.append((requestId, reason)) }
+        return reply(())
+    }
+
+    func enrolmentDetails(requestId: String) async throws(AuthorityFailure) -> EnrolmentDetails {
+        guard let details = script.withLock({ $0.enrolments[requestId] }) else { throw .requestNotPending }
+        return details
+    }
+
+    func enrolmentFaceToken(requestId: String) async throws(AuthorityFailure) -> FaceTokenEnvelope {
+        let s = script.withLock { $0 }
+        return FaceTokenEnvelope(token: [7], serverShare: [8], passwordRequired: s.passwordRequired, livenessRequired: s.livenessRequired, generation: s.generation)
+    }
+
+    func registerEnrolment(_ submission: EnrolmentSubmission, ambient: any DeviceRequestSigner, userPresent: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<EnrolmentReceipt> {
+        if let failure = script.withLock({ $0.registrationFailure }) {
+            if case .transient = failure {
+                // The authority stored the keys but the answer was lost.
+                recorded.withLock { $0.registeredDeviceKeys.formUnion([submission.ambient.deviceKeyId, submission.userPresent.deviceKeyId]) }
+            }
+            throw failure
+        }
+        recorded.withLock { $0.registeredDeviceKeys.formUnion([submission.ambient.deviceKeyId, submission.userPresent.deviceKeyId]) }
+        return reply(EnrolmentReceipt(keyId: "key-\(submission.requestId)", enrolledAt: recordedAt))
+    }
+
+    func withdrawEnrolment(requestId: String, userPresent: any DeviceRequestSigner) async throws(AuthorityFailure) {
+        recorded.withLock { r in
+            r.withdrawn.append(requestId)
+            r.registeredDeviceKeys = []
+        }
+    }
+
+    func rotateKeys(_ rotations: [KeyRotationSubmission]) async throws(AuthorityFailure) -> AuthorityReply<[KeyRotationOutcome]> {
+        recorded.withLock { $0.rotations.append(rotations) }
+        let (failure, revoked) = script.withLock { ($0.rotationFailure, $0.revokedOnRotation) }
+        if let failure { throw failure }
+        return reply(rotations.map { submission in
+            if let dead = revoked[submission.keyId] {
+                return .revoked(keyId: submission.keyId, terminated: dead.terminated, replaced: dead.replaced)
+            }
+            return .rotated(keyId: submission.keyId)
+        })
+    }
+
+    func deviceKeyStatus(keyId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<DeviceKeyStatus> {
+        reply(script.withLock { $0.keyStatus[keyId] ?? .unknown })
+    }
+
+    func revokeKey(keyId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<Void> {
+        try await check(signer)
+        recorded.withLock { $0.revoked.append(keyId) }
+        return reply(())
+    }
+
+    func syncBranding(_ keys: [SignedKey]) async throws(AuthorityFailure) -> AuthorityReply<BrandingSyncResult> {
+        let s = script.withLock { $0 }
+        return reply(BrandingSyncResult(branding: s.branding, revoked: s.revokedOnSync))
+    }
+}
