@@ -16,7 +16,6 @@ need=()
 dpkg -s libdlib-dev >/dev/null 2>&1 || need+=(libdlib-dev)
 dpkg -s libopenblas-dev >/dev/null 2>&1 || need+=(libopenblas-dev)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
-command -v djpeg >/dev/null 2>&1 || need+=(libjpeg-turbo-progs)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkgconf)
 if [ ${#need[@]} -gt 0 ]; then
     echo "bench-face: installing ${need[*]}" >&2
@@ -35,7 +34,8 @@ cat > "$WORK/harness.cpp" <<'CPP'
 //   <stage> <input file> [<l> <t> <r> <b>]
 // and answers each with one line: the stage's wall time in microseconds, then a result summary.
 // Inputs are binary PPM (P6) written by the Swift side, or the original image for `decode`.
-// Stages: decode, detect (MMOD), landmarks (5-point), align (150x150 chip), embed (ResNet on a chip).
+// Stages: decode, detect (MMOD), landmarks (5-point), align (150x150 chip), embed (ResNet on a chip),
+// pipeline (detect, landmarks, chip and embedding of one frame).
 #include <dlib/dnn.h>
 #include <dlib/image_io.h>
 #include <dlib/image_processing.h>
@@ -129,6 +129,16 @@ int main(int argc, char** argv) {
             matrix<rgb_pixel> chip;
             extract_image_chip(img, get_face_chip_details(shape, 150, 0.25), chip);
             summary << chip.nr();
+        } else if (stage == "pipeline") {
+            const auto& img = image(path);
+            auto dets = detector(img);
+            if (!dets.empty()) {
+                auto shape = sp(img, dets[0].rect);
+                matrix<rgb_pixel> chip;
+                extract_image_chip(img, get_face_chip_details(shape, 150, 0.25), chip);
+                matrix<float,0,1> e = embedder(chip);
+                summary << e(0);
+            }
         } else if (stage == "embed") {
             matrix<float,0,1> e = embedder(image(path));
             summary << e(0);
