@@ -20,15 +20,20 @@ final class LiveSystem: Sendable {
     let adminKey: String
     let application: RelyingParty
     let tenant = "acme"
+    /// The authority's clock: the real time plus a skew a test may advance (request expiry).
+    let clock: SkewedClock
 
     struct Policy {
         var algorithms = ["ML-DSA-65", "ML-KEM-768"]
         var attemptsMax = 3
         var passwordMode = "none"
         var oneDevicePerUser = false
+        var livenessRequired = true
     }
 
-    private init(authority: Authority, server: HTTPServer, baseURL: URL, root: URL, adminKey: String, application: RelyingParty) {
+    private init(authority: Authority, server: HTTPServer, baseURL: URL, root: URL, adminKey: String, application: RelyingParty,
+                 clock: SkewedClock) {
+        self.clock = clock
         self.authority = authority
         self.server = server
         self.baseURL = baseURL
@@ -40,20 +45,23 @@ final class LiveSystem: Sendable {
     static func start(policy: Policy = Policy()) async throws -> LiveSystem {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        let store = try await SQLAuthorityStore.open(.sqlite(path: root.appendingPathComponent("authority.sqlite").path))
+        let clock = SkewedClock()
+        let store = try await SQLAuthorityStore.open(.sqlite(path: root.appendingPathComponent("authority.sqlite").path), clock: clock)
         let box = RouterSlot()
         let server = HTTPServer(logger: .disabled) { request in try await box.router().respond(to: request) }
         try server.start()
         let baseURL = try #require(server.baseURL)
         let keys = AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: baseURL.absoluteString), store: store, keys: keys)
+        let authority = Authority(configuration: AuthorityConfiguration(issuer: baseURL.absoluteString), store: store, keys: keys,
+                                  clock: { clock.now() })
         box.set(authority.makeRouter())
         let adminKey = try #require(try await authority.bootstrapAdminKey())
         let application = try RelyingParty()
-        let system = LiveSystem(authority: authority, server: server, baseURL: baseURL, root: root, adminKey: adminKey, application: application)
+        let system = LiveSystem(authority: authority, server: server, baseURL: baseURL, root: root, adminKey: adminKey, application: application,
+                                 clock: clock)
         _ = try await system.manage("POST", "/tenants", [
             "id": "acme", "name": "Acme",
-            "policy": ["key_algorithms": policy.algorithms, "attempts_max": policy.attemptsMax, "liveness_required": true,
+            "policy": ["key_algorithms": policy.algorithms, "attempts_max": policy.attemptsMax, "liveness_required": policy.livenessRequired,
                        "password_policy": ["mode": policy.passwordMode], "one_device_per_user": policy.oneDevicePerUser],
         ])
         return system
@@ -168,10 +176,10 @@ final class LiveSystem: Sendable {
 
     /// A device: its own vault directory, installation marker, pin file and Authenticator environment.
     func device(name: String = "phone", deviceProtocol: Int = 7, subject: String, faceVerifier: any FaceVerifier = FakeFaceVerifier(),
-                clock: any WallClock = SystemWallClock()) throws -> Device {
+                clock: any WallClock = SystemWallClock(), livenessRequired: Bool = true) throws -> Device {
         let directory = root.appendingPathComponent("device-\(name)")
         return try Device(directory: directory, baseURL: baseURL, deviceProtocol: deviceProtocol, subject: subject, tenant: tenant,
-                          faceVerifier: faceVerifier, clock: clock, name: name)
+                          faceVerifier: faceVerifier, clock: clock, name: name, livenessRequired: livenessRequired)
     }
 }
 
@@ -189,7 +197,7 @@ struct Device: Sendable {
     }
 
     init(directory: URL, baseURL: URL, deviceProtocol: Int, subject: String, tenant: String, faceVerifier: any FaceVerifier,
-         clock: any WallClock, name: String) throws {
+         clock: any WallClock, name: String, livenessRequired: Bool = true) throws {
         self.directory = directory
         let epoch = Epoch()
         self.epoch = epoch
@@ -202,14 +210,16 @@ struct Device: Sendable {
         client = HTTPAuthorityClient(baseURL: baseURL, pin: pin, deviceProtocol: deviceProtocol, deviceName: name, clock: clock)
         environment = AuthenticatorEnvironment(
             authority: client, delivery: HTTPDeliveryPoster(), faceVerifier: faceVerifier,
-            faceTokens: WireFaceTokens(scryptLogN: 10, clock: clock, tokenSubject: subject, tokenTenant: tenant), vault: vault,
+            faceTokens: WireFaceTokens(scryptLogN: 10, clock: clock, tokenSubject: subject, tokenTenant: tenant,
+                                       livenessRequired: livenessRequired), vault: vault,
             recordSealer: sealer, clock: clock, deviceProtocol: deviceProtocol)
     }
 
     func open() async throws -> Authenticator { try await Authenticator.open(environment: environment) }
 
     /// Enrols through the registration flow with an invitation link; answers the key.
-    func enrol(_ authn: Authenticator, link: [UInt8], capture label: String = "ada", password: String? = nil) async throws -> Key {
+    func enrol(_ authn: Authenticator, link: [UInt8], capture label: String = "ada", password: String? = nil,
+               session: (any FaceCaptureSession)? = nil) async throws -> Key {
         let flow = authn.startRegistrationFlow()
         var states = Observed(flow.stateStream())
         flow.submitLinkPayload(payload: link)
@@ -225,7 +235,7 @@ struct Device: Sendable {
             guard let password else { throw SetupError("enrolment asks for a password") }
             flow.submitPassword(password: password)
         }
-        flow.submitFaceCapture(captureSession: capture(label))
+        flow.submitFaceCapture(captureSession: session ?? capture(label))
         guard case .succeeded(let key) = await states.rest().last else { throw SetupError("enrolment failed: \(states.seen)") }
         return key
     }
@@ -425,4 +435,11 @@ final class FlakyProxy: Sendable {
             }
         }
     }
+}
+
+/// Real time plus an adjustable skew.
+final class SkewedClock: StoreClock {
+    private let skew = Mutex<TimeInterval>(0)
+    func now() -> Date { Date().addingTimeInterval(skew.withLock { $0 }) }
+    func advance(by seconds: TimeInterval) { skew.withLock { $0 += seconds } }
 }

@@ -546,4 +546,85 @@ extension PkiCeremonyFlow.State {
         #expect(try await devices(e).allSatisfy { $0["client_id"] as? String != other.clientId })
         #expect(budgeted.keys == [e.key])
     }
+
+    @Test func scenario08_cancelEndsLocallyCancelCeremonyTellsTheAuthority() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let local = try await e.request("public_keys")
+        let told = try await e.request("public_keys", context: "other")
+
+        let flow = e.authn.startPkiCeremonyFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: local.link)
+        _ = await states.until(\.isAwaitingFaceCapture)
+        flow.cancel()
+        #expect(await states.rest().last == .failed(reason: .cancelled))
+        await flow.waitUntilIdle()
+        #expect(try await e.system.token(e.client, rid: local.rid).body["error"] as? String == "authorization_pending")
+
+        let other = e.authn.startPkiCeremonyFlow()
+        var otherStates = Observed(other.stateStream())
+        other.submitLinkPayload(payload: told.link)
+        _ = await otherStates.until(\.isAwaitingFaceCapture)
+        other.cancelCeremony()
+        #expect(await otherStates.rest().last == .failed(reason: .cancelled))
+        await other.waitUntilIdle()
+        let denied = try await e.system.token(e.client, rid: told.rid)
+        #expect(denied.status == 403 && denied.body["error"] as? String == "access_denied")
+
+        // The locally cancelled request answers expired_token only once it expired.
+        e.system.clock.advance(by: 400)
+        #expect(try await e.system.token(e.client, rid: local.rid).body["error"] as? String == "expired_token")
+    }
+
+    /// Signs in on `authn` with a fresh request; answers whether it succeeded.
+    func signIn(_ e: Enrolled, _ authn: Authenticator) async throws -> Bool {
+        let rid = try await e.system.backchannel(e.client, email: e.email)
+        let flow = authn.startLoginFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: try await e.device.link(authn, rid: rid))
+        _ = await states.until { if case .awaitingFaceCapture = $0 { true } else { if case .failed = $0 { true } else { false } } }
+        flow.submitFaceCapture(captureSession: capture("ada"))
+        guard case .succeeded = await states.rest().last else { return false }
+        return try await e.system.token(e.client, rid: rid).status == 200
+    }
+
+    @Test(arguments: ["created", "registeredUnrecorded", "registeredRecorded"])
+    func scenario13_anInterruptedRotationIsReconciledByOpen(_ crashPoint: String) async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let ring = e.authn.keyRing()
+        let record = try #require(ring.records.first)
+        let vault = e.device.vault
+        let newAmbient = try vault.createKey(protection: .ambient, alias: "next-a")
+        let newUserPresent = try vault.createKey(protection: .userPresent, alias: "next-u")
+        if crashPoint != "created" {
+            let proof = try await e.device.presence.confirm(reason: "rotate")
+            let submission = KeyRotationSubmission(
+                keyId: record.key.id, currentUserPresent: try vault.signer(deviceKeyId: record.userPresent.deviceKeyId, presence: proof),
+                newAmbient: newAmbient, newUserPresent: newUserPresent,
+                newAmbientSigner: try vault.signer(deviceKeyId: newAmbient.deviceKeyId, presence: nil),
+                newUserPresentSigner: try vault.signer(deviceKeyId: newUserPresent.deviceKeyId, presence: proof))
+            #expect(try await e.device.client.rotateKeys([submission]).value == [.rotated(keyId: record.key.id)])
+        }
+        try ring.updateRecords { records in
+            records[0].pendingRotation = PendingRotation(ambient: DeviceKeyRecord(newAmbient), userPresent: DeviceKeyRecord(newUserPresent),
+                                                         registered: crashPoint == "registeredRecorded")
+        }
+
+        // The next process start reconciles, and the device still signs in.
+        let reopened = try await e.device.open()
+        let after = try #require(reopened.keyRing().records.first)
+        #expect(after.pendingRotation == nil)
+        if crashPoint == "created" {
+            #expect(after.ambient.deviceKeyId == record.ambient.deviceKeyId)
+            #expect(!vault.hasKeyMaterial(deviceKeyId: newAmbient.deviceKeyId))
+        } else {
+            #expect(after.ambient.deviceKeyId == newAmbient.deviceKeyId && after.userPresent.deviceKeyId == newUserPresent.deviceKeyId)
+            #expect(!vault.hasKeyMaterial(deviceKeyId: record.ambient.deviceKeyId))
+        }
+        #expect(reopened.keys.map(\.id) == [e.key.id])
+        #expect(try await signIn(e, reopened))
+        #expect(!reopened.takeKeyRotationHint())
+    }
 }
