@@ -172,7 +172,7 @@ final class OpenedWireFaceToken: OpenedFaceToken {
         let signer = try FaceLockedKeys.mlDSA65(seed: try seed(.mlDSA65))
         let signerPublic = Array(signer.publicKey.rawRepresentation)
         let keyId = FaceLockedKeys.keyId(mlDSAPublicKey: signerPublic)
-        guard let wireKind = PKIKind(rawValue: kind.rawValue) else { throw .notPermitted }
+        let wireKind = kind
         let iat = Int64(issuedAt.timeIntervalSince1970)
         let body: DeliveryBody
         switch kind {

@@ -627,4 +627,23 @@ extension PkiCeremonyFlow.State {
         #expect(try await signIn(e, reopened))
         #expect(!reopened.takeKeyRotationHint())
     }
+
+    @Test func scenario13_aKeyReplacedByAnotherDeviceComesBackAsReplaced() async throws {
+        var policy = LiveSystem.Policy()
+        policy.oneDevicePerUser = true
+        let e = try await Enrolled.make(policy: policy)
+        defer { Task { await e.system.stop() } }
+        // The user adds the application on a second device: the first device's enrolment is replaced.
+        let laptop = try e.system.device(name: "laptop", subject: e.subject)
+        let laptopAuthn = try await laptop.open()
+        _ = try await laptop.enrol(laptopAuthn, link: try await e.system.invitation(email: e.email, client: e.client))
+
+        let flow = try e.authn.startKeyRotationFlow()
+        var states = Observed(flow.stateStream())
+        #expect(await states.until { _ in true } == .confirming(keys: [e.key]))
+        flow.approve()
+        #expect(await states.rest().last == .succeeded(revokedKeys: [RevokedKeyNotice(key: e.key, terminated: false, replaced: true)]))
+        #expect(e.authn.keys.isEmpty)
+        #expect(laptopAuthn.keys.count == 1)
+    }
 }
