@@ -108,6 +108,7 @@ extension Authority {
         let outcome = try await store.enrol(EnrolmentInsert(
             invitationID: invitation.id, enrolmentID: "enr_" + Self.randomID(), device: DeviceRecord(id: "dev_" + Self.randomID(), label: body.deviceName),
             ambientKey: ambient.record, userPresentKey: userPresent.record, initialFaceToken: initialToken))
+        await auditDeviceEvent("device.enrolled", tenantID: invitation.tenantID, key: userPresent.record.keyID, target: outcome.enrolment.id)
         return EnrolmentResponse(
             identityId: pairwiseSubject(userSubject: invitation.subject, clientID: application.clientID), email: user.email,
             clientId: application.clientID, appLabel: application.label, branding: application.deviceBranding,

@@ -23,6 +23,8 @@ extension Authority {
         let overlapUntil = clock().addingTimeInterval(TimeInterval(configuration.rotationOverlap))
         _ = try await store.rotateKeys(enrolmentID: device.key.enrolmentID, ambient: ambient.record,
                                        userPresent: userPresent.record, overlapUntil: overlapUntil)
+        let tenantID = try? await store.enrolment(id: device.key.enrolmentID).tenantID
+        await auditDeviceEvent("device.keys_rotated", tenantID: tenantID, key: device.key.keyID, target: userPresent.record.keyID)
         return KeyRotationResponse(kid: userPresent.record.keyID, overlapUntil: Int64(overlapUntil.timeIntervalSince1970))
     }
 
@@ -38,7 +40,8 @@ extension Authority {
         }
         // A device revokes only the enrolment whose key signs: another enrolment's id reads as unknown.
         guard target.enrolmentID == device.key.enrolmentID else { throw DeviceFailure.invalidRequest("unknown key id") }
-        _ = try await store.endEnrolment(id: target.enrolmentID, status: .revoked)
+        let enrolment = try await store.endEnrolment(id: target.enrolmentID, status: .revoked)
+        await auditDeviceEvent("device.revoked_by_device", tenantID: enrolment.tenantID, key: device.key.keyID, target: enrolment.id)
     }
 
     /// `GET /device/v1/branding?kids=a,b`: branding of the live enrolments among `kids` and the dead ones
@@ -56,7 +59,7 @@ extension Authority {
         var dead: [DeadKey] = []
         var applications: [String: ApplicationRecord] = [:]
         for kid in Array(Set(kids)).sorted() {
-            guard let key = try? await store.deviceKey(keyID: kid), key.subject == device.key.subject else { continue }
+            guard let key = try await knownDeviceKey(kid), key.subject == device.key.subject else { continue }
             let enrolment = try await store.enrolment(id: key.enrolmentID)
             switch enrolment.status {
             case .active, .superseded:
@@ -69,5 +72,20 @@ extension Authority {
             }
         }
         return BrandingSyncResponse(entries: entries, dead: dead)
+    }
+
+    /// The key `kid`, or nil when it was never registered (other store failures propagate).
+    func knownDeviceKey(_ kid: String) async throws -> DeviceKeyRecord? {
+        do {
+            return try await store.deviceKey(keyID: kid)
+        } catch AuthorityStoreError.notFound {
+            return nil
+        }
+    }
+
+    /// Records a device action in the tenant's audit log. Best effort: the action is already stored, and a
+    /// lost audit line must not turn it into an error the device would retry.
+    func auditDeviceEvent(_ kind: String, tenantID: String?, key: String, target: String) async {
+        _ = try? await store.appendAudit(AuditEvent(tenantID: tenantID, kind: kind, actor: key, target: target))
     }
 }

@@ -44,8 +44,8 @@ final class OutboxNotifier: Sendable {
         for continuation in continuations { continuation.yield() }
     }
 
-    /// How many polls wait (tests).
-    var waiterCount: Int { state.withLock { $0.waiters.values.reduce(0) { $0 + $1.count } } }
+    /// How many polls wait for `deviceID` (tests).
+    func waiterCount(deviceID: String) -> Int { state.withLock { $0.waiters[deviceID]?.count ?? 0 } }
 }
 
 /// One waiting poll's registration; `cancel()` removes it.
