@@ -29,10 +29,10 @@ let package = Package(
         .systemLibrary(name: "COpenBLAS", path: "Sources/COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
         .systemLibrary(name: "CJPEG", path: "Sources/CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", path: "Sources/CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
-        .target(name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD", "CSQLite"]),
+        .target(name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD", "CSQLite", "CJPEG", "CPNG"]),
 
         .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "CShims"], swiftSettings: swiftSettings),
-        .target(name: "FaceSealFace", dependencies: ["COpenBLAS", "CJPEG", "CPNG"], swiftSettings: swiftSettings),
+        .target(name: "FaceSealFace", dependencies: ["COpenBLAS", "CJPEG", "CPNG", "CShims"], swiftSettings: swiftSettings),
         .target(name: "FaceSealWire", dependencies: ["FaceSealCrypto"], swiftSettings: swiftSettings),
         .target(name: "FaceSealHTTP", dependencies: ["CMicroHTTPD", "CShims"], swiftSettings: swiftSettings),
         .target(
@@ -52,7 +52,7 @@ let package = Package(
         ),
 
         .testTarget(name: "FaceSealCryptoTests", dependencies: ["FaceSealCrypto"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
-        .testTarget(name: "FaceSealFaceTests", dependencies: ["FaceSealFace"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealFaceTests", dependencies: ["FaceSealFace"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealWireTests", dependencies: ["FaceSealWire"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealHTTPTests", dependencies: ["FaceSealHTTP"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealAuthorityTests", dependencies: ["FaceSealAuthority", "FaceSealHTTP", "FaceSealWire"], swiftSettings: swiftSettings),

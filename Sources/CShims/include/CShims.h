@@ -7,4 +7,6 @@
 #include "fs_openssl.h"
 #include "fs_microhttpd.h"
 #include "fs_sqlite.h"
+#include "fs_jpeg.h"
+#include "fs_png.h"
 #endif

@@ -11,9 +11,10 @@ final class CachedEVPKey: Sendable {
     private let slot: Mutex<EVPKey?>
     private let make: @Sendable () throws(CryptoError) -> EVPKey
 
-    /// `initial` is a key already built (by the caller's validation), or nil to build on first use.
-    init(initial: sending EVPKey? = nil, make: @escaping @Sendable () throws(CryptoError) -> EVPKey) {
-        self.slot = Mutex(initial)
+    /// The key is built on first use. (Seeding the slot with a key passed in as `sending` made the debug build
+    /// crash intermittently in `Mutex` with Swift 6.3: the futex word was found holding garbage.)
+    init(make: @escaping @Sendable () throws(CryptoError) -> EVPKey) {
+        self.slot = Mutex(nil)
         self.make = make
     }
 

@@ -38,7 +38,7 @@ public enum Curve25519 {
                     throw LibCrypto.failure("EVP_PKEY_get_raw_public_key")
                 }
                 publicKey = PublicKey(validated: publicBytes)
-                cache = CachedEVPKey(initial: key) { () throws(CryptoError) in try Self.evpKey(seed) }
+                cache = CachedEVPKey { () throws(CryptoError) in try Self.evpKey(seed) }
             }
 
             private static func evpKey(_ seed: SecretBytes) throws(CryptoError) -> EVPKey {

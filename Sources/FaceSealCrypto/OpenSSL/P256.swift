@@ -37,10 +37,10 @@ public enum P256 {
                 guard scalar.count == 32 else { throw .incorrectKeySize(expected: 32, actual: scalar.count) }
                 var point = [UInt8](repeating: 0, count: 65)
                 // Building the key validates the scalar and computes the public point.
-                let key = try Self.evpKey(scalar, point: &point)
+                _ = try Self.evpKey(scalar, point: &point)
                 self.scalar = scalar
                 publicKey = PublicKey(validatedX963: point)
-                cache = CachedEVPKey(initial: key) { () throws(CryptoError) in
+                cache = CachedEVPKey { () throws(CryptoError) in
                     var scratch = [UInt8](repeating: 0, count: 65)
                     return try Self.evpKey(scalar, point: &scratch)
                 }

@@ -195,4 +195,18 @@ struct DeviceEnrolmentTests {
             expectDeviceError(try await device.send(.get, DevicePaths.outbox + "?wait=soon"), .invalidRequest)
         }
     }
+
+    @Test("an empty long poll answers at its deadline with no links and leaves no waiter behind", arguments: StoreBackend.underTest)
+    func outboxDeadline(backend: StoreBackend) async throws {
+        try await withAuthority(backend) { harness in
+            try await seedDeviceWorld(harness)
+            let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
+            let deviceID = try await harness.store.deviceKey(keyID: device.ambientKID).deviceID
+            let started = ContinuousClock.now
+            let answer = try await device.send(.get, DevicePaths.outbox + "?wait=1")
+            #expect(ContinuousClock.now - started >= .seconds(1))
+            #expect(try answer.decode(OutboxResponse.self).links.isEmpty)
+            #expect(OutboxNotifier.shared.waiterCount(deviceID: deviceID) == 0)
+        }
+    }
 }

@@ -235,6 +235,36 @@ struct DeviceRequestTests {
     }
 }
 
+@Suite("Device API: every POST endpoint refuses bad bodies and changes nothing")
+struct DeviceBadBodyTests {
+    @Test(arguments: StoreBackend.underTest)
+    func everyPostEndpoint(backend: StoreBackend) async throws {
+        try await withAuthority(backend) { harness in
+            try await seedDeviceWorld(harness)
+            let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
+            try await createPendingRequest(harness, "req-1")
+            let invitation = try await TestDevice.invite(in: harness, subject: "user-1", clientID: "app-2")
+            let paths = [DevicePaths.completion("req-1"), DevicePaths.abort("req-1"), DevicePaths.rotation, DevicePaths.revocation,
+                         DevicePaths.enrolment(invitation)]
+            let bodies: [[UInt8]] = [Array("{".utf8), Array(#"{"v":7,"zzz":1}"#.utf8), Array(#"[1,2]"#.utf8),
+                                     Array(repeating: UInt8(ascii: "x"), count: 700 * 1024)]
+            let keysBefore = try await harness.store.deviceKeys(enrolmentID: try await harness.store.deviceKey(keyID: device.ambientKID).enrolmentID)
+            let requestBefore = try await harness.store.request(authReqID: "req-1")
+            for path in paths {
+                for body in bodies {
+                    let response = try await device.send(.post, path, body: body, as: .userPresent)
+                    #expect(response.status == 400, "\(path)")
+                    #expect(response.error == .invalidRequest, "\(path)")
+                }
+            }
+            #expect(try await harness.store.deviceKeys(enrolmentID: keysBefore[0].enrolmentID) == keysBefore)
+            #expect(try await harness.store.request(authReqID: "req-1") == requestBefore)
+            #expect(try await harness.store.invitation(id: invitation).consumedAt == nil)
+            #expect(try await harness.store.enrolments(subject: "user-1").count == 1)
+        }
+    }
+}
+
 extension Array where Element: Equatable {
     /// Whether `subsequence` occurs contiguously.
     func contains(subsequence: [Element]) -> Bool {

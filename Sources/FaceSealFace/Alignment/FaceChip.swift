@@ -1,0 +1,168 @@
+import Foundation
+
+/// Where a face chip lies in its source image: dlib's `chip_details` (a rotated, real-valued
+/// rectangle and the output size).
+public struct ChipDetails: Sendable, Equatable, Codable {
+    /// The source rectangle, before rotation about its centre.
+    public var rect: DoubleRect
+    /// Rotation in radians (image y down, so positive turns clockwise on screen).
+    public var angle: Double
+    /// Output rows.
+    public var rows: Int
+    /// Output columns.
+    public var cols: Int
+
+    /// A chip placement from its parts.
+    public init(rect: DoubleRect, angle: Double, rows: Int, cols: Int) {
+        self.rect = rect
+        self.angle = angle
+        self.rows = rows
+        self.cols = cols
+    }
+}
+
+/// dlib's face alignment: `get_face_chip_details` and `extract_image_chip` for the 5-point model
+/// (reference `dlib_format.md` §5), bit-exact with dlib's bilinear chips.
+public enum FaceAligner {
+    /// The chip side the ResNet expects.
+    public static let chipSize = 150
+    /// dlib's default padding around the face.
+    public static let chipPadding = 0.25
+
+    /// dlib's 5-point mean face in a unit square, in shape_predictor_5 order (0/1 = outer/inner corner of
+    /// the eye on the image's right, 2/3 = outer/inner corner of the other eye, 4 = base of the nose).
+    static let template5: [Point2D] = [
+        Point2D(x: 0.8595674595992, y: 0.2134981538014),
+        Point2D(x: 0.6460604764104, y: 0.2289674387677),
+        Point2D(x: 0.1205750620789, y: 0.2137274526848),
+        Point2D(x: 0.3340850613712, y: 0.2290642403242),
+        Point2D(x: 0.4901123135679, y: 0.6277975316475),
+    ]
+
+    /// Why a chip could not be placed.
+    public enum AlignmentError: Error, Equatable, Sendable {
+        /// Chip placement needs exactly the 5 points of the 5-point model.
+        case needsFivePoints(got: Int)
+        /// Size must be ≥ 2 and padding ≥ 0.
+        case invalidParameters
+    }
+
+    /// `get_face_chip_details(shape5, size, padding)`.
+    public static func chipDetails(landmarks5: [Point2D], size: Int = chipSize, padding: Double = chipPadding) throws(AlignmentError) -> ChipDetails {
+        guard landmarks5.count == 5 else { throw .needsFivePoints(got: landmarks5.count) }
+        guard size >= 2, padding >= 0, padding.isFinite else { throw .invalidParameters }
+        let s = Double(size)
+        let chipPoints = template5.map { Point2D(x: (padding + $0.x) / (2 * padding + 1) * s, y: (padding + $0.y) / (2 * padding + 1) * s) }
+        let fit = SimilarityTransform.fit(from: chipPoints, to: landmarks5)
+        let angle = atan2(fit.m10, fit.m00)
+        let scale = (fit.m00 * fit.m00 + fit.m10 * fit.m10).squareRoot()
+        let center = fit.apply(Point2D(x: s / 2, y: s / 2))
+        return ChipDetails(rect: DoubleRect(center: center, width: s * scale, height: s * scale), angle: angle, rows: size, cols: size)
+    }
+
+    /// The aligned chip for 5 landmarks (`dlib.get_face_chip(img, shape5, 150, 0.25)`).
+    public static func chip(from image: RGBImage, landmarks5: [Point2D], size: Int = chipSize, padding: Double = chipPadding) throws(AlignmentError) -> RGBImage {
+        extractChip(from: image, details: try chipDetails(landmarks5: landmarks5, size: size, padding: padding))
+    }
+
+    /// `extract_image_chip` with bilinear interpolation, including the `pyramid_down<2>` pre-filtering
+    /// dlib applies when the source region is much larger than the chip.
+    public static func extractChip(from image: RGBImage, details: ChipDetails) -> RGBImage {
+        let rows = details.rows, cols = details.cols
+        let chipArea = Double(rows * cols)
+        let rect = details.rect
+        guard rows > 1, cols > 1, rows <= 4096, cols <= 4096 else { return RGBImage(uncheckedWidth: 0, height: 0, pixels: []) }
+        // A non-finite or absurdly large placement (only from corrupt input) yields a black chip rather
+        // than an endless pyramid.
+        let limit = 1e7
+        guard [rect.left, rect.top, rect.right, rect.bottom, details.angle].allSatisfy({ $0.isFinite && abs($0) < limit }) else {
+            return RGBImage(uncheckedWidth: cols, height: rows, pixels: [UInt8](repeating: 0, count: rows * cols * 3))
+        }
+        if details.angle == 0, Double(rows) == rect.height, Double(cols) == rect.width {
+            // No rotation or scaling: a plain copy of the rounded rectangle, black outside the image.
+            let l = lround(rect.left), t = lround(rect.top)
+            var out = [UInt8](repeating: 0, count: rows * cols * 3)
+            for y in 0..<rows {
+                let sy = t + y
+                guard sy >= 0, sy < image.height else { continue }
+                for x in 0..<cols {
+                    let sx = l + x
+                    guard sx >= 0, sx < image.width else { continue }
+                    let s = (sy * image.width + sx) * 3, d = (y * cols + x) * 3
+                    out[d] = image.pixels[s]; out[d + 1] = image.pixels[s + 1]; out[d + 2] = image.pixels[s + 2]
+                }
+            }
+            return RGBImage(uncheckedWidth: cols, height: rows, pixels: out)
+        }
+        // 1. How many pyramid levels are needed, and how far to grow the crop so they stay valid.
+        var depth = 0
+        var grow = 2.0
+        var probe = rect.pyramidDown()
+        while probe.area > chipArea {
+            probe = probe.pyramidDown()
+            depth += 1
+            grow = grow * 2 + 2
+        }
+        // 2. The integer crop box: the rotated rectangle's bounding box, grown, clipped to the image.
+        let c = rect.center
+        let corners = [Point2D(x: rect.left, y: rect.top), Point2D(x: rect.right, y: rect.top),
+                       Point2D(x: rect.left, y: rect.bottom), Point2D(x: rect.right, y: rect.bottom)]
+            .map { rotate($0, about: c, by: details.angle) }
+        let gl = max(corners.map(\.x).min()! - grow, 0)
+        let gt = max(corners.map(\.y).min()! - grow, 0)
+        let gr = min(corners.map(\.x).max()! + grow, Double(image.width - 1))
+        let gb = min(corners.map(\.y).max()! + grow, Double(image.height - 1))
+        let bl = lround(gl), bt = lround(gt), br = lround(gr), bb = lround(gb)
+        // 3. The pyramid starts from the crop (its offset sets the filter phase, which dlib's result
+        //    depends on).
+        var source = image.cropped(x: bl, y: bt, width: br - bl + 1, height: bb - bt + 1)
+        var levels: [RGBImage] = []
+        for _ in 0..<depth { levels.append((levels.last ?? source).pyramidDown2()) }
+        // 4. Pick the level and map the chip's corners into it.
+        var r = rect.translated(dx: -Double(bl), dy: -Double(bt))
+        var level = -1
+        while r.pyramidDown().area > chipArea {
+            level += 1
+            r = r.pyramidDown()
+        }
+        if level >= 0 { source = levels[level] }
+        let rc = r.center
+        let tl = rotate(Point2D(x: r.left, y: r.top), about: rc, by: details.angle)
+        let tr = rotate(Point2D(x: r.right, y: r.top), about: rc, by: details.angle)
+        let blc = rotate(Point2D(x: r.left, y: r.bottom), about: rc, by: details.angle)
+        let ux = (tr.x - tl.x) / Double(cols - 1), uy = (tr.y - tl.y) / Double(cols - 1)
+        let vx = (blc.x - tl.x) / Double(rows - 1), vy = (blc.y - tl.y) / Double(rows - 1)
+        var out = [UInt8](repeating: 0, count: rows * cols * 3)
+        let w = source.width, h = source.height
+        source.pixels.withUnsafeBufferPointer { src in
+            out.withUnsafeMutableBufferPointer { dst in
+                for y in 0..<rows {
+                    for x in 0..<cols {
+                        // Same expression order as the reference's (x, y)·Aᵀ + tl.
+                        let px = (Double(x) * ux + Double(y) * vx) + tl.x
+                        let py = (Double(x) * uy + Double(y) * vy) + tl.y
+                        let fx0 = px.rounded(.down), fy0 = py.rounded(.down)
+                        guard fx0 >= 0, fy0 >= 0, fx0 + 1 < Double(w), fy0 + 1 < Double(h) else { continue }
+                        let x0 = Int(fx0), y0 = Int(fy0)
+                        let fx = px - fx0, fy = py - fy0
+                        let i00 = (y0 * w + x0) * 3, i01 = i00 + 3, i10 = i00 + w * 3, i11 = i10 + 3
+                        let d = (y * cols + x) * 3
+                        for ch in 0..<3 {
+                            let top = (1 - fx) * Double(src[i00 + ch]) + fx * Double(src[i01 + ch])
+                            let bottom = (1 - fx) * Double(src[i10 + ch]) + fx * Double(src[i11 + ch])
+                            let v = (1 - fy) * top + fy * bottom
+                            dst[d + ch] = UInt8(v)  // truncation, as dlib's static_cast
+                        }
+                    }
+                }
+            }
+        }
+        return RGBImage(uncheckedWidth: cols, height: rows, pixels: out)
+    }
+
+    static func rotate(_ p: Point2D, about center: Point2D, by angle: Double) -> Point2D {
+        let c = cos(angle), s = sin(angle)
+        let x = p.x - center.x, y = p.y - center.y
+        return Point2D(x: c * x - s * y + center.x, y: s * x + c * y + center.y)
+    }
+}
