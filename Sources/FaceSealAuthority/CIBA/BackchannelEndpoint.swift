@@ -76,6 +76,9 @@ extension Authority {
     /// ID token this authority issued to this client. A hint naming nobody is `unknown_user_id`.
     private func resolveUser(_ request: BackchannelAuthenticationRequest, clientID: String, tenantID: String) async throws -> String {
         if let hint = request.loginHint {
+            guard Self.isPlausibleIdentifier(hint, maxBytes: 320) else {
+                throw CIBAFailure(.unknownUserId, "login_hint names no user of this client's tenant")
+            }
             if let user = try await userIfExists({ try await store.user(tenantID: tenantID, email: hint) }) { return user.subject }
             if let user = try await userIfExists({ try await store.user(subject: hint) }), user.tenantID == tenantID { return user.subject }
             throw CIBAFailure(.unknownUserId, "login_hint names no user of this client's tenant")
@@ -101,7 +104,7 @@ extension Authority {
             throw unknown
         }
         guard claims.issuer == issuer, (try? claims.audience())?.contains(clientID) == true,
-              let authReqID = claims[CIBANames.authReqIdClaim]?.stringValue else { throw unknown }
+              let authReqID = claims[CIBANames.authReqIdClaim]?.stringValue, Self.isPlausibleIdentifier(authReqID) else { throw unknown }
         let request: CIBARequestRecord
         do {
             request = try await store.request(authReqID: authReqID)

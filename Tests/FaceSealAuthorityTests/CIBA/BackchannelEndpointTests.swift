@@ -131,6 +131,8 @@ import Testing
         try await withAuthority(backend) { harness in
             try await CIBAFixture.seed(harness)
             expectCIBAError(try await harness.backchannel(hint: ("login_hint", "nobody@example.com")), .unknownUserId)
+            expectCIBAError(try await harness.backchannel(hint: ("login_hint", "user-1\u{0}@example.com")), .unknownUserId)
+            expectCIBAError(try await harness.backchannel(hint: ("login_hint", String(repeating: "u", count: 1000))), .unknownUserId)
             // A user of another tenant is unknown to this client, by email and by subject.
             expectCIBAError(try await harness.backchannel(hint: ("login_hint", "stranger@example.com")), .unknownUserId)
             expectCIBAError(try await harness.backchannel(hint: ("login_hint", CIBAFixture.foreignUser)), .unknownUserId)
