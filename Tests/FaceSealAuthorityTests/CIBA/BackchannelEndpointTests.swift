@@ -76,6 +76,9 @@ import Testing
             try await CIBAFixture.seed(harness)
             // No scope.
             expectCIBAError(try await harness.backchannel(scope: nil), .invalidRequest)
+            // An over-long scope, a scope with a NUL.
+            expectCIBAError(try await harness.backchannel(scope: "openid " + String(repeating: "s", count: 3000)), .invalidRequest)
+            expectCIBAError(try await harness.backchannel(scope: "openid x\u{0}"), .invalidRequest)
             // Two hints.
             expectCIBAError(try await harness.backchannel([("id_token_hint", "x.y.z")]), .invalidRequest)
             // Bad requested_expiry, bad pki_data, ceremony without client_notification_token.
