@@ -13,7 +13,6 @@ extension Authority {
     /// `GET /api-keys` (administrator): the administrator keys, without secrets.
     @Sendable func listAdministratorKeys(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         try caller.requireAdministrator()
-        try request.allowQuery([])
         return try ManagementJSON.response(ManagedList(try await store.apiKeys(tenantID: nil).map { ManagedAPIKey($0) }))
     }
 
@@ -40,7 +39,6 @@ extension Authority {
     /// `GET /tenants/{tenant}/api-keys`.
     @Sendable func listTenantKeys(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let tenant = try await pathTenant(request, caller)
-        try request.allowQuery([])
         return try ManagementJSON.response(ManagedList(try await store.apiKeys(tenantID: tenant.id).map { ManagedAPIKey($0) }))
     }
 

@@ -4,7 +4,7 @@ import FaceSealWire
 import Foundation
 
 // Applications (confidential OIDC clients). The client id is generated; a client secret is generated and
-// returned once (stored as `ManagementCredentials.hash`), unless the application registers a JWKS for
+// returned once and stored as `ClientSecret.hash` (SHA-256, what client authentication compares), unless the application registers a JWKS for
 // `private_key_jwt`.
 extension Authority {
     static let applicationFields: Set<String> = [
@@ -21,9 +21,9 @@ extension Authority {
         if let jwks = body.raw("jwks"), jwks != .null {
             credential = .jwks(try ManagementValidation.jwks(jwks))
         } else {
-            let generated = ManagementCredentials.makeClientSecret()
+            let generated = ClientSecret.generate()
             secret = generated
-            credential = .secretHash(ManagementCredentials.hash(generated))
+            credential = .secretHash(ClientSecret.hash(generated))
         }
         var application = ApplicationRecord(
             clientID: ManagementCredentials.identifier("app", byteCount: 16), tenantID: tenant.id, label: label, credential: credential,
@@ -38,7 +38,6 @@ extension Authority {
     /// `GET /tenants/{tenant}/applications`.
     @Sendable func listApplications(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let tenant = try await pathTenant(request, caller)
-        try request.allowQuery([])
         return try ManagementJSON.response(ManagedList(try await store.applications(tenantID: tenant.id).map { ManagedApplication($0) }))
     }
 
@@ -74,8 +73,8 @@ extension Authority {
     @Sendable func rotateClientSecret(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         var application = try await pathApplication(request, caller)
         try refuseActionBody(request)
-        let secret = ManagementCredentials.makeClientSecret()
-        application.credential = .secretHash(ManagementCredentials.hash(secret))
+        let secret = ClientSecret.generate()
+        application.credential = .secretHash(ClientSecret.hash(secret))
         let updated = try await store.updateApplication(application)
         try await audit(caller, tenant: application.tenantID, kind: "application.secret_rotated", target: application.clientID)
         return try ManagementJSON.response(ManagedApplication(updated, clientSecret: secret))

@@ -9,7 +9,6 @@ extension Authority {
     /// `GET /tenants/{tenant}/devices[?subject=&client_id=&status=]`.
     @Sendable func listTenantDevices(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let tenant = try await pathTenant(request, caller)
-        try request.allowQuery(["subject", "client_id", "status"])
         let subject = try request.queryValue("subject")
         let clientID = try request.queryValue("client_id")
         let status = try request.queryValue("status", maxBytes: 32).map { value throws(ManagementError) in
@@ -27,7 +26,6 @@ extension Authority {
     /// `GET /tenants/{tenant}/users/{subject}/devices`.
     @Sendable func listUserDevices(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let user = try await pathUser(request, caller)
-        try request.allowQuery([])
         return try ManagementJSON.response(ManagedList(try await managedDevices(try await store.enrolments(subject: user.subject))))
     }
 

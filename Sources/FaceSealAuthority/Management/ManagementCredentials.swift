@@ -12,10 +12,7 @@ public enum ManagementCredentials {
     /// A new API key: `fsk_` + base64url of 32 random bytes.
     public static func makeAPIKey() -> String { apiKeyPrefix + Base64URL.encode(SecureRandom.bytes(count: 32)) }
 
-    /// A new client secret: base64url of 32 random bytes.
-    public static func makeClientSecret() -> String { Base64URL.encode(SecureRandom.bytes(count: 32)) }
-
-    /// The stored hash of an API key or client secret: SHA-256 of its UTF-8 bytes.
+    /// The stored hash of an API key: SHA-256 of its UTF-8 bytes.
     public static func hash(_ secret: String) -> [UInt8] { SHA256.hash(data: Array(secret.utf8)).bytes }
 
     /// A random identifier `<prefix>_<base64url of byteCount random bytes>`.
@@ -52,7 +49,7 @@ extension Authority {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw ManagementError.invalidCredentials }
         let token = parts[1].trimmingCharacters(in: .whitespaces)
         guard token.hasPrefix(ManagementCredentials.apiKeyPrefix), token.utf8.count <= 128,
-              token.utf8.allSatisfy({ Base64URL.isAlphabet($0) || $0 == UInt8(ascii: "_") }) else {
+              token.utf8.allSatisfy(isBase64URLAlphabet) else {
             throw ManagementError.invalidCredentials
         }
         guard let key = try await store.apiKey(hash: ManagementCredentials.hash(token)), key.revokedAt == nil else {
@@ -62,15 +59,13 @@ extension Authority {
     }
 }
 
-extension Base64URL {
-    /// Whether `byte` is in the base64url alphabet (`A-Z a-z 0-9 - _`).
-    static func isAlphabet(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"):
-            true
-        default:
-            false
-        }
+/// Whether `byte` is in the base64url alphabet (`A-Z a-z 0-9 - _`).
+private func isBase64URLAlphabet(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+         UInt8(ascii: "-"), UInt8(ascii: "_"):
+        true
+    default:
+        false
     }
 }

@@ -25,7 +25,6 @@ extension Authority {
 
     /// `GET /tenants`: every tenant for an administrator key, the own tenant for a tenant key.
     @Sendable func listTenants(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
-        try request.allowQuery([])
         let tenants: [TenantRecord]
         if let tenantID = caller.tenantID {
             tenants = [try await store.tenant(id: tenantID)]

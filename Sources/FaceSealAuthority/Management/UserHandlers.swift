@@ -26,7 +26,6 @@ extension Authority {
     /// `GET /tenants/{tenant}/users[?email=]`.
     @Sendable func listUsers(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let tenant = try await pathTenant(request, caller)
-        try request.allowQuery(["email"])
         let users: [UserRecord]
         if let email = try request.queryValue("email", maxBytes: 1024) {
             let normalised = try ManagementValidation.email(email)

@@ -31,9 +31,9 @@ enum MLDSAField {
         a &+ ((a >> 31) & q)
     }
 
-    /// ζ^brv8(i)·R mod q for ζ = 1753, centred, as in FIPS 204 Appendix B (entry 0 unused).
-    static let zetas: [Int32] = {
-        var table = [Int32](repeating: 0, count: 256)
+    /// ζ^brv8(i) mod q for ζ = 1753 (FIPS 204 Appendix B), centred, as `Double` for the NTT (entry 0 unused).
+    static let zetas: [Double] = {
+        var table = [Double](repeating: 0, count: 256)
         let modulus = Int64(q)
         func power(_ base: Int64, _ exponent: Int) -> Int64 {
             var result: Int64 = 1
@@ -46,73 +46,141 @@ enum MLDSAField {
             }
             return result
         }
-        let r = (Int64(1) << 32) % modulus
-        for i in 0..<256 {
+        for i in 1..<256 {
             var reversed = 0
             for bit in 0..<8 where i & (1 << bit) != 0 { reversed |= 1 << (7 - bit) }
-            var z = power(1753, reversed) * r % modulus
+            var z = power(1753, reversed)
             if z > modulus / 2 { z -= modulus }
-            table[i] = Int32(z)
+            table[i] = Double(z)
         }
-        table[0] = 0
         return table
     }()
 
-    /// Forward NTT in place (FIPS 204 Alg. 41). Input |a| < q; output |a| < 9q. No reduction.
+    // The NTTs run on `Double` lanes: every product of two coefficients (< 2^50 here) is exact in a
+    // double, and baseline x86-64 (SSE2) multiplies two doubles per instruction where it has no
+    // packed signed 32×32→64-bit multiply. Reduction: r = t − round(t/q)·q, rounding by adding and
+    // subtracting 1.5·2^52, all exact and branch-free (integer-valued doubles, never subnormal). Under a
+    // non-default FPU rounding mode the quotient may be off by one: results stay exact and congruent,
+    // and the bounds below at most double, still inside every caller's limits.
+    private static let qDouble = Double(q)
+    private static let qInverseDouble = 1.0 / Double(q)
+    private static let roundingConstant = 6_755_399_441_055_744.0
+
+    /// t mod± q for an integer-valued |t| < 2^51; result |r| ≤ q/2 + 1.
+    @inline(__always)
+    private static func reduce(_ t: Double) -> Double {
+        let quotient = (t * qInverseDouble + roundingConstant) - roundingConstant
+        return t - quotient * qDouble
+    }
+
+    /// The integer value of an integer-valued double of magnitude < 2^31, without a trapping conversion.
+    @inline(__always)
+    private static func toInt32(_ x: Double) -> Int32 {
+        Int32(truncatingIfNeeded: (x + roundingConstant).bitPattern)
+    }
+
+    /// Forward NTT in place (FIPS 204 Alg. 41). Input |a| < q; output |a| < 5q, not reduced.
     static func ntt(_ a: UnsafeMutablePointer<Int32>) {
-        zetas.withUnsafeBufferPointer { zetaBuffer in
-            let zeta = zetaBuffer.baseAddress!
-            var k = 0
-            var length = 128
-            while length > 0 {
-                var start = 0
-                while start < 256 {
-                    k += 1
-                    let z = Int64(zeta[k])
-                    let low = a + start
-                    let high = low + length
-                    for j in 0..<length {
-                        let t = montgomeryReduce(z &* Int64(high[j]))
-                        let x = low[j]
-                        high[j] = x &- t
-                        low[j] = x &+ t
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: 256) { buffer in
+            let x = buffer.baseAddress!
+            for i in 0..<256 { x[i] = Double(a[i]) }
+            zetas.withUnsafeBufferPointer { zetaBuffer in
+                let zeta = zetaBuffer.baseAddress!
+                var k = 0
+                var length = 128
+                while length >= 8 {
+                    var start = 0
+                    while start < 256 {
+                        k += 1
+                        forwardButterflies(x + start, length: length, zeta: zeta[k])
+                        start += 2 * length
                     }
-                    start += 2 * length
+                    length >>= 1
                 }
-                length >>= 1
+                // Fixed trip counts for the short layers, which the compiler unrolls.
+                for start in stride(from: 0, to: 256, by: 8) {
+                    k += 1
+                    forwardButterflies(x + start, length: 4, zeta: zeta[k])
+                }
+                for start in stride(from: 0, to: 256, by: 4) {
+                    k += 1
+                    forwardButterflies(x + start, length: 2, zeta: zeta[k])
+                }
+                for start in stride(from: 0, to: 256, by: 2) {
+                    k += 1
+                    forwardButterflies(x + start, length: 1, zeta: zeta[k])
+                }
             }
+            for i in 0..<256 { a[i] = toInt32(x[i]) }
+            // The lanes held (possibly secret) coefficients.
+            MLDSAWipe.wipe(UnsafeMutableRawBufferPointer(buffer))
         }
     }
 
-    /// Inverse NTT in place, multiplying by R on the way (FIPS 204 Alg. 42 with Montgomery factor).
-    /// Input |a| < q; output |a| < q.
-    static func inverseNTTToMontgomery(_ a: UnsafeMutablePointer<Int32>) {
-        // R^2/256 mod q: undoes the final 1/256 and adds one factor R for the following Montgomery products.
-        let f: Int64 = 41_978
-        zetas.withUnsafeBufferPointer { zetaBuffer in
-            let zeta = zetaBuffer.baseAddress!
-            var k = 256
-            var length = 1
-            while length < 256 {
-                var start = 0
-                while start < 256 {
-                    k -= 1
-                    let z = -Int64(zeta[k])
-                    let low = a + start
-                    let high = low + length
-                    for j in 0..<length {
-                        let t = low[j]
-                        let u = high[j]
-                        low[j] = t &+ u
-                        high[j] = montgomeryReduce(z &* Int64(t &- u))
-                    }
-                    start += 2 * length
-                }
-                length <<= 1
-            }
+    /// Each layer adds at most q/2 + 1 to a coefficient: |a| < q + 8·(q/2 + 1) < 5q after eight.
+    @inline(__always)
+    private static func forwardButterflies(_ low: UnsafeMutablePointer<Double>, length: Int, zeta: Double) {
+        let high = low + length
+        for j in 0..<length {
+            let t = reduce(zeta * high[j])
+            let u = low[j]
+            high[j] = u - t
+            low[j] = u + t
         }
-        for j in 0..<256 {
-            a[j] = montgomeryReduce(f &* Int64(a[j]))
+    }
+
+    /// Gentleman–Sande butterflies; `reduceSums` brings the growing sums back to |a| ≤ q/2 + 1.
+    @inline(__always)
+    private static func inverseButterflies(
+        _ low: UnsafeMutablePointer<Double>, length: Int, zeta: Double, reduceSums: Bool
+    ) {
+        let high = low + length
+        for j in 0..<length {
+            let t = low[j]
+            let u = high[j]
+            low[j] = reduceSums ? reduce(t + u) : t + u
+            high[j] = reduce(zeta * (t - u))
+        }
+    }
+
+    /// Inverse NTT in place, times R = 2^32 (FIPS 204 Alg. 42, "to Montgomery": the pointwise products
+    /// before it are Montgomery products, which divide by R). Input |a| < q; output |a| ≤ q/2 + 1.
+    static func inverseNTTToMontgomery(_ a: UnsafeMutablePointer<Int32>) {
+        // R/256 mod q.
+        let factor = Double((Int64(1) << 32) % Int64(q) * 8_347_681 % Int64(q))
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: 256) { buffer in
+            let x = buffer.baseAddress!
+            for i in 0..<256 { x[i] = Double(a[i]) }
+            zetas.withUnsafeBufferPointer { zetaBuffer in
+                let zeta = zetaBuffer.baseAddress!
+                var k = 256
+                for start in stride(from: 0, to: 256, by: 2) {
+                    k -= 1
+                    inverseButterflies(x + start, length: 1, zeta: -zeta[k], reduceSums: false)
+                }
+                for start in stride(from: 0, to: 256, by: 4) {
+                    k -= 1
+                    inverseButterflies(x + start, length: 2, zeta: -zeta[k], reduceSums: false)
+                }
+                for start in stride(from: 0, to: 256, by: 8) {
+                    k -= 1
+                    inverseButterflies(x + start, length: 4, zeta: -zeta[k], reduceSums: false)
+                }
+                // Sums double per layer: ≤ 16q after the length-8 layer, reduced in the length-16 one,
+                // ≤ 4q before the last; every product stays below 16q² < 2^50.
+                var length = 8
+                while length < 256 {
+                    var start = 0
+                    while start < 256 {
+                        k -= 1
+                        inverseButterflies(x + start, length: length, zeta: -zeta[k], reduceSums: length == 16)
+                        start += 2 * length
+                    }
+                    length <<= 1
+                }
+            }
+            for i in 0..<256 { a[i] = toInt32(reduce(x[i] * factor)) }
+            MLDSAWipe.wipe(UnsafeMutableRawBufferPointer(buffer))
         }
     }
 }

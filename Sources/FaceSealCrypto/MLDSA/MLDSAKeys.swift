@@ -226,3 +226,11 @@ public struct MLDSAPublicKey<Variant: MLDSAParameterSet>: Sendable {
         Data(try MLDSASigner.messageRepresentative(material, message: data, context: context))
     }
 }
+
+extension MLDSAPublicKey: Equatable, Hashable {
+    /// Keys are equal when their encodings are.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.material.encoded == rhs.material.encoded }
+
+    /// Hashes the encoding.
+    public func hash(into hasher: inout Hasher) { hasher.combine(material.encoded) }
+}

@@ -2,15 +2,25 @@ import Foundation
 
 /// The hash functions HashML-DSA (FIPS 204 §5.4) can pre-hash with, each identified in M′ by its OID.
 public enum MLDSAPreHash: String, Sendable, CaseIterable {
+    /// SHA-224 (OpenSSL).
     case sha224 = "SHA2-224"
+    /// SHA-256 (OpenSSL).
     case sha256 = "SHA2-256"
+    /// SHA-384 (OpenSSL).
     case sha384 = "SHA2-384"
+    /// SHA-512 (OpenSSL).
     case sha512 = "SHA2-512"
+    /// SHA-512/224 (OpenSSL).
     case sha512_224 = "SHA2-512/224"
+    /// SHA-512/256 (OpenSSL).
     case sha512_256 = "SHA2-512/256"
+    /// SHA3-224.
     case sha3_224 = "SHA3-224"
+    /// SHA3-256.
     case sha3_256 = "SHA3-256"
+    /// SHA3-384.
     case sha3_384 = "SHA3-384"
+    /// SHA3-512.
     case sha3_512 = "SHA3-512"
     /// SHAKE128 with 256 bits of output.
     case shake128 = "SHAKE-128"

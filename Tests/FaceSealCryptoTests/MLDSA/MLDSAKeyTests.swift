@@ -45,6 +45,8 @@ import Testing
         let key = try MLDSA65.PrivateKey(seedRepresentation: [UInt8](repeating: 3, count: 32))
         let decoded = try MLDSA65.PublicKey(rawRepresentation: key.publicKey.rawRepresentation)
         #expect(decoded.rawRepresentation == key.publicKey.rawRepresentation)
+        #expect(decoded == key.publicKey)
+        #expect(decoded != MLDSA65.PrivateKey().publicKey)
         let signature = try key.signature(for: [1, 2, 3], context: [4])
         #expect(decoded.isValidSignature(signature, for: [1, 2, 3], context: [4]))
     }
@@ -105,10 +107,11 @@ import Testing
         #expect(MLDSA87.parameters.signatureByteCount == 4627)
     }
 
-    /// The first entries of FIPS 204 Appendix B's zeta table (Montgomery form, centred).
+    /// The first entries of FIPS 204 Appendix B's zeta table (ζ^brv8(i) mod q).
     @Test func zetaTableMatchesTheStandard() {
-        let expected: [Int32] = [0, 25847, -2608894, -518909, 237124, -777960, -876248, 466468]
-        #expect(Array(MLDSAField.zetas.prefix(8)) == expected)
+        let expected: [Int64] = [4_808_194, 3_765_607, 3_761_513, 5_178_923, 5_496_691, 5_234_739, 5_178_987]
+        let table = MLDSAField.zetas[1...7].map { (Int64($0) + 8_380_417) % 8_380_417 }
+        #expect(table == expected)
     }
 
     static let publicKeyMakers: [(MLDSAParameters, @Sendable ([UInt8]) throws -> Void)] = [
