@@ -36,18 +36,18 @@ enum BenchFace {
         /// only part of the work is the stage (align excludes its landmarks), `nil` to time it all.
         var ours: (Input) throws -> UInt64?
         /// A stage timed whole.
-        init(name: String, inputs: [Input], ours: @escaping (Input) throws -> Void, peerRequest: @escaping (Input) -> String) {
+        init(name: String, inputs: [Input], ours: @escaping (Input) throws -> Void, peerRequest: ((Input) -> String)?) {
             self.init(name: name, inputs: inputs, ours: { try ours($0); return nil }, peerRequest: peerRequest)
         }
         /// A stage that times part of its work itself.
-        init(name: String, inputs: [Input], ours: @escaping (Input) throws -> UInt64?, peerRequest: @escaping (Input) -> String) {
+        init(name: String, inputs: [Input], ours: @escaping (Input) throws -> UInt64?, peerRequest: ((Input) -> String)?) {
             self.name = name
             self.inputs = inputs
             self.ours = ours
             self.peerRequest = peerRequest
         }
-        /// The harness request line for the input.
-        var peerRequest: (Input) -> String
+        /// The harness request line for the input; `nil` for a row dlib has no counterpart to.
+        var peerRequest: ((Input) -> String)?
     }
 
     static let usage = """
@@ -159,6 +159,15 @@ enum BenchFace {
                       _ = try embedder.embedding(of: try FaceAligner.chip(from: input.image, landmarks5: shape))
                   },
                   peerRequest: { "pipeline \($0.peerFile)" }),
+            // The same with the detector told faces are at least 120 px (two fine levels skipped);
+            // dlib has no such option, so this row has no peer.
+            Stage(name: "pipeline-min120", inputs: framesWithFace,
+                  ours: { input in
+                      guard let face = try detector.detect(in: input.image, minimumFaceSize: 120).first else { return }
+                      let shape = shapePredictor.predict(in: input.image, box: face.rect)
+                      _ = try embedder.embedding(of: try FaceAligner.chip(from: input.image, landmarks5: shape))
+                  },
+                  peerRequest: nil),
         ]
 
         let peer = try options.peer.map { try Peer(executable: $0, models: options.models) }
@@ -171,7 +180,7 @@ enum BenchFace {
         for stage in stages {
             for input in stage.inputs {
                 _ = try stage.ours(input)
-                _ = try peer?.time(stage.peerRequest(input))
+                if let peer, let request = stage.peerRequest { _ = try peer.time(request(input)) }
             }
         }
         var oursSamples = [String: [Double]]()
@@ -183,21 +192,22 @@ enum BenchFace {
                     let inner = try stage.ours(input)
                     let elapsed = inner ?? (DispatchTime.now().uptimeNanoseconds - start)
                     oursSamples[stage.name, default: []].append(Double(elapsed) / 1000)
-                    if let peer {
-                        peerSamples[stage.name, default: []].append(try peer.time(stage.peerRequest(input)))
+                    if let peer, let request = stage.peerRequest {
+                        peerSamples[stage.name, default: []].append(try peer.time(request(input)))
                     }
                 }
             }
         }
         for stage in stages {
             let ours = median(oursSamples[stage.name] ?? [])
-            var line = "stage=\(stage.name.padding(toLength: 10, withPad: " ", startingAt: 0))"
+            var line = "stage=\(stage.name.padding(toLength: 16, withPad: " ", startingAt: 0))"
                 + String(format: " faceseal_us=%8.0f", ours)
             if let samples = peerSamples[stage.name] {
                 let theirs = median(samples)
                 line += String(format: " dlib_us=%8.0f ratio=%.3f", theirs, ours / theirs)
             }
             line += " n=\(oursSamples[stage.name]?.count ?? 0)"
+            if stage.peerRequest == nil { line += " (no dlib counterpart)" }
             print(line)
         }
         let pipeline = median(oursSamples["pipeline"] ?? []) / 1000
