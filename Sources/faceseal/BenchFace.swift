@@ -36,18 +36,18 @@ enum BenchFace {
         /// only part of the work is the stage (align excludes its landmarks), `nil` to time it all.
         var ours: (Input) throws -> UInt64?
         /// A stage timed whole.
-        init(name: String, inputs: [Input], ours: @escaping (Input) throws -> Void, peerRequest: @escaping (Input) -> String) {
+        init(name: String, inputs: [Input], ours: @escaping (Input) throws -> Void, peerRequest: ((Input) -> String)?) {
             self.init(name: name, inputs: inputs, ours: { try ours($0); return nil }, peerRequest: peerRequest)
         }
         /// A stage that times part of its work itself.
-        init(name: String, inputs: [Input], ours: @escaping (Input) throws -> UInt64?, peerRequest: @escaping (Input) -> String) {
+        init(name: String, inputs: [Input], ours: @escaping (Input) throws -> UInt64?, peerRequest: ((Input) -> String)?) {
             self.name = name
             self.inputs = inputs
             self.ours = ours
             self.peerRequest = peerRequest
         }
-        /// The harness request line for the input.
-        var peerRequest: (Input) -> String
+        /// The harness request line for the input; `nil` for a row dlib has no counterpart to.
+        var peerRequest: ((Input) -> String)?
     }
 
     static let usage = """
@@ -159,6 +159,15 @@ enum BenchFace {
                       _ = try embedder.embedding(of: try FaceAligner.chip(from: input.image, landmarks5: shape))
                   },
                   peerRequest: { "pipeline \($0.peerFile)" }),
+            // The same with the detector told faces are at least 120 px (two fine levels skipped);
+            // dlib has no such option, so this row has no peer.
+            Stage(name: "pipeline-min120", inputs: framesWithFace,
+                  ours: { input in
+                      guard let face = try detector.detect(in: input.image, minimumFaceSize: 120).first else { return }
+                      let shape = shapePredictor.predict(in: input.image, box: face.rect)
+                      _ = try embedder.embedding(of: try FaceAligner.chip(from: input.image, landmarks5: shape))
+                  },
+                  peerRequest: nil),
         ]
 
         let peer = try options.peer.map { try Peer(executable: $0, models: options.models) }
@@ -171,36 +180,46 @@ enum BenchFace {
         for stage in stages {
             for input in stage.inputs {
                 _ = try stage.ours(input)
-                _ = try peer?.time(stage.peerRequest(input))
+                if let peer, let request = stage.peerRequest { _ = try peer.time(request(input)) }
             }
         }
-        var oursSamples = [String: [Double]]()
-        var peerSamples = [String: [Double]]()
+        var oursSamples = [String: [Sample]]()
+        var peerSamples = [String: [Sample]]()
         for _ in 0..<options.iterations {
             for stage in stages {
                 for input in stage.inputs {
                     let start = DispatchTime.now().uptimeNanoseconds
+                    let cpuStart = processCPUNanoseconds()
                     let inner = try stage.ours(input)
                     let elapsed = inner ?? (DispatchTime.now().uptimeNanoseconds - start)
-                    oursSamples[stage.name, default: []].append(Double(elapsed) / 1000)
-                    if let peer {
-                        peerSamples[stage.name, default: []].append(try peer.time(stage.peerRequest(input)))
+                    // A stage that times part of its work reports that part's wall time as its CPU time too.
+                    let cpu = inner ?? (processCPUNanoseconds() - cpuStart)
+                    oursSamples[stage.name, default: []].append(Sample(wall: Double(elapsed) / 1000, cpu: Double(cpu) / 1000))
+                    if let peer, let request = stage.peerRequest {
+                        peerSamples[stage.name, default: []].append(try peer.time(request(input)))
                     }
                 }
             }
         }
         for stage in stages {
-            let ours = median(oursSamples[stage.name] ?? [])
-            var line = "stage=\(stage.name.padding(toLength: 10, withPad: " ", startingAt: 0))"
-                + String(format: " faceseal_us=%8.0f", ours)
-            if let samples = peerSamples[stage.name] {
-                let theirs = median(samples)
-                line += String(format: " dlib_us=%8.0f ratio=%.3f", theirs, ours / theirs)
+            let ours = oursSamples[stage.name] ?? []
+            let oursWall = median(ours.map(\.wall))
+            var line = "stage=\(stage.name.padding(toLength: 16, withPad: " ", startingAt: 0))"
+                + String(format: " faceseal_us=%8.0f", oursWall)
+            if let theirs = peerSamples[stage.name] {
+                let theirsWall = median(theirs.map(\.wall))
+                line += String(format: " dlib_us=%8.0f ratio=%.3f", theirsWall, oursWall / theirsWall)
+                line += String(format: " | cpu faceseal_us=%8.0f dlib_us=%8.0f cpu_ratio=%.3f",
+                               median(ours.map(\.cpu)), median(theirs.map(\.cpu)),
+                               median(ours.map(\.cpu)) / median(theirs.map(\.cpu)))
+            } else {
+                line += String(format: " | cpu faceseal_us=%8.0f", median(ours.map(\.cpu)))
             }
-            line += " n=\(oursSamples[stage.name]?.count ?? 0)"
+            line += " n=\(ours.count)"
+            if stage.peerRequest == nil { line += " (no dlib counterpart)" }
             print(line)
         }
-        let pipeline = median(oursSamples["pipeline"] ?? []) / 1000
+        let pipeline = median((oursSamples["pipeline"] ?? []).map(\.wall)) / 1000
         print(String(format: "pipeline (detect+landmarks+align+embed, %d×%d frame): median %.1f ms, target < 150 ms: %@",
                      options.frameWidth, options.frameHeight, pipeline, pipeline < 150 ? "met" : "NOT met"))
     }
@@ -254,6 +273,18 @@ enum BenchFace {
         }
     }
 
+    /// One timing: wall clock and CPU time of the whole process (every thread), in microseconds.
+    struct Sample {
+        var wall: Double
+        var cpu: Double
+    }
+
+    static func processCPUNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
     static func median(_ values: [Double]) -> Double {
         guard !values.isEmpty else { return .nan }
         let sorted = values.sorted()
@@ -291,14 +322,15 @@ extension BenchFace {
             try process.run()
         }
 
-        /// Sends one request and returns the harness's own measurement in microseconds.
-        func time(_ request: String) throws -> Double {
+        /// Sends one request and returns the harness's own wall and CPU measurements in microseconds.
+        func time(_ request: String) throws -> Sample {
             input.fileHandleForWriting.write(Data((request + "\n").utf8))
             let reply = try readLine()
-            guard let first = reply.split(separator: " ").first, let microseconds = Double(first) else {
+            let fields = reply.split(separator: " ")
+            guard fields.count >= 2, let wall = Double(fields[0]), let cpu = Double(fields[1]) else {
                 throw Failure(description: "dlib harness answered '\(reply)' to '\(request)'")
             }
-            return microseconds
+            return Sample(wall: wall, cpu: cpu)
         }
 
         private func readLine() throws -> String {
