@@ -164,9 +164,11 @@ extension PkiCeremonyFlow.State {
         #expect(await states.until(\.isAwaitingFaceCapture) != nil)
         flow.submitFaceCapture(captureSession: capture("ada"))
         #expect(await states.until(\.isTerminal)?.isSucceeded == true)
-        #expect(try await e.system.token(e.client, rid: request.rid).status == 200)
-        // The completion said the password was used (the ID token's `amr` gets `pwd` from it on the authority).
+        // The completion said the password was used: the ID token's `amr` carries `pwd`.
         #expect(try await e.system.authority.store.request(authReqID: request.rid).passwordUsed)
+        let token = try await e.system.token(e.client, rid: request.rid)
+        let claims = try LiveSystem.claims(ofIDToken: try #require(token.body["id_token"] as? String))
+        #expect(claims["amr"] as? [String] == ["face", "hwk", "pwd"])
     }
 
     @Test func scenario03_theApprovalScreenCarriesEverything() async throws {
