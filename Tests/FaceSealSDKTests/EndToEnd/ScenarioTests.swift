@@ -648,4 +648,33 @@ extension PkiCeremonyFlow.State {
         #expect(e.authn.keys.isEmpty)
         #expect(laptopAuthn.keys.count == 1)
     }
+
+    @Test func aFileBackedDeviceEnrolsAndFindsItsLinksInTheOutbox() async throws {
+        let system = try await LiveSystem.start()
+        defer { Task { await system.stop() } }
+        let client = try await system.createApplication(label: "Acme Billing")
+        let subject = try await system.createUser(email: "grace@example.com")
+        let device = try FileBackedDevice(
+            vaultDirectory: system.root.appendingPathComponent("fb/vault"), appDataDirectory: system.root.appendingPathComponent("fb/app"),
+            authorityURL: system.baseURL, faceVerifier: FakeFaceVerifier(), userPresence: ScriptedUserPresence(), deviceName: "grace-laptop",
+            tokenSubject: subject, tokenTenant: system.tenant)
+        let authn = try await Authenticator.open(environment: device.environment)
+        let registration = authn.startRegistrationFlow()
+        var states = Observed(registration.stateStream())
+        registration.submitLinkPayload(payload: try await system.invitation(email: "grace@example.com", client: client))
+        _ = await states.until(\.isAwaitingFaceCapture)
+        registration.submitFaceCapture(captureSession: capture("grace"))
+        guard case .succeeded = await states.rest().last else { Issue.record("\(states.seen)"); return }
+
+        let rid = try await system.backchannel(client, email: "grace@example.com", pkiKind: "public_keys")
+        let links = try await authn.pendingLinks(from: device.authority, wait: 5)
+        #expect(links.count == 1)
+        let flow = authn.startPkiCeremonyFlow()
+        var ceremony = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: try #require(links.first))
+        _ = await ceremony.until(\.isAwaitingFaceCapture)
+        flow.submitFaceCapture(captureSession: capture("grace"))
+        #expect(await ceremony.until(\.isTerminal)?.isSucceeded == true)
+        #expect(try await system.token(client, rid: rid).status == 200)
+    }
 }
