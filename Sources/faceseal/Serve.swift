@@ -19,7 +19,8 @@ enum Serve {
       --host ADDRESS          numeric address to listen on (default 127.0.0.1)
       --port N                TCP port, 0 for an ephemeral one (default 8080)
       --master-key-file PATH  32 raw bytes, readable by its owner only (default: <data-dir>/master-key,
-                              generated on first start)
+                              generated on first start); every process sharing a PostgreSQL database
+                              must be given the same key
       --issuer URL            the public base URL (default http://HOST:PORT)
     """
 

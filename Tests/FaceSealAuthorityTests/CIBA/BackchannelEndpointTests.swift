@@ -76,6 +76,9 @@ import Testing
             try await CIBAFixture.seed(harness)
             // No scope.
             expectCIBAError(try await harness.backchannel(scope: nil), .invalidRequest)
+            // An over-long scope, a scope with a NUL.
+            expectCIBAError(try await harness.backchannel(scope: "openid " + String(repeating: "s", count: 3000)), .invalidRequest)
+            expectCIBAError(try await harness.backchannel(scope: "openid x\u{0}"), .invalidRequest)
             // Two hints.
             expectCIBAError(try await harness.backchannel([("id_token_hint", "x.y.z")]), .invalidRequest)
             // Bad requested_expiry, bad pki_data, ceremony without client_notification_token.
@@ -131,6 +134,8 @@ import Testing
         try await withAuthority(backend) { harness in
             try await CIBAFixture.seed(harness)
             expectCIBAError(try await harness.backchannel(hint: ("login_hint", "nobody@example.com")), .unknownUserId)
+            expectCIBAError(try await harness.backchannel(hint: ("login_hint", "user-1\u{0}@example.com")), .unknownUserId)
+            expectCIBAError(try await harness.backchannel(hint: ("login_hint", String(repeating: "u", count: 1000))), .unknownUserId)
             // A user of another tenant is unknown to this client, by email and by subject.
             expectCIBAError(try await harness.backchannel(hint: ("login_hint", "stranger@example.com")), .unknownUserId)
             expectCIBAError(try await harness.backchannel(hint: ("login_hint", CIBAFixture.foreignUser)), .unknownUserId)

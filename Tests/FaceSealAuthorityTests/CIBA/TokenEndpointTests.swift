@@ -66,8 +66,10 @@ import Testing
     func invalidGrant(_ backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
             try await CIBAFixture.seed(harness)
-            // Unknown id.
+            // Unknown id, also one no record could have (NUL, over-long).
             expectCIBAError(try await harness.token("no-such-request"), .invalidGrant)
+            expectCIBAError(try await harness.token("abc\u{0}def"), .invalidGrant)
+            expectCIBAError(try await harness.token(String(repeating: "x", count: 300)), .invalidGrant)
             // Another client's id.
             let ack = try await harness.startRequest()
             expectCIBAError(try await harness.token(ack.authReqId, auth: .basic(CIBAFixture.noDeliveryClient, CIBAFixture.secret)),
