@@ -134,7 +134,7 @@ struct SpawnedProcess {
     let output: FileHandle
     let errors: FileHandle
 
-    init(binary: String, arguments: [String]) throws {
+    init(binary: String, arguments: [String], environment: [String: String] = [:]) throws {
         var out: [Int32] = [-1, -1]
         var err: [Int32] = [-1, -1]
         guard pipe(&out) == 0 else { throw Failure.pipe }
@@ -149,7 +149,8 @@ struct SpawnedProcess {
         posix_spawn_file_actions_adddup2(&actions, out[1], 1)
         posix_spawn_file_actions_adddup2(&actions, err[1], 2)
         let argv: [UnsafeMutablePointer<CChar>?] = ([binary] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=/usr/bin:/bin"), nil]
+        let variables = environment.merging(["PATH": "/usr/bin:/bin"]) { first, _ in first }
+        let envp: [UnsafeMutablePointer<CChar>?] = variables.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
         var pid = pid_t()
         let status = posix_spawn(&pid, binary, &actions, nil, argv, envp)
         posix_spawn_file_actions_destroy(&actions)
