@@ -1,6 +1,7 @@
 import FaceSealCrypto
 import FaceSealHTTP
 import FaceSealWire
+import FaceSealTestSupport
 import Foundation
 import Testing
 @testable import FaceSealAuthority
