@@ -18,7 +18,7 @@ release: setup
 
 ## test: set-up, a PostgreSQL server for the storage suite, then every test.
 test: setup
-	@bash scripts/with-postgres.sh $(SWIFT) test $(SWIFT_BUILD_FLAGS)
+	@SWIFT=$(SWIFT) bash scripts/with-postgres.sh bash scripts/run-tests.sh $(SWIFT_BUILD_FLAGS)
 
 ## demo: the whole system on loopback with the embedded SQLite default and real face images.
 demo: release

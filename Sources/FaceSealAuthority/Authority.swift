@@ -36,6 +36,11 @@ public final class Authority: Sendable {
     /// The clock every handler reads (injected in tests).
     public let clock: @Sendable () -> Date
 
+    /// The ID-token signing keys, loaded from the store on first use (`prepareSigningKeys()`).
+    let idTokenKeys = IDTokenKeyLoader()
+    /// Sends ping callbacks to applications (CIBA ping mode).
+    let notificationClient = HTTPClient(configuration: HTTPClient.Configuration(maxResponseBodySize: 64 * 1024))
+
     /// Builds an authority over `store`.
     public init(configuration: AuthorityConfiguration, store: any AuthorityStore, keys: AuthorityKeys,
                 clock: @escaping @Sendable () -> Date = { Date() }) {
@@ -75,6 +80,8 @@ public struct AuthorityKeys: Sendable {
 
     /// Keys the link nonces (derived from the master key).
     let nonceKey: SymmetricKey
+    /// Keys the pairwise subject identifiers of ID tokens (derived from the master key).
+    let pairwiseKey: SymmetricKey
 
     /// Builds the key set.
     public init(deviceKey: Curve25519.Signing.PrivateKey, masterKey: SymmetricKey) {
@@ -83,5 +90,7 @@ public struct AuthorityKeys: Sendable {
         // The master key is 32 random bytes, so HKDF never fails on it.
         self.nonceKey = (try? HKDF<SHA256>.deriveKey(inputKeyMaterial: masterKey, info: Array("faceseal/link-nonce/v1".utf8),
                                                      outputByteCount: 32)) ?? masterKey
+        self.pairwiseKey = (try? HKDF<SHA256>.deriveKey(inputKeyMaterial: masterKey, info: Array("faceseal/pairwise-subject/v1".utf8),
+                                                        outputByteCount: 32)) ?? masterKey
     }
 }

@@ -66,13 +66,18 @@ enum BenchCrypto {
         return totalMismatches == 0 ? 0 : 1
     }
 
-    /// Every benchmarked operation, in print order. ML-KEM-768 by default; all parameter sets with `--all`.
+    /// Every benchmarked operation, in print order. ML-KEM-768 and ML-DSA-65 by default; all parameter sets with `--all`.
     static func operations(options: Options, peerDirectory: String) throws -> [BenchOperation] {
         let mlkem = try BenchPeerLibrary(path: peerDirectory + "/_mlkem.abi3.so")
         let kemSets: [MLKEMParameters] = options.all ? [.mlkem512, .mlkem768, .mlkem1024] : [.mlkem768]
         var table: [BenchOperation] = []
         for set in kemSets {
             table += try BenchMLKEM.operations(set, peer: mlkem)
+        }
+        let mldsa = try BenchPeerLibrary(path: peerDirectory + "/_mldsa.abi3.so")
+        let dsaSets: [MLDSAParameters] = options.all ? [MLDSA44.parameters, MLDSA65.parameters, MLDSA87.parameters] : [MLDSA65.parameters]
+        for set in dsaSets {
+            table += try BenchMLDSA.operations(set, peer: mldsa, includeReusedKeys: set == MLDSA65.parameters)
         }
         return table
     }

@@ -24,6 +24,10 @@ enum FaceSealCommand {
         case "help", "--help", "-h":
             print(usage)
             return 0
+        case "serve":
+            return await Serve.run(rest)
+        case "admin":
+            return await AdminCommand.run(rest)
         case "bench":
             switch rest.first {
             case "crypto": return await BenchCrypto.run(Array(rest.dropFirst()))
@@ -32,6 +36,8 @@ enum FaceSealCommand {
                 printError("faceseal bench: expected `crypto` or `face`\n\(usage)")
                 return 64
             }
+        case "rp":
+            return await RPCommand.run(rest)
         default:
             printError("faceseal: unknown command '\(command)'\n\(usage)")
             return 64

@@ -1,6 +1,34 @@
 import FaceSealHTTP
 
+/// The paths of the OpenID Provider endpoints (relative to the issuer).
+public enum CIBAPaths {
+    /// OIDC Discovery 1.0.
+    public static let discovery = "/.well-known/openid-configuration"
+    /// The ID-token verification keys.
+    public static let jwks = "/jwks"
+    /// The CIBA backchannel authentication endpoint.
+    public static let backchannel = "/backchannel"
+    /// The token endpoint.
+    public static let token = "/token"
+    /// The front-channel authorization endpoint Discovery requires; it only explains that there is none.
+    public static let authorize = "/authorize"
+}
+
 extension Authority {
     /// Installs discovery, JWKS, the backchannel authentication endpoint and the token endpoint.
-    func installCIBARoutes(into router: inout Router) {}
+    func installCIBARoutes(into router: inout Router) {
+        router.get(CIBAPaths.discovery) { [self] _ in try discoveryResponse() }
+        router.get(CIBAPaths.jwks) { [self] _ in try await jwksResponse() }
+        router.get(CIBAPaths.authorize) { _ in Self.authorizationEndpointResponse }
+        router.post(CIBAPaths.authorize) { _ in Self.authorizationEndpointResponse }
+        router.post(CIBAPaths.backchannel) { [self] request in try await backchannelAuthentication(request) }
+        router.post(CIBAPaths.token) { [self] request in try await tokenRequest(request) }
+    }
+
+    /// The issuer identifier: the configured base URL without a trailing slash (endpoint URLs are built on it).
+    var issuer: String {
+        var issuer = configuration.issuer
+        while issuer.hasSuffix("/") { issuer.removeLast() }
+        return issuer
+    }
 }

@@ -1,4 +1,53 @@
+import FaceSealHTTP
+import FaceSealWire
+import Foundation
+
 extension Authority {
-    /// Puts a new request's link where the user's devices will find it (the outbox; SPEC §4.6).
-    func announce(link: String, for request: CIBARequestRecord) async throws {}
+    /// Puts a new request's link where the user's devices will find it (the outbox; SPEC §4.6): one entry for
+    /// every device with an active enrolment of the request's user and application, kept until the request
+    /// expires; polls waiting for those devices are woken.
+    func announce(link: String, for request: CIBARequestRecord) async throws {
+        let devices = Set(try await store.enrolments(subject: request.subject)
+            .filter { $0.status == .active && $0.clientID == request.clientID }
+            .map(\.deviceID))
+        for deviceID in devices.sorted() {
+            _ = try await store.enqueueLink(OutboxLink(deviceID: deviceID, link: link, authReqID: request.authReqID,
+                                                       expiresAt: request.expiresAt))
+            OutboxNotifier.shared.wake(deviceID: deviceID)
+        }
+    }
+
+    /// The longest long poll, seconds.
+    static let outboxMaximumWait = 30
+    /// The most links one poll returns.
+    static let outboxBatch = 100
+
+    /// `GET /device/v1/outbox?wait=N`: the links queued for the signing key's device. Answers at once when
+    /// there are some, else waits up to N seconds (0–30) for one to be announced; the links returned are
+    /// acknowledged (removed).
+    func pollOutbox(device: AuthenticatedDevice, request: HTTPRequest) async throws -> OutboxResponse {
+        guard request.query.items.allSatisfy({ $0.name == "wait" }), request.query.values(for: "wait").count <= 1 else {
+            throw DeviceFailure.invalidRequest("the query is at most wait=<seconds>")
+        }
+        var wait = 0
+        if let text = request.query["wait"] {
+            guard text.utf8.count <= 2, let seconds = Int(text), (0...Self.outboxMaximumWait).contains(seconds) else {
+                throw DeviceFailure.invalidRequest("wait is 0…\(Self.outboxMaximumWait) seconds")
+            }
+            wait = seconds
+        }
+        let deviceID = device.key.deviceID
+        let subscription = OutboxNotifier.shared.subscribe(deviceID: deviceID)
+        defer { subscription.cancel() }
+        var links = try await store.links(deviceID: deviceID, afterSequence: 0, limit: Self.outboxBatch)
+        if links.isEmpty && wait > 0 {
+            if await subscription.wait(upTo: .seconds(wait)) {
+                links = try await store.links(deviceID: deviceID, afterSequence: 0, limit: Self.outboxBatch)
+            }
+        }
+        if let last = links.last {
+            _ = try await store.acknowledgeLinks(deviceID: deviceID, throughSequence: last.sequence)
+        }
+        return OutboxResponse(links: links.map(\.link))
+    }
 }

@@ -52,7 +52,7 @@ public protocol AuthorityStore: Sendable {
     /// Enrols a device, all or nothing: consumes the invitation, creates the device if new, the enrolment,
     /// both keys, the face token when given (first device), and — when the tenant allows one device per
     /// user — sets the user's keys for the same application on other devices to `replaced`.
-    func enrol(_ request: EnrolmentRequest) async throws -> EnrolmentOutcome
+    func enrol(_ request: EnrolmentInsert) async throws -> EnrolmentOutcome
     /// The device with `id`, or `.notFound(.device)`.
     func device(id: String) async throws -> DeviceRecord
     /// The enrolment with `id`, or `.notFound(.enrolment)`.
@@ -105,7 +105,7 @@ public protocol AuthorityStore: Sendable {
     /// the current generation equals `expectedGeneration` and marks the request `completed` with its
     /// receipt; otherwise marks the request `stale`. A retry with the same receipt returns the stored
     /// outcome without a second rotation; a different receipt throws `.completionMismatch`.
-    func complete(_ completion: CompletionRequest) async throws -> CompletionOutcome
+    func complete(_ completion: CompletionCommit) async throws -> CompletionOutcome
     /// Token-endpoint bookkeeping for `clientID`'s poll: `slowDown` (interval + 5 s) when it came sooner
     /// than the interval after the previous poll, else records the poll (expiring an overdue pending
     /// request). A request of another client is `.notFound(.cibaRequest)`.

@@ -161,7 +161,7 @@ extension SQLAuthorityStore {
 
     // MARK: Enrolment
 
-    public func enrol(_ request: EnrolmentRequest) async throws -> EnrolmentOutcome {
+    public func enrol(_ request: EnrolmentInsert) async throws -> EnrolmentOutcome {
         try Self.checkIdentifier(request.invitationID, field: "invitationID")
         try Self.checkIdentifier(request.enrolmentID, field: "enrolmentID")
         try Self.checkIdentifier(request.device.id, field: "device.id")

@@ -15,6 +15,7 @@ extension SQLAuthorityStore {
             createdAt: try row.date("created_at"), lastPolledAt: try row.optionalDate("last_polled_at"),
             attempts: Int(try row.int("attempts")), downloadedGeneration: try row.optionalInt("downloaded_generation"),
             stagedGeneration: try row.optionalInt("staged_generation"), receiptSHA256: try row.optionalBlob("receipt_sha256"),
+            passwordUsed: try row.bool("password_used"),
             idToken: try row.optionalText("id_token"), denyReason: try row.optionalText("deny_reason"),
             finishedAt: try row.optionalDate("finished_at")
         )
@@ -153,13 +154,13 @@ extension SQLAuthorityStore {
         }
     }
 
-    public func complete(_ completion: CompletionRequest) async throws -> CompletionOutcome {
+    public func complete(_ completion: CompletionCommit) async throws -> CompletionOutcome {
         let token = completion.rotatedToken
         try Self.checkFaceToken(token)
         guard completion.expectedGeneration >= 0, token.generation == completion.expectedGeneration + 1 else {
             throw AuthorityStoreError.invalidInput(field: "rotatedToken.generation", reason: "must be the expected generation + 1")
         }
-        guard completion.receiptSHA256.count == 32 else {
+        if let receipt = completion.receiptSHA256, receipt.count != 32 {
             throw AuthorityStoreError.invalidInput(field: "receiptSHA256", reason: "must be 32 bytes")
         }
         return try await transact { tx, now -> CompletionOutcome in
@@ -184,6 +185,10 @@ extension SQLAuthorityStore {
             guard now < request.expiresAt else {
                 throw AuthorityStoreError.requestNotPending(authReqID: completion.authReqID, state: .expired)
             }
+            // The receipt is what the ID token of a ceremony vouches for; a sign-in delivers nothing.
+            if request.kind == .ceremony && completion.receiptSHA256 == nil {
+                throw AuthorityStoreError.invalidInput(field: "receiptSHA256", reason: "a ceremony's completion needs the receipt")
+            }
             guard token.subject == request.subject else {
                 throw AuthorityStoreError.invalidInput(field: "rotatedToken.subject", reason: "not the request's user")
             }
@@ -207,10 +212,11 @@ extension SQLAuthorityStore {
             let state: CIBARequestState = rotated == 1 ? .completed : .stale
             try tx.execute(
                 """
-                UPDATE ciba_requests SET state = ?, staged_generation = ?, receipt_sha256 = ?, finished_at = ?
+                UPDATE ciba_requests SET state = ?, staged_generation = ?, receipt_sha256 = ?, password_used = ?, finished_at = ?
                 WHERE auth_req_id = ? AND state = 'pending'
                 """,
-                [.text(state.rawValue), .integer(token.generation), .blob(completion.receiptSHA256), .date(now), .text(completion.authReqID)]
+                [.text(state.rawValue), .integer(token.generation), .optionalBlob(completion.receiptSHA256),
+                 .bool(completion.passwordUsed), .date(now), .text(completion.authReqID)]
             )
             let stored = try Self.loadRequest(tx, authReqID: completion.authReqID)
             return rotated == 1 ? .completed(stored) : .stale(stored)

@@ -265,8 +265,8 @@ public struct JWSVerifierFactory: Sendable {
         self.mlDSA65 = mlDSA65
     }
 
-    /// Ed25519, P-256 and RSA only.
-    public static var builtIn: JWSVerifierFactory { JWSVerifierFactory() }
+    /// Ed25519, P-256, RSA and the module's pure-Swift ML-DSA-65.
+    public static var builtIn: JWSVerifierFactory { .includingMLDSA65 }
 }
 
 /// A JWK Set (RFC 7517 §5): the keys an issuer publishes at its `jwks_uri`.

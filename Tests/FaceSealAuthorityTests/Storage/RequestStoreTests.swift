@@ -139,6 +139,40 @@ struct RequestStoreTests {
         }
     }
 
+    @Test("a sign-in completes without a receipt; a ceremony needs one; password use is kept", arguments: StoreBackend.underTest)
+    func receiptOptionalForSignIn(backend: StoreBackend) async throws {
+        try await withStore(backend) { store, clock in
+            try await StoreFixtures.seedEnrolled(store, clock: clock)
+            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-ceremony", clock: clock))
+            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-login", clock: clock, kind: .login))
+            #expect(try await store.request(authReqID: "req-login").passwordUsed == false)
+
+            var noReceipt = StoreFixtures.completion("req-ceremony", expected: 1, marker: 4)
+            noReceipt.receiptSHA256 = nil
+            await expectStoreError(.invalidInput(field: "receiptSHA256", reason: "a ceremony's completion needs the receipt")) {
+                try await store.complete(noReceipt)
+            }
+            #expect(try await store.request(authReqID: "req-ceremony").state == .pending)
+            #expect(try await store.faceToken(subject: "user-1").generation == 1)
+
+            var login = StoreFixtures.completion("req-login", expected: 1, marker: 5)
+            login.receiptSHA256 = nil
+            login.passwordUsed = true
+            let outcome = try await store.complete(login)
+            guard case .completed(let request) = outcome else {
+                Issue.record("expected completed, got \(outcome)")
+                return
+            }
+            #expect(request.receiptSHA256 == nil)
+            #expect(request.passwordUsed)
+            #expect(try await store.request(authReqID: "req-login").passwordUsed)
+            #expect(try await store.faceToken(subject: "user-1").generation == 2)
+            // The retry (no receipt again) answers the same outcome and rotates nothing.
+            #expect(try await store.complete(login) == outcome)
+            #expect(try await store.faceToken(subject: "user-1").generation == 2)
+        }
+    }
+
     @Test("bad completions are refused and change nothing", arguments: StoreBackend.underTest)
     func badCompletions(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in

@@ -45,8 +45,8 @@ enum StoreFixtures {
 
     static func enrolmentRequest(
         invitationID: String, enrolmentID: String, deviceID: String, keyPrefix: String, token: FaceTokenRecord?
-    ) -> EnrolmentRequest {
-        EnrolmentRequest(
+    ) -> EnrolmentInsert {
+        EnrolmentInsert(
             invitationID: invitationID, enrolmentID: enrolmentID, device: DeviceRecord(id: deviceID, label: "Phone \(deviceID)"),
             ambientKey: NewDeviceKey(keyID: "\(keyPrefix)-ambient", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"a","y":"b"}"#),
             userPresentKey: NewDeviceKey(keyID: "\(keyPrefix)-present", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"c","y":"d"}"#),
@@ -71,8 +71,8 @@ enum StoreFixtures {
         )
     }
 
-    static func completion(_ id: String, expected: Int64, marker: UInt8) -> CompletionRequest {
-        CompletionRequest(
+    static func completion(_ id: String, expected: Int64, marker: UInt8) -> CompletionCommit {
+        CompletionCommit(
             authReqID: id, expectedGeneration: expected,
             rotatedToken: faceToken(generation: expected + 1, marker: marker), receiptSHA256: receipt(marker)
         )

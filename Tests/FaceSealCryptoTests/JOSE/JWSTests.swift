@@ -72,7 +72,7 @@ enum JOSETestData {
         let factory = JWSVerifierFactory(mlDSA65: { FakeMLDSA65(publicKey: $0) })
         #expect(try JWS.verify(jws, keySet: parsedSet, factory: factory).payload == Array("pq".utf8))
         #expect(throws: JOSEError.unsupportedKeyType("AKP ML-DSA-65 (no verifier installed)")) {
-            try JWS.verify(jws, keySet: parsedSet)
+            try JWS.verify(jws, keySet: parsedSet, factory: JWSVerifierFactory())
         }
         let lying = JWSVerifierFactory(mlDSA65: { _ in Curve25519.Signing.PrivateKey().publicKey })
         #expect(throws: JOSEError.algorithmMismatch(header: "ML-DSA-65", key: "EdDSA")) {

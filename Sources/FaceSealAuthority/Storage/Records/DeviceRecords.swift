@@ -164,8 +164,9 @@ public struct NewDeviceKey: Sendable, Hashable {
     }
 }
 
-/// Everything an enrolment stores, all or nothing (SPEC §6.1).
-public struct EnrolmentRequest: Sendable, Hashable {
+/// Everything an enrolment stores, all or nothing (SPEC §6.1). (Named apart from FaceSealWire's
+/// `EnrolmentRequest`, the message the device posts, from which the device API builds this.)
+public struct EnrolmentInsert: Sendable, Hashable {
     /// The invitation being consumed (must be unexpired, unused, for this user and application).
     public var invitationID: String
     /// The new enrolment's id.
@@ -179,7 +180,7 @@ public struct EnrolmentRequest: Sendable, Hashable {
     /// The face token, for the user's first device (which creates it); `nil` for a further device.
     public var initialFaceToken: FaceTokenRecord?
 
-    /// Creates an enrolment request.
+    /// Creates an enrolment insert.
     public init(invitationID: String, enrolmentID: String, device: DeviceRecord, ambientKey: NewDeviceKey, userPresentKey: NewDeviceKey, initialFaceToken: FaceTokenRecord? = nil) {
         self.invitationID = invitationID
         self.enrolmentID = enrolmentID

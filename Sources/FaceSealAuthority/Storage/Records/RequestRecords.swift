@@ -91,8 +91,10 @@ public struct CIBARequestRecord: Sendable, Hashable {
     public var downloadedGeneration: Int64?
     /// The token generation the completion stored (completed) or tried to store (stale).
     public var stagedGeneration: Int64?
-    /// SHA-256 of the exact delivery body (the receipt), set at completion.
+    /// SHA-256 of the exact delivery body (the receipt), set at completion of a ceremony.
     public var receiptSHA256: [UInt8]?
+    /// Whether the device reported that the user typed the token's password, set at completion.
+    public var passwordUsed: Bool
     /// The ID token issued for it, once issued.
     public var idToken: String?
     /// Why it was denied (`attempts_exhausted`, `user_cancelled`, …).
@@ -108,7 +110,7 @@ public struct CIBARequestRecord: Sendable, Hashable {
         expiresAt: Date, intervalSeconds: Int = 5,
         state: CIBARequestState = .pending, createdAt: Date = Date(timeIntervalSince1970: 0),
         lastPolledAt: Date? = nil, attempts: Int = 0, downloadedGeneration: Int64? = nil,
-        stagedGeneration: Int64? = nil, receiptSHA256: [UInt8]? = nil, idToken: String? = nil,
+        stagedGeneration: Int64? = nil, receiptSHA256: [UInt8]? = nil, passwordUsed: Bool = false, idToken: String? = nil,
         denyReason: String? = nil, finishedAt: Date? = nil
     ) {
         self.authReqID = authReqID
@@ -131,29 +133,34 @@ public struct CIBARequestRecord: Sendable, Hashable {
         self.downloadedGeneration = downloadedGeneration
         self.stagedGeneration = stagedGeneration
         self.receiptSHA256 = receiptSHA256
+        self.passwordUsed = passwordUsed
         self.idToken = idToken
         self.denyReason = denyReason
         self.finishedAt = finishedAt
     }
 }
 
-/// A completion as the device posts it (SPEC §4.4 step 2, §5.3).
-public struct CompletionRequest: Sendable, Hashable {
+/// A completion as the store commits it (SPEC §4.4 step 2, §5.3). (Named apart from FaceSealWire's
+/// `CompletionRequest`, the message the device posts, from which the device API builds this.)
+public struct CompletionCommit: Sendable, Hashable {
     /// The request being completed.
     public var authReqID: String
     /// The generation the device downloaded; the rotation is stored only if it is still current.
     public var expectedGeneration: Int64
     /// The re-sealed token: generation `expectedGeneration + 1`, same subject and token id.
     public var rotatedToken: FaceTokenRecord
-    /// SHA-256 of the exact delivery body (for a sign-in: of the completion's own body).
-    public var receiptSHA256: [UInt8]
+    /// SHA-256 of the exact delivery body: required for a ceremony; a sign-in has no delivery and may carry none.
+    public var receiptSHA256: [UInt8]?
+    /// Whether the user typed the token's password (the ID token's `amr` then carries `pwd`).
+    public var passwordUsed: Bool
 
     /// Creates a completion.
-    public init(authReqID: String, expectedGeneration: Int64, rotatedToken: FaceTokenRecord, receiptSHA256: [UInt8]) {
+    public init(authReqID: String, expectedGeneration: Int64, rotatedToken: FaceTokenRecord, receiptSHA256: [UInt8]?, passwordUsed: Bool = false) {
         self.authReqID = authReqID
         self.expectedGeneration = expectedGeneration
         self.rotatedToken = rotatedToken
         self.receiptSHA256 = receiptSHA256
+        self.passwordUsed = passwordUsed
     }
 }
 

@@ -127,6 +127,10 @@ enum SchemaMigrator {
             "CREATE INDEX enrolments_by_tenant ON enrolments (tenant_id, created_at)",
             "CREATE INDEX api_keys_by_tenant ON api_keys (tenant_id)",
         ]),
+        SchemaMigration(version: 3, name: "password used at completion", statements: [
+            // The receipt column was nullable from the start: a sign-in completes without one.
+            "ALTER TABLE ciba_requests ADD COLUMN password_used {INT} NOT NULL DEFAULT 0",
+        ]),
     ]
 
     /// The newest version this build knows.

@@ -1,0 +1,186 @@
+import FaceSealCrypto
+import FaceSealHTTP
+import FaceSealWire
+import Foundation
+
+/// How a client proved who it is at the backchannel or token endpoint (OIDC Core §9).
+public enum ClientAuthenticationMethod: String, Sendable, CaseIterable {
+    /// `Authorization: Basic` with the client id and secret.
+    case clientSecretBasic = "client_secret_basic"
+    /// `client_id` and `client_secret` in the form body.
+    case clientSecretPost = "client_secret_post"
+    /// A JWT signed with one of the keys of the application's registered JWKS (RFC 7523).
+    case privateKeyJWT = "private_key_jwt"
+}
+
+/// Client secrets: how the authority makes and keeps them.
+///
+/// A secret is 32 random bytes in base64url (256 bits of entropy), shown once at registration. Only its SHA-256 is
+/// stored (`ClientCredential.secretHash`) and the hash of a presented secret is compared in constant time. A plain
+/// hash suffices because the secret is random and long: no dictionary or brute-force attack applies, so a slow
+/// password hash (scrypt) would only cost time at every token request. The management API must store
+/// `ClientSecret.hash(secret)`.
+public enum ClientSecret {
+    /// The longest secret accepted from a client.
+    public static let maxCharacters = 512
+
+    /// A new random secret (base64url of 32 bytes).
+    public static func generate() -> String { Base64URL.encode(SecureRandom.bytes(count: 32)) }
+
+    /// The stored form of `secret`: SHA-256 of its UTF-8 bytes.
+    public static func hash(_ secret: String) -> [UInt8] { SHA256.hash(data: Array(secret.utf8)).bytes }
+}
+
+/// The client an endpoint serves, once authenticated.
+struct AuthenticatedClient: Sendable {
+    /// The application (OIDC client).
+    let application: ApplicationRecord
+    /// How it authenticated.
+    let method: ClientAuthenticationMethod
+}
+
+extension Authority {
+    /// The form parameter names that belong to client authentication, not to the endpoint's own request.
+    static let clientAuthenticationParameters: Set<String> = ["client_id", "client_secret", "client_assertion", "client_assertion_type"]
+    /// `client_assertion_type` of `private_key_jwt`.
+    static let jwtBearerAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    /// The largest client assertion accepted (room for an ML-DSA-65 signature).
+    static let maxClientAssertionBytes = 16 * 1024
+    /// The longest remaining lifetime of a client assertion: bounds how long its `jti` must be remembered.
+    static let maxClientAssertionLifetime: TimeInterval = 600
+    /// Clock skew tolerated on client assertions.
+    static let clientAssertionLeeway: TimeInterval = 30
+
+    /// Authenticates the client of a backchannel or token request with exactly one of `client_secret_basic`,
+    /// `client_secret_post` or `private_key_jwt`. Any failure is `invalid_client` (401, with
+    /// `WWW-Authenticate: Basic` when the client tried Basic); using two methods at once is `invalid_request`.
+    /// Storage failures propagate (the server answers 500).
+    func authenticateClient(_ request: HTTPRequest, form: FormParameters) async throws -> AuthenticatedClient {
+        let authorization = request.headers["Authorization"]
+        let hasBasic = authorization.map { $0.lowercased().hasPrefix("basic ") } ?? false
+        let hasPost = form["client_secret"] != nil
+        let hasAssertion = form["client_assertion"] != nil || form["client_assertion_type"] != nil
+        switch (hasBasic, hasPost, hasAssertion) {
+        case (true, false, false):
+            return try await authenticateBasic(authorization ?? "", formClientID: form["client_id"])
+        case (false, true, false):
+            return try await authenticatePost(form)
+        case (false, false, true):
+            return try await authenticateAssertion(form)
+        case (false, false, false):
+            throw CIBAFailure(.invalidClient, "client authentication is required (client_secret_basic, client_secret_post or private_key_jwt)",
+                              headers: Self.basicChallenge)
+        default:
+            throw CIBAFailure(.invalidRequest, "use exactly one client authentication method")
+        }
+    }
+
+    private static var basicChallenge: HTTPHeaders { ["WWW-Authenticate": #"Basic realm="faceseal", charset="UTF-8""#] }
+
+    private func authenticateBasic(_ header: String, formClientID: String?) async throws -> AuthenticatedClient {
+        let failure = CIBAFailure(.invalidClient, "client authentication failed", headers: Self.basicChallenge)
+        let encoded = header.dropFirst("basic ".count).trimmingCharacters(in: .whitespaces)
+        guard encoded.utf8.count <= 4 * ClientSecret.maxCharacters, let data = Data(base64Encoded: encoded),
+              let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") else {
+            throw CIBAFailure(.invalidClient, "malformed Basic credentials", headers: Self.basicChallenge)
+        }
+        // RFC 6749 §2.3.1: both parts are form-urlencoded before they are joined.
+        guard let clientID = Self.formDecode(text[..<colon]), let secret = Self.formDecode(text[text.index(after: colon)...]) else {
+            throw CIBAFailure(.invalidClient, "malformed Basic credentials", headers: Self.basicChallenge)
+        }
+        if let formClientID, formClientID != clientID { throw failure }
+        guard let application = try await verifySecret(clientID: clientID, secret: secret) else { throw failure }
+        return AuthenticatedClient(application: application, method: .clientSecretBasic)
+    }
+
+    private func authenticatePost(_ form: FormParameters) async throws -> AuthenticatedClient {
+        guard let clientID = form["client_id"], let secret = form["client_secret"],
+              let application = try await verifySecret(clientID: clientID, secret: secret) else {
+            throw CIBAFailure(.invalidClient, "client authentication failed")
+        }
+        return AuthenticatedClient(application: application, method: .clientSecretPost)
+    }
+
+    /// The application whose stored secret hash equals the hash of `secret` (constant-time), or nil.
+    private func verifySecret(clientID: String, secret: String) async throws -> ApplicationRecord? {
+        guard !clientID.isEmpty, clientID.count <= 256, secret.count <= ClientSecret.maxCharacters else { return nil }
+        let presented = ClientSecret.hash(secret)
+        guard let application = try await applicationIfExists(clientID: clientID),
+              case .secretHash(let stored) = application.credential else { return nil }
+        return constantTimeEquals(presented, stored) ? application : nil
+    }
+
+    /// `private_key_jwt` (RFC 7523 §3, OIDC Core §9): `iss` = `sub` = client id, `aud` naming this authority,
+    /// `exp` within `maxClientAssertionLifetime`, a `jti` never seen before, signed by a key of the client's JWKS.
+    private func authenticateAssertion(_ form: FormParameters) async throws -> AuthenticatedClient {
+        guard form["client_assertion_type"] == Self.jwtBearerAssertionType else {
+            throw CIBAFailure(.invalidClient, "client_assertion_type must be \(Self.jwtBearerAssertionType)")
+        }
+        guard let assertion = form["client_assertion"] else { throw CIBAFailure(.invalidClient, "client_assertion is required") }
+        let jws: UnverifiedJWS
+        let claims: JWTClaims
+        do {
+            jws = try JWS.parse(assertion, options: JWSParsingOptions(maximumSize: Self.maxClientAssertionBytes))
+            claims = try JWTClaims(payload: jws.payload)
+        } catch {
+            throw CIBAFailure(.invalidClient, "client_assertion is not a signed JWT")
+        }
+        guard let clientID = claims.issuer, claims.subject == clientID else {
+            throw CIBAFailure(.invalidClient, "client_assertion must have iss and sub equal to the client id")
+        }
+        if let formClientID = form["client_id"], formClientID != clientID {
+            throw CIBAFailure(.invalidClient, "client_id does not match the client_assertion")
+        }
+        guard let application = try await applicationIfExists(clientID: clientID) else {
+            throw CIBAFailure(.invalidClient, "client authentication failed")
+        }
+        guard case .jwks(let jwks) = application.credential else {
+            throw CIBAFailure(.invalidClient, "the client is not registered for private_key_jwt")
+        }
+        do {
+            let keySet = try JWKSet(json: Array(jwks.utf8))
+            let key = try keySet.key(for: jws.header)
+            _ = try JWS.verify(jws, verifier: key.verifier(factory: .includingMLDSA65))
+        } catch {
+            throw CIBAFailure(.invalidClient, "client_assertion signature does not verify with the client's keys")
+        }
+        let now = clock()
+        do {
+            try claims.validate(JWTValidation(now: now, leeway: Self.clientAssertionLeeway, requireExpiration: true))
+        } catch {
+            throw CIBAFailure(.invalidClient, "client_assertion is expired or not yet valid")
+        }
+        let audiences = (try? claims.audience()) ?? []
+        guard audiences.contains(where: { acceptedAssertionAudiences.contains($0) }) else {
+            throw CIBAFailure(.invalidClient, "client_assertion aud must be the issuer or the endpoint URL")
+        }
+        guard let expiresAt = try? claims.date("exp"), expiresAt.timeIntervalSince(now) <= Self.maxClientAssertionLifetime else {
+            throw CIBAFailure(.invalidClient, "client_assertion exp is too far in the future")
+        }
+        guard let jti = claims.jwtID, !jti.isEmpty, jti.count <= 256 else {
+            throw CIBAFailure(.invalidClient, "client_assertion needs a jti")
+        }
+        let fresh = try await store.registerJTI("client-assertion:\(clientID):\(jti)",
+                                                expiresAt: expiresAt.addingTimeInterval(Self.clientAssertionLeeway))
+        guard fresh else { throw CIBAFailure(.invalidClient, "client_assertion jti was already used") }
+        return AuthenticatedClient(application: application, method: .privateKeyJWT)
+    }
+
+    /// CIBA Core §7.1: the issuer, the token endpoint URL or the backchannel authentication endpoint URL.
+    private var acceptedAssertionAudiences: Set<String> {
+        [issuer, issuer + CIBAPaths.token, issuer + CIBAPaths.backchannel]
+    }
+
+    private func applicationIfExists(clientID: String) async throws -> ApplicationRecord? {
+        do {
+            return try await store.application(clientID: clientID)
+        } catch AuthorityStoreError.notFound {
+            return nil
+        }
+    }
+
+    /// Percent-decoding of `application/x-www-form-urlencoded` (`+` is a space).
+    private static func formDecode(_ text: Substring) -> String? {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+}

@@ -1,0 +1,63 @@
+import FaceSealCrypto
+import FaceSealHTTP
+import FaceSealWire
+import Foundation
+
+extension Authority {
+    /// Form limits of the token endpoint (room for an ML-DSA-signed client assertion).
+    static let tokenFormLimits = FormParameters.Limits(maxBytes: 32 * 1024, maxParameters: 16)
+    /// Lifetime of ID tokens and access tokens, seconds.
+    static let tokenLifetime = 600
+
+    /// `POST /token` with the CIBA grant (CIBA Core §10–11): authenticates the client, records the poll and answers
+    /// from the request's state. A completed request is redeemed once: its ID token is stored and any later token
+    /// request for it answers `invalid_grant`, as an authorization code would (RFC 6749 §4.1.2).
+    func tokenRequest(_ httpRequest: HTTPRequest) async throws -> HTTPResponse {
+        let form = try Self.parseForm(httpRequest, limits: Self.tokenFormLimits)
+        let client = try await authenticateClient(httpRequest, form: form)
+        guard let grantType = form["grant_type"] else { throw CIBAFailure(.invalidRequest, "grant_type is required") }
+        guard grantType == CIBANames.grantType else {
+            throw CIBAFailure(.unsupportedGrantType, "only the CIBA grant (\(CIBANames.grantType)) is supported")
+        }
+        guard let authReqID = form["auth_req_id"], !authReqID.isEmpty, authReqID.count <= 256 else {
+            throw CIBAFailure(.invalidRequest, "auth_req_id is required")
+        }
+        let outcome: PollOutcome
+        do {
+            outcome = try await store.recordPoll(authReqID: authReqID, clientID: client.application.clientID)
+        } catch AuthorityStoreError.notFound {
+            // Unknown, or another client's: the same answer, so a client learns nothing about others' requests.
+            throw CIBAFailure(.invalidGrant, "auth_req_id is unknown")
+        }
+        switch outcome {
+        case .slowDown(let interval):
+            throw CIBAFailure(.slowDown, "polling too fast: wait at least \(interval) seconds between token requests")
+        case .recorded(let request):
+            switch request.state {
+            case .pending:
+                throw CIBAFailure(.authorizationPending, "the user has not answered yet")
+            case .expired:
+                throw CIBAFailure(.expiredToken, "the request expired; start a new one")
+            case .denied:
+                throw CIBAFailure(.accessDenied, "the user or the device refused the request")
+            case .stale:
+                throw CIBAFailure(.staleToken, "the token was rotated by another completion; start a new request")
+            case .completed:
+                guard request.idToken == nil else { throw CIBAFailure(.invalidGrant, "auth_req_id was already redeemed") }
+                return try await issueTokens(for: request, application: client.application)
+            }
+        }
+    }
+
+    /// Signs the ID token, stores it (the first of concurrent redemptions wins; the others get `invalid_grant`) and
+    /// answers it with a fresh access token.
+    private func issueTokens(for request: CIBARequestRecord, application: ApplicationRecord) async throws -> HTTPResponse {
+        let idToken = try await makeIDToken(for: request, application: application)
+        let stored = try await store.storeIDToken(authReqID: request.authReqID, idToken: idToken)
+        guard stored.idToken == idToken else { throw CIBAFailure(.invalidGrant, "auth_req_id was already redeemed") }
+        // The access token is opaque and not kept: FaceSeal has no userinfo or resource endpoint it would unlock.
+        let accessToken = "at_" + Base64URL.encode(SecureRandom.bytes(count: 32))
+        let body = TokenResponse(accessToken: accessToken, expiresIn: Self.tokenLifetime, idToken: idToken)
+        return HTTPResponse(jsonBytes: body.encoded(), headers: ["Cache-Control": "no-store", "Pragma": "no-cache"])
+    }
+}

@@ -1,0 +1,188 @@
+/// The pseudorandom samplers of FIPS 204 §7.3 (RejNTTPoly, RejBoundedPoly, ExpandA, ExpandS, ExpandMask,
+/// SampleInBall) and the SHAKE256 helper H.
+enum MLDSASampling {
+    /// H(pieces…, count) = SHAKE256 over the concatenation, written to `output`. The state is wiped after:
+    /// it would give the input back (the permutation is invertible), and inputs here include K and ξ.
+    @inline(__always)
+    static func shake256(_ pieces: UnsafeRawBufferPointer..., into output: UnsafeMutableRawBufferPointer) {
+        var sponge = KeccakSponge.shake256()
+        for piece in pieces { sponge.absorb(piece) }
+        sponge.squeeze(into: output)
+        sponge.zeroize()
+    }
+
+    /// ExpandA (Alg. 32): Â[r][s] = RejNTTPoly(ρ ‖ s ‖ r), k×l polynomials row-major. ρ is public.
+    static func expandA(
+        rho: UnsafeRawBufferPointer, k: Int, l: Int, into matrix: UnsafeMutablePointer<Int32>
+    ) {
+        // Five SHAKE128 blocks hold 280 candidates; fewer than 256 survive with probability < 2^-40.
+        let firstBytes = 5 * KeccakSponge.shake128Rate
+        withUnsafeTemporaryAllocation(byteCount: 34 + firstBytes, alignment: 8) { scratch in
+            let seed = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<34])
+            let stream = UnsafeMutableRawBufferPointer(rebasing: scratch[34...])
+            seed.copyMemory(from: rho)
+            for row in 0..<k {
+                for column in 0..<l {
+                    seed[32] = UInt8(column)
+                    seed[33] = UInt8(row)
+                    var sponge = KeccakSponge.shake128()
+                    sponge.absorb(UnsafeRawBufferPointer(seed))
+                    sponge.squeeze(into: stream)
+                    let polynomial = matrix + (row * l + column) * 256
+                    var count = rejectUniform(polynomial, filled: 0, stream: UnsafeRawBufferPointer(stream))
+                    while count < 256 {
+                        let block = UnsafeMutableRawBufferPointer(rebasing: stream[0..<KeccakSponge.shake128Rate])
+                        sponge.squeeze(into: block)
+                        count = rejectUniform(polynomial, filled: count, stream: UnsafeRawBufferPointer(block))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Parses 3-byte candidates < q into `polynomial[filled...]`; returns the new count.
+    @inline(__always)
+    private static func rejectUniform(
+        _ polynomial: UnsafeMutablePointer<Int32>, filled: Int, stream: UnsafeRawBufferPointer
+    ) -> Int {
+        var count = filled
+        var position = 0
+        let bytes = stream.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        while count < 256 && position + 3 <= stream.count {
+            let value = Int32(bytes[position]) | Int32(bytes[position + 1]) << 8
+                | Int32(bytes[position + 2] & 0x7F) << 16
+            position += 3
+            polynomial[count] = value
+            count += Int((value &- MLDSAField.q) >> 31) & 1
+        }
+        return count
+    }
+
+    /// ExpandS (Alg. 33): s1[r] = RejBoundedPoly(ρ′ ‖ r), s2[r] = RejBoundedPoly(ρ′ ‖ (r + l)).
+    /// Candidates are written unconditionally and the count advanced by the accept bit, so the only
+    /// secret-dependent timing is the number of SHAKE blocks, which FIPS 204 permits.
+    static func expandS(
+        rhoPrime: UnsafeRawBufferPointer, eta: Int32, count: Int, firstNonce: Int,
+        into vector: UnsafeMutablePointer<Int32>
+    ) {
+        let rate = KeccakSponge.shake256Rate
+        let firstBytes = eta == 2 ? rate : 2 * rate
+        withUnsafeTemporaryAllocation(byteCount: 66 + firstBytes, alignment: 8) { scratch in
+            let seed = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<66])
+            let stream = UnsafeMutableRawBufferPointer(rebasing: scratch[66...])
+            seed.copyMemory(from: rhoPrime)
+            for index in 0..<count {
+                let nonce = firstNonce + index
+                seed[64] = UInt8(truncatingIfNeeded: nonce)
+                seed[65] = UInt8(truncatingIfNeeded: nonce >> 8)
+                var sponge = KeccakSponge.shake256()
+                sponge.absorb(UnsafeRawBufferPointer(seed))
+                sponge.squeeze(into: stream)
+                let polynomial = vector + index * 256
+                var filled = rejectBounded(polynomial, filled: 0, eta: eta, stream: UnsafeRawBufferPointer(stream))
+                while filled < 256 {
+                    let block = UnsafeMutableRawBufferPointer(rebasing: stream[0..<rate])
+                    sponge.squeeze(into: block)
+                    filled = rejectBounded(polynomial, filled: filled, eta: eta, stream: UnsafeRawBufferPointer(block))
+                }
+                sponge.zeroize()
+            }
+            scratch.initializeMemory(as: UInt8.self, repeating: 0)
+        }
+    }
+
+    @inline(__always)
+    private static func rejectBounded(
+        _ polynomial: UnsafeMutablePointer<Int32>, filled: Int, eta: Int32, stream: UnsafeRawBufferPointer
+    ) -> Int {
+        var count = filled
+        var position = 0
+        let bytes = stream.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        if eta == 2 {
+            while count < 256 && position < stream.count {
+                let byte = Int32(bytes[position])
+                position += 1
+                let low = byte & 0x0F
+                let high = byte >> 4
+                // b mod 5 for b < 15 without a division: b − ⌊205b/1024⌋·5.
+                polynomial[count] = 2 &- (low &- ((205 &* low) >> 10) &* 5)
+                count += Int((low &- 15) >> 31) & 1
+                if count < 256 {
+                    polynomial[count] = 2 &- (high &- ((205 &* high) >> 10) &* 5)
+                    count += Int((high &- 15) >> 31) & 1
+                }
+            }
+        } else {
+            while count < 256 && position < stream.count {
+                let byte = Int32(bytes[position])
+                position += 1
+                let low = byte & 0x0F
+                let high = byte >> 4
+                polynomial[count] = 4 &- low
+                count += Int((low &- 9) >> 31) & 1
+                if count < 256 {
+                    polynomial[count] = 4 &- high
+                    count += Int((high &- 9) >> 31) & 1
+                }
+            }
+        }
+        return count
+    }
+
+    /// ExpandMask (Alg. 34): y[r] = BitUnpack(H(ρ″ ‖ (κ + r)), γ1 − 1, γ1) for r in 0..<l.
+    static func expandMask(
+        rhoPrimePrime: UnsafeRawBufferPointer, kappa: Int, parameters: MLDSAParameters,
+        into vector: UnsafeMutablePointer<Int32>
+    ) {
+        let polyBytes = parameters.zPolyByteCount
+        withUnsafeTemporaryAllocation(byteCount: 66 + polyBytes, alignment: 8) { scratch in
+            let seed = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<66])
+            let stream = UnsafeMutableRawBufferPointer(rebasing: scratch[66...])
+            seed.copyMemory(from: rhoPrimePrime)
+            for r in 0..<parameters.l {
+                let nonce = kappa + r
+                seed[64] = UInt8(truncatingIfNeeded: nonce)
+                seed[65] = UInt8(truncatingIfNeeded: nonce >> 8)
+                var sponge = KeccakSponge.shake256()
+                sponge.absorb(UnsafeRawBufferPointer(seed))
+                sponge.squeeze(into: stream)
+                MLDSAEncoding.unpack(
+                    stream.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 256,
+                    bits: parameters.gamma1Bits, base: parameters.gamma1, sign: -1, into: vector + r * 256)
+                sponge.zeroize()
+            }
+            scratch.initializeMemory(as: UInt8.self, repeating: 0)
+        }
+    }
+
+    /// SampleInBall (Alg. 29): τ coefficients ±1. Branches and indices depend on c̃ only, which may leak
+    /// even for rejected attempts: H is modelled as a random oracle (Dilithium round-3 spec §5.5), the
+    /// same position mldsa-native takes.
+    static func sampleInBall(
+        commitmentHash: UnsafeRawBufferPointer, tau: Int, into c: UnsafeMutablePointer<Int32>
+    ) {
+        c.initialize(repeating: 0, count: 256)
+        var sponge = KeccakSponge.shake256()
+        sponge.absorb(commitmentHash)
+        withUnsafeTemporaryAllocation(byteCount: KeccakSponge.shake256Rate, alignment: 8) { block in
+            sponge.squeeze(into: block)
+            var signs: UInt64 = 0
+            for i in 0..<8 { signs |= UInt64(block[i]) << UInt64(8 * i) }
+            var position = 8
+            for i in (256 - tau)..<256 {
+                var j: Int
+                repeat {
+                    if position == block.count {
+                        sponge.squeeze(into: block)
+                        position = 0
+                    }
+                    j = Int(block[position])
+                    position += 1
+                } while j > i
+                c[i] = c[j]
+                c[j] = 1 - 2 * Int32(signs & 1)
+                signs >>= 1
+            }
+        }
+    }
+}

@@ -1,0 +1,265 @@
+import FaceSealAuthority
+import FaceSealCrypto
+import FaceSealHTTP
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `faceseal serve`: runs the authority until SIGINT or SIGTERM.
+enum Serve {
+    static let usage = """
+    usage: faceseal serve [--data-dir DIR] [--database postgres://…] [--host ADDRESS] [--port N]
+                          [--master-key-file PATH] [--issuer URL]
+
+      --data-dir DIR          where the SQLite database, the generated master key and the admin key live
+                              (default ./faceseal-data, created with mode 0700)
+      --database URL          postgres://… to keep everything in PostgreSQL instead of SQLite
+      --host ADDRESS          numeric address to listen on (default 127.0.0.1)
+      --port N                TCP port, 0 for an ephemeral one (default 8080)
+      --master-key-file PATH  32 raw bytes, readable by its owner only (default: <data-dir>/master-key,
+                              generated on first start)
+      --issuer URL            the public base URL (default http://HOST:PORT)
+    """
+
+    /// The parsed command line.
+    struct Options: Equatable {
+        var dataDirectory = "./faceseal-data"
+        var database: String?
+        var host = "127.0.0.1"
+        var port = 8080
+        var masterKeyFile: String?
+        var issuer: String?
+    }
+
+    /// A command line that cannot be run.
+    enum ArgumentError: Error, Equatable, CustomStringConvertible {
+        case unknownFlag(String)
+        case missingValue(String)
+        case badPort(String)
+        case badValue(flag: String, reason: String)
+
+        var description: String {
+            switch self {
+            case .unknownFlag(let flag): "unknown option '\(flag)'"
+            case .missingValue(let flag): "option \(flag) needs a value"
+            case .badPort(let value): "--port must be a number from 0 to 65535, got '\(value)'"
+            case .badValue(let flag, let reason): "\(flag): \(reason)"
+            }
+        }
+    }
+
+    /// Parses `--flag value` and `--flag=value` forms.
+    static func parse(_ arguments: [String]) throws(ArgumentError) -> Options {
+        var options = Options()
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            var flag = argument
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                flag = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            func value() throws(ArgumentError) -> String {
+                if let inlineValue { return inlineValue }
+                guard index < arguments.count, !arguments[index].hasPrefix("--") else { throw .missingValue(flag) }
+                index += 1
+                return arguments[index - 1]
+            }
+            switch flag {
+            case "--data-dir":
+                let directory = try value()
+                guard !directory.isEmpty else { throw .badValue(flag: flag, reason: "empty path") }
+                options.dataDirectory = directory
+            case "--database":
+                let url = try value()
+                guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+                    throw .badValue(flag: flag, reason: "expected a postgres:// URL (SQLite is the default, under --data-dir)")
+                }
+                options.database = url
+            case "--host":
+                let host = try value()
+                guard !host.isEmpty else { throw .badValue(flag: flag, reason: "empty address") }
+                options.host = host
+            case "--port":
+                let text = try value()
+                guard let port = Int(text), (0...65_535).contains(port) else { throw .badPort(text) }
+                options.port = port
+            case "--master-key-file":
+                let path = try value()
+                guard !path.isEmpty else { throw .badValue(flag: flag, reason: "empty path") }
+                options.masterKeyFile = path
+            case "--issuer":
+                let issuer = try value()
+                guard let url = URL(string: issuer), url.scheme == "https" || url.scheme == "http", url.host != nil else {
+                    throw .badValue(flag: flag, reason: "expected an http(s) URL")
+                }
+                options.issuer = issuer
+            default:
+                throw .unknownFlag(argument)
+            }
+        }
+        return options
+    }
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        if arguments.contains("--help") || arguments.contains("-h") {
+            print(usage)
+            return 0
+        }
+        let options: Options
+        do {
+            options = try parse(arguments)
+        } catch {
+            printError("faceseal serve: \(error)\n\(usage)")
+            return 64
+        }
+        do {
+            try await serve(options)
+            return 0
+        } catch {
+            printError("faceseal serve: \(error)")
+            return 1
+        }
+    }
+
+    private static func serve(_ options: Options) async throws {
+        // Before anything is announced: a supervisor may signal as soon as it reads the URL.
+        let termination = TerminationSignal()
+        let dataDirectory = URL(fileURLWithPath: options.dataDirectory)
+        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let masterKey: SymmetricKey
+        if let path = options.masterKeyFile {
+            masterKey = try MasterKeyFile.load(path: path)
+        } else {
+            let path = dataDirectory.appendingPathComponent("master-key").path
+            let (key, created) = try MasterKeyFile.loadOrCreate(path: path)
+            if created { say("faceseal: generated a master key at \(path) (back it up: it decrypts every stored secret)") }
+            masterKey = key
+        }
+        let location: StoreLocation = options.database.map(StoreLocation.parse)
+            ?? .sqlite(path: dataDirectory.appendingPathComponent("authority.sqlite").path)
+        let store = try await SQLAuthorityStore.open(location)
+
+        // The issuer must name the bound port, so the router is set once the server listens.
+        let slot = RouterSlot()
+        let server = HTTPServer(configuration: HTTPServer.Configuration(host: options.host, port: options.port)) { request in
+            try await slot.router().respond(to: request)
+        }
+        do {
+            try server.start()
+        } catch {
+            await store.close()
+            throw error
+        }
+        let baseURL = server.baseURL?.absoluteString ?? "http://\(options.host):\(options.port)"
+        let authority = Authority(configuration: AuthorityConfiguration(issuer: options.issuer ?? baseURL), store: store,
+                                  keys: try AuthorityKeys(derivingFrom: masterKey))
+        do {
+            try await authority.prepareSigningKeys()
+            if let adminKey = try await authority.bootstrapAdminKey() {
+                let path = dataDirectory.appendingPathComponent("admin-api-key").path
+                try writeSecretFile(adminKey, to: path)
+                say("faceseal: created the first admin API key in \(path)")
+            }
+        } catch {
+            await server.stop()
+            await store.close()
+            throw error
+        }
+        slot.set(authority.makeRouter())
+        say("faceseal: listening on \(baseURL)")
+
+        await termination.wait()
+        say("faceseal: stopping")
+        await server.stop()
+        await store.close()
+    }
+
+    /// One line on standard output, written at once (a supervisor reads the listening URL from it).
+    private static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// Writes `text` to a new file readable by its owner only (an existing file is replaced).
+    private static func writeSecretFile(_ text: String, to path: String) throws {
+        unlink(path)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw ServeError.cannotWrite(path) }
+        defer { close(descriptor) }
+        let bytes = Array((text + "\n").utf8)
+        guard write(descriptor, bytes, bytes.count) == bytes.count else { throw ServeError.cannotWrite(path) }
+    }
+}
+
+/// Why `faceseal serve` stopped.
+enum ServeError: Error, CustomStringConvertible {
+    case cannotWrite(String)
+
+    var description: String {
+        switch self {
+        case .cannotWrite(let path): "cannot write \(path)"
+        }
+    }
+}
+
+/// Holds the router that is set once the server's port (and so the issuer) is known.
+private final class RouterSlot: Sendable {
+    private let slot = Mutex<Router?>(nil)
+    func set(_ router: Router) { slot.withLock { $0 = router } }
+    func router() throws -> Router {
+        guard let router = slot.withLock({ $0 }) else { throw HTTPError.unavailable }
+        return router
+    }
+}
+
+/// SIGINT and SIGTERM, caught from creation on (their default action is disabled) and awaited once.
+private final class TerminationSignal: Sendable {
+    private enum State {
+        case waiting(CheckedContinuation<Void, Never>?)
+        case fired
+    }
+
+    private let state = Mutex(State.waiting(nil))
+    /// The dispatch sources, only touched under the lock.
+    private let sources: Mutex<[any DispatchSourceSignal]>
+
+    init() {
+        let queue = DispatchQueue(label: "faceseal.serve.signals")
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        sources = Mutex([SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: queue) })
+        sources.withLock { sources in
+            for source in sources {
+                source.setEventHandler { [weak self] in self?.fire() }
+                source.resume()
+            }
+        }
+    }
+
+    private func fire() {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard case .waiting(let continuation) = state else { return nil }
+            state = .fired
+            return continuation
+        }
+        continuation?.resume()
+    }
+
+    /// Returns once a signal arrived (at once if one already did).
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let firedAlready = state.withLock { state -> Bool in
+                guard case .waiting = state else { return true }
+                state = .waiting(continuation)
+                return false
+            }
+            if firedAlready { continuation.resume() }
+        }
+        sources.withLock { $0.forEach { $0.cancel() } }
+    }
+}
