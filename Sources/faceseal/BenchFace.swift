@@ -279,6 +279,9 @@ enum BenchFace {
     }
 
     /// One timing: wall clock and CPU time of the whole process (every thread), in microseconds.
+    /// `ratio=` compares wall clocks. The CPU columns show work under a loaded machine; dlib's include
+    /// its OpenBLAS threads spinning between calls, so its CPU time can exceed the wall time of a
+    /// single-threaded stage.
     struct Sample {
         var wall: Double
         var cpu: Double
