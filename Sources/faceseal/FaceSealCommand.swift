@@ -26,6 +26,8 @@ enum FaceSealCommand {
             return 0
         case "serve":
             return await Serve.run(rest)
+        case "admin":
+            return await AdminCommand.run(rest)
         case "bench":
             switch rest.first {
             case "crypto": return await BenchCrypto.run(Array(rest.dropFirst()))

@@ -37,8 +37,9 @@ extension Authority {
         return try JWT.sign(claims, signer: key.signer, keyID: key.keyID)
     }
 
-    /// `amr` (RFC 8176): a face match (`face`) unlocking a hardware-held device key (`hwk`).
+    /// `amr` (RFC 8176): a face match (`face`) unlocking a hardware-held device key (`hwk`), and `pwd` when the
+    /// device reported that the face token also needed the user's password.
     func authenticationMethods(of request: CIBARequestRecord) -> [String] {
-        ["face", "hwk"]
+        request.passwordUsed ? ["face", "hwk", "pwd"] : ["face", "hwk"]
     }
 }

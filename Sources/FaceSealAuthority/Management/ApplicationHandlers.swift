@@ -1,0 +1,115 @@
+import FaceSealCrypto
+import FaceSealHTTP
+import FaceSealWire
+import Foundation
+
+// Applications (confidential OIDC clients). The client id is generated; a client secret is generated and
+// returned once and stored as `ClientSecret.hash` (SHA-256, what client authentication compares), unless the application registers a JWKS for
+// `private_key_jwt`.
+extension Authority {
+    static let applicationFields: Set<String> = [
+        "label", "branding", "delivery_mode", "notification_endpoint", "delivery_endpoint", "id_token_signed_response_alg", "jwks",
+    ]
+
+    /// `POST /tenants/{tenant}/applications`.
+    @Sendable func createApplication(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
+        let tenant = try await pathTenant(request, caller)
+        let body = try JSONObjectReader.body(of: request, maxBytes: 128 * 1024, allowed: Self.applicationFields)
+        let label = try ManagementValidation.text(body.requiredString("label", maxBytes: 1024), field: "label")
+        var secret: String?
+        let credential: ClientCredential
+        if let jwks = body.raw("jwks"), jwks != .null {
+            credential = .jwks(try ManagementValidation.jwks(jwks))
+        } else {
+            let generated = ClientSecret.generate()
+            secret = generated
+            credential = .secretHash(ClientSecret.hash(generated))
+        }
+        var application = ApplicationRecord(
+            clientID: ManagementCredentials.identifier("app", byteCount: 16), tenantID: tenant.id, label: label, credential: credential,
+            brandingJSON: ApplicationBranding.encode(BrandingInfo(name: label)))
+        try Self.apply(body, to: &application, creating: true)
+        let created = try await store.createApplication(application)
+        try await audit(caller, tenant: tenant.id, kind: "application.created", target: created.clientID,
+                        detail: ["label": .string(label), "client_auth": .string(secret == nil ? "private_key_jwt" : "client_secret")])
+        return try ManagementJSON.response(ManagedApplication(created, clientSecret: secret), status: .created)
+    }
+
+    /// `GET /tenants/{tenant}/applications`.
+    @Sendable func listApplications(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
+        let tenant = try await pathTenant(request, caller)
+        return try ManagementJSON.response(ManagedList(try await store.applications(tenantID: tenant.id).map { ManagedApplication($0) }))
+    }
+
+    /// `GET /tenants/{tenant}/applications/{client}`.
+    @Sendable func showApplication(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
+        let application = try await pathApplication(request, caller)
+        return try ManagementJSON.response(ManagedApplication(application))
+    }
+
+    /// `PATCH /tenants/{tenant}/applications/{client}`: the fields given replace the current ones; `null`
+    /// clears an endpoint or the logo and colours; a `jwks` switches the application to `private_key_jwt`.
+    @Sendable func updateApplication(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
+        var application = try await pathApplication(request, caller)
+        let body = try JSONObjectReader.body(of: request, maxBytes: 128 * 1024, allowed: Self.applicationFields)
+        if let label = try body.string("label", maxBytes: 1024) {
+            application.label = try ManagementValidation.text(label, field: "label")
+        }
+        if let jwks = body.raw("jwks") {
+            guard jwks != .null else {
+                throw ManagementError.invalidField(field: "jwks", reason: "cannot be cleared; POST …/secret to switch to a client secret")
+            }
+            application.credential = .jwks(try ManagementValidation.jwks(jwks))
+        }
+        try Self.apply(body, to: &application, creating: false)
+        let updated = try await store.updateApplication(application)
+        try await audit(caller, tenant: application.tenantID, kind: "application.updated", target: application.clientID,
+                        detail: ["fields": .array(body.members.keys.sorted().map(JSONValue.string))])
+        return try ManagementJSON.response(ManagedApplication(updated))
+    }
+
+    /// `POST /tenants/{tenant}/applications/{client}/secret`: a new client secret, returned once; the old one
+    /// (or the JWKS) stops working.
+    @Sendable func rotateClientSecret(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
+        var application = try await pathApplication(request, caller)
+        try refuseActionBody(request)
+        let secret = ClientSecret.generate()
+        application.credential = .secretHash(ClientSecret.hash(secret))
+        let updated = try await store.updateApplication(application)
+        try await audit(caller, tenant: application.tenantID, kind: "application.secret_rotated", target: application.clientID)
+        return try ManagementJSON.response(ManagedApplication(updated, clientSecret: secret))
+    }
+
+    /// The application named in the path, which must belong to the path's tenant (else 404).
+    func pathApplication(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> ApplicationRecord {
+        let tenant = try await pathTenant(request, caller)
+        let application = try await store.application(clientID: request.pathParameter("client"))
+        guard application.tenantID == tenant.id else { throw ManagementError.notFound("application") }
+        return application
+    }
+
+    /// Applies the optional fields of a create or update body to `application`, then checks the whole.
+    static func apply(_ body: JSONObjectReader, to application: inout ApplicationRecord, creating: Bool) throws(ManagementError) {
+        if let branding = try body.object("branding", allowed: ManagementValidation.brandingFields) {
+            application.brandingJSON = ApplicationBranding.encode(try ManagementValidation.branding(branding, defaultName: application.label))
+        }
+        if let mode = try body.string("delivery_mode", maxBytes: 16) {
+            guard let parsed = DeliveryMode(rawValue: mode) else { throw .invalidField(field: "delivery_mode", reason: "must be poll or ping") }
+            application.deliveryMode = parsed
+        }
+        if body.contains("notification_endpoint") {
+            application.notificationEndpoint = try body.string("notification_endpoint", maxBytes: 4096, nullable: true)
+                .map { value throws(ManagementError) in try ManagementValidation.endpoint(value, field: "notification_endpoint") }
+        }
+        if body.contains("delivery_endpoint") {
+            application.deliveryEndpoint = try body.string("delivery_endpoint", maxBytes: 4096, nullable: true)
+                .map { value throws(ManagementError) in try ManagementValidation.endpoint(value, field: "delivery_endpoint") }
+        }
+        if let algorithm = try body.string("id_token_signed_response_alg", maxBytes: 32) {
+            application.idTokenSignedResponseAlg = try ManagementValidation.idTokenAlgorithm(algorithm)
+        }
+        if application.deliveryMode == .ping, application.notificationEndpoint == nil {
+            throw .invalidField(field: "notification_endpoint", reason: "required for ping delivery")
+        }
+    }
+}

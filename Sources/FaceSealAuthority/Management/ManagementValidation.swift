@@ -1,0 +1,150 @@
+import FaceSealCrypto
+import FaceSealWire
+import Foundation
+
+/// The value rules of the management API, applied before anything is stored.
+enum ManagementValidation {
+    /// A tenant id: 1…64 of `A-Z a-z 0-9 . _ -`, starting with a letter or digit (it appears in URLs).
+    static func tenantID(_ value: String, field: String = "id") throws(ManagementError) -> String {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+        guard (1...64).contains(value.count), value.allSatisfy(allowed.contains),
+              let first = value.first, first.isLetter || first.isNumber else {
+            throw .invalidField(field: field, reason: "must be 1…64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit")
+        }
+        return value
+    }
+
+    /// Display text (names, labels): trimmed, 1…`maxCharacters` characters, no control characters.
+    static func text(_ value: String, field: String, maxCharacters: Int = 128) throws(ManagementError) -> String {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw .invalidField(field: field, reason: "must not be empty") }
+        guard trimmed.count <= maxCharacters else { throw .invalidField(field: field, reason: "longer than \(maxCharacters) characters") }
+        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidField(field: field, reason: "contains control characters")
+        }
+        return trimmed
+    }
+
+    /// An e-mail address, lower-cased: one `@`, a non-empty local part, a dotted domain, no spaces, ≤ 254 bytes.
+    static func email(_ value: String, field: String = "email") throws(ManagementError) -> String {
+        let email = value.trimmingCharacters(in: .whitespaces).lowercased()
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard email.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64,
+              parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !parts[1].contains(".."),
+              !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) else {
+            throw .invalidField(field: field, reason: "not an e-mail address")
+        }
+        return email
+    }
+
+    /// A callback URL the authority or a device will call: `https`, or `http` only for a loopback host;
+    /// an absolute URL with a host, no user info, no fragment, ≤ 2048 bytes.
+    static func endpoint(_ value: String, field: String) throws(ManagementError) -> String {
+        guard value.utf8.count <= 2048, let components = URLComponents(string: value),
+              let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty,
+              components.user == nil, components.password == nil, components.fragment == nil,
+              !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+            throw .invalidField(field: field, reason: "must be an absolute http(s) URL without user info or fragment")
+        }
+        switch scheme {
+        case "https":
+            return value
+        case "http":
+            guard isLoopback(host: host) else {
+                throw .invalidField(field: field, reason: "http is allowed only for loopback hosts; use https")
+            }
+            return value
+        default:
+            throw .invalidField(field: field, reason: "scheme must be https (or http on loopback)")
+        }
+    }
+
+    /// `localhost`, `127.0.0.0/8` or `::1`.
+    static func isLoopback(host: String) -> Bool {
+        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if host == "localhost" || host == "::1" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets[0] == "127" else { return false }
+        return octets.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// `#RRGGBB`.
+    static func colour(_ value: String, field: String) throws(ManagementError) -> String {
+        let hex = Set("0123456789abcdefABCDEF")
+        guard value.count == 7, value.first == "#", value.dropFirst().allSatisfy(hex.contains) else {
+            throw .invalidField(field: field, reason: "must be #RRGGBB")
+        }
+        return value
+    }
+
+    /// Image types a logo data URL may carry (no SVG: it can hold scripts).
+    static let logoImageTypes: Set<String> = ["image/png", "image/jpeg", "image/gif", "image/webp"]
+
+    /// A logo: an `https` URL (≤ 2048 bytes) or a `data:image/…;base64,…` URL (≤ 48 KiB) whose payload decodes.
+    static func logoURL(_ value: String, field: String) throws(ManagementError) -> String {
+        if value.hasPrefix("data:") {
+            guard value.utf8.count <= 48 * 1024 else { throw .invalidField(field: field, reason: "data URL longer than 48 KiB") }
+            let rest = value.dropFirst("data:".count)
+            guard let comma = rest.firstIndex(of: ",") else { throw .invalidField(field: field, reason: "malformed data URL") }
+            let header = rest[..<comma].lowercased()
+            let payload = rest[rest.index(after: comma)...]
+            guard header.hasSuffix(";base64"), logoImageTypes.contains(String(header.dropLast(";base64".count))),
+                  Data(base64Encoded: String(payload)) != nil, !payload.isEmpty else {
+                throw .invalidField(field: field, reason: "data URL must be data:image/(png|jpeg|gif|webp);base64,…")
+            }
+            return value
+        }
+        guard value.utf8.count <= 2048, let components = URLComponents(string: value), components.scheme?.lowercased() == "https",
+              let host = components.host, !host.isEmpty, components.user == nil,
+              !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+            throw .invalidField(field: field, reason: "must be an https URL or a data:image URL")
+        }
+        return value
+    }
+
+    /// Fields of a branding object.
+    static let brandingFields: Set<String> = ["name", "logo_url", "primary_color", "secondary_color"]
+
+    /// A branding object; `name` defaults to `defaultName`.
+    static func branding(_ object: JSONObjectReader, defaultName: String) throws(ManagementError) -> BrandingInfo {
+        let name = try object.string("name", maxBytes: 512).map { name throws(ManagementError) in
+            try text(name, field: "branding.name", maxCharacters: 64)
+        } ?? defaultName
+        var branding = BrandingInfo(name: name)
+        if let logo = try object.string("logo_url", maxBytes: 48 * 1024, nullable: true) {
+            branding.logoURL = try logoURL(logo, field: "branding.logo_url")
+        }
+        if let primary = try object.string("primary_color", maxBytes: 16, nullable: true) {
+            branding.primaryColor = try colour(primary, field: "branding.primary_color")
+        }
+        if let secondary = try object.string("secondary_color", maxBytes: 16, nullable: true) {
+            branding.secondaryColor = try colour(secondary, field: "branding.secondary_color")
+        }
+        return branding
+    }
+
+    /// The ID-token algorithms an application may choose (SPEC §4.3).
+    static func idTokenAlgorithm(_ value: String) throws(ManagementError) -> String {
+        guard JWSAlgorithm(rawValue: value) != nil else {
+            throw .invalidField(field: "id_token_signed_response_alg",
+                                reason: "must be one of " + JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return value
+    }
+
+    /// A client JWKS for `private_key_jwt`: a JSON object `{"keys": […]}` with at least one public key of a
+    /// supported type and no private members. Returned in canonical form (unsupported keys dropped).
+    static func jwks(_ value: JSONValue) throws(ManagementError) -> String {
+        guard case .object = value else { throw .invalidField(field: "jwks", reason: "must be a JWKS object") }
+        let set: JWKSet
+        do {
+            set = try JWKSet(json: value.serialized, maximumSize: 64 * 1024, maximumKeyCount: 16)
+        } catch {
+            throw .invalidField(field: "jwks", reason: "not a valid public JWKS (\(error))")
+        }
+        guard !set.keys.isEmpty else {
+            throw .invalidField(field: "jwks", reason: "holds no key of a supported type (RSA, EC P-256, OKP Ed25519, AKP ML-DSA-65)")
+        }
+        return String(decoding: set.jsonData, as: UTF8.self)
+    }
+}
