@@ -49,7 +49,7 @@ extension Authority {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw ManagementError.invalidCredentials }
         let token = parts[1].trimmingCharacters(in: .whitespaces)
         guard token.hasPrefix(ManagementCredentials.apiKeyPrefix), token.utf8.count <= 128,
-              token.utf8.allSatisfy({ Base64URL.isAlphabet($0) || $0 == UInt8(ascii: "_") }) else {
+              token.utf8.allSatisfy(isBase64URLAlphabet) else {
             throw ManagementError.invalidCredentials
         }
         guard let key = try await store.apiKey(hash: ManagementCredentials.hash(token)), key.revokedAt == nil else {
@@ -59,15 +59,13 @@ extension Authority {
     }
 }
 
-extension Base64URL {
-    /// Whether `byte` is in the base64url alphabet (`A-Z a-z 0-9 - _`).
-    static func isAlphabet(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"):
-            true
-        default:
-            false
-        }
+/// Whether `byte` is in the base64url alphabet (`A-Z a-z 0-9 - _`).
+private func isBase64URLAlphabet(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+         UInt8(ascii: "-"), UInt8(ascii: "_"):
+        true
+    default:
+        false
     }
 }

@@ -5,7 +5,7 @@ import FaceSealHTTP
 public enum ManagementError: Error, Sendable, Equatable, HTTPResponseConvertible {
     /// No `Authorization: Bearer …` header (401 `unauthorized`).
     case missingCredentials
-    /// A bearer key that is malformed, unknown or revoked (401 `invalid_token`). The reason is for the log only.
+    /// A bearer key that is malformed, unknown or revoked (401 `invalid_token`); which of them is not said.
     case invalidCredentials
     /// The key may not act on this tenant, or the action needs an administrator key (403 `forbidden`).
     case forbidden(String)
