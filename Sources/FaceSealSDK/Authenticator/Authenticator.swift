@@ -122,7 +122,7 @@ public final class Authenticator: Sendable {
         var signed: [SignedKey] = []
         for record in records {
             do {
-                signed.append(SignedKey(key: record.key, signer: try ring.ambientSigner(record)))
+                signed.append(SignedKey(key: record.key, signer: try ring.ambientSigner(record), userPresentKeyId: record.userPresent.deviceKeyId))
             } catch {
                 throw .vault(error)
             }
@@ -163,7 +163,7 @@ public final class Authenticator: Sendable {
             ring.records.first { $0.allDeviceKeyIds.contains(deviceKeyId) }?.key.id ?? deviceKeyId
         }
         switch failure {
-        case .deviceKeyRevoked(let deviceKeyId):
+        case .deviceKeyRevoked(let deviceKeyId), .deviceKeyReplaced(let deviceKeyId):
             let keyId = owner(deviceKeyId)
             ring.absorb(failure)
             return .deviceKeyRevoked(keyId: keyId)

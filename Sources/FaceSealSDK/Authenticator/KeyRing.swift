@@ -47,6 +47,13 @@ final class KeyRing: Sendable {
         }
     }
 
+    /// Every usable record of `issuer`, most recent first.
+    func usableRecords(issuer: String) -> [KeyRecord] {
+        let vault = environment.vault
+        return records.filter { $0.issuer == issuer && vault.hasKeyMaterial(deviceKeyId: $0.ambient.deviceKeyId) }
+            .sorted { $0.key.createdAt > $1.key.createdAt }
+    }
+
     /// Changes the records and persists them; on a failed write the change is not kept.
     func updateRecords<T: Sendable>(_ body: (inout [KeyRecord]) -> T) throws(VaultError) -> T {
         try state.withLock { s throws(VaultError) -> T in
@@ -104,6 +111,8 @@ final class KeyRing: Sendable {
             return removeRecord(owning: deviceKeyId, terminated: false)
         case .deviceKeyTerminated(let deviceKeyId):
             return removeRecord(owning: deviceKeyId, terminated: true)
+        case .deviceKeyReplaced(let deviceKeyId):
+            return removeRecord(owning: deviceKeyId, terminated: false, replaced: true)
         default:
             return nil
         }
@@ -111,9 +120,9 @@ final class KeyRing: Sendable {
 
     /// Removes the record that owns `deviceKeyId` (and its hardware keys) after the authority said
     /// it is revoked or terminated.
-    func removeRecord(owning deviceKeyId: String, terminated: Bool) -> RevokedKeyNotice? {
+    func removeRecord(owning deviceKeyId: String, terminated: Bool, replaced: Bool = false) -> RevokedKeyNotice? {
         guard let record = records.first(where: { $0.allDeviceKeyIds.contains(deviceKeyId) }) else { return nil }
-        return removeRecord(keyId: record.key.id, terminated: terminated, replaced: false, auditKind: .keyRemovedByAuthority)
+        return removeRecord(keyId: record.key.id, terminated: terminated, replaced: replaced, auditKind: .keyRemovedByAuthority)
     }
 
     /// Removes one record and deletes its hardware keys. Answers the notice for it.

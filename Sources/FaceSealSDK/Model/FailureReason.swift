@@ -80,5 +80,5 @@ public enum AbortReason: String, Sendable, Hashable, Codable, CaseIterable {
     /// The user cancelled with `cancelCeremony()`.
     case userCancelled = "user_cancelled"
     /// The key operation was refused after the face match (a face-PKI failure reason).
-    case keyOperationRefused = "key_operation_refused"
+    case keyOperationRefused = "refused"
 }

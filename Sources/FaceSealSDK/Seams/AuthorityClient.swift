@@ -64,11 +64,14 @@ public struct SignedKey: Sendable {
     public let key: Key
     /// Its signer (ambient for reads).
     public let signer: any DeviceRequestSigner
+    /// The enrolment's current user-present key id: the authority names enrolments by it.
+    public let userPresentKeyId: String?
 
     /// Creates the pair.
-    public init(key: Key, signer: any DeviceRequestSigner) {
+    public init(key: Key, signer: any DeviceRequestSigner, userPresentKeyId: String? = nil) {
         self.key = key
         self.signer = signer
+        self.userPresentKeyId = userPresentKeyId
     }
 }
 
@@ -149,11 +152,17 @@ public struct EnrolmentReceipt: Sendable, Hashable {
     public let keyId: String
     /// When it was recorded.
     public let enrolledAt: Date
+    /// The identity the authority enrolled (its pairwise subject), when it says so; else the invitation's.
+    public let identityId: String?
+    /// The authority's issuer, when it says so.
+    public let issuer: String?
 
     /// Creates a receipt.
-    public init(keyId: String, enrolledAt: Date) {
+    public init(keyId: String, enrolledAt: Date, identityId: String? = nil, issuer: String? = nil) {
         self.keyId = keyId
         self.enrolledAt = enrolledAt
+        self.identityId = identityId
+        self.issuer = issuer
     }
 }
 

@@ -155,13 +155,20 @@ public struct CompletionSubmission: Sendable, Hashable {
     public let rotatedToken: [UInt8]
     /// The generation that was downloaded (compare-and-swap value).
     public let downloadedGeneration: Int
+    /// The fresh server share of the rotated token.
+    public let serverShare: [UInt8]
+    /// Whether the user typed the token's password.
+    public let passwordUsed: Bool
 
     /// Creates a completion.
-    public init(requestId: String, resultSHA256: [UInt8]?, rotatedToken: [UInt8], downloadedGeneration: Int) {
+    public init(requestId: String, resultSHA256: [UInt8]?, rotatedToken: [UInt8], downloadedGeneration: Int,
+                serverShare: [UInt8] = [], passwordUsed: Bool = false) {
         self.requestId = requestId
         self.resultSHA256 = resultSHA256
         self.rotatedToken = rotatedToken
         self.downloadedGeneration = downloadedGeneration
+        self.serverShare = serverShare
+        self.passwordUsed = passwordUsed
     }
 }
 
@@ -196,6 +203,8 @@ public enum AuthorityFailure: Error, Sendable, Hashable {
     case deviceKeyRevoked(deviceKeyId: String)
     /// The signing device key's user has no application left.
     case deviceKeyTerminated(deviceKeyId: String)
+    /// The signing device key was replaced by an enrolment on another device (one device per user).
+    case deviceKeyReplaced(deviceKeyId: String)
     /// The authority refused the call with this error code, described.
     case refused(code: String, message: String)
     /// Network or 5xx failure; the same call may succeed later.

@@ -37,13 +37,20 @@ public struct PreparedCompletion: Sendable, Hashable {
     public let deliverySHA256: [UInt8]?
     /// The re-sealed token to upload with the completion.
     public let rotatedToken: [UInt8]
+    /// The fresh server share the rotated token is sealed with (sent once, with the completion).
+    public let rotatedServerShare: [UInt8]
+    /// Whether the token was opened with the user's password (the ID token's `amr` gets `pwd`).
+    public let passwordUsed: Bool
 
     /// Creates a prepared completion.
-    public init(deliveryBody: [UInt8]?, deliverySignature: String?, deliverySHA256: [UInt8]?, rotatedToken: [UInt8]) {
+    public init(deliveryBody: [UInt8]?, deliverySignature: String?, deliverySHA256: [UInt8]?, rotatedToken: [UInt8],
+                rotatedServerShare: [UInt8] = [], passwordUsed: Bool = false) {
         self.deliveryBody = deliveryBody
         self.deliverySignature = deliverySignature
         self.deliverySHA256 = deliverySHA256
         self.rotatedToken = rotatedToken
+        self.rotatedServerShare = rotatedServerShare
+        self.passwordUsed = passwordUsed
     }
 }
 

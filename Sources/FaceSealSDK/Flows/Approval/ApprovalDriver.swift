@@ -120,23 +120,41 @@ final class ApprovalDriver: Sendable {
 
     private func fetchRequestDetails(_ link: VerifiedLink) async {
         session.withLock { $0.issuer = link.issuer }
-        guard let anyRecord = ring.usableRecord(issuer: link.issuer) else {
+        let candidates = ring.usableRecords(issuer: link.issuer)
+        guard !candidates.isEmpty else {
             send { $0.authorityFailed(.linkRefused(.unknownIdentity)) }
             return
         }
-        do {
-            let signer = try ring.signer(deviceKeyId: anyRecord.ambient.deviceKeyId, presence: nil)
-            let details = ring.absorb(try await environment.authority.requestDetails(requestId: link.requestId, signer: signer))
-            guard let record = ring.usableRecord(issuer: link.issuer, identityId: details.identityId) else {
-                send { $0.authorityFailed(.linkRefused(.unknownIdentity)) }
+        // The authority answers a request only to a key of the request's user: with several identities
+        // at one authority, the first key it answers to is the user's.
+        var lastFailure = AuthorityFailure.linkRefused(.unknownIdentity)
+        for candidate in candidates {
+            do {
+                let signer = try ring.signer(deviceKeyId: candidate.ambient.deviceKeyId, presence: nil)
+                let details = ring.absorb(try await environment.authority.requestDetails(requestId: link.requestId, signer: signer))
+                let chosen = details.identityId.isEmpty ? candidate : ring.usableRecord(issuer: link.issuer, identityId: details.identityId)
+                guard let record = chosen else {
+                    send { $0.authorityFailed(.linkRefused(.unknownIdentity)) }
+                    return
+                }
+                session.withLock { $0.record = record }
+                send { $0.requestDetailsReceived(details) }
+                return
+            } catch .linkRefused(.unknownIdentity) {
+                continue
+            } catch {
+                ring.absorb(error)
+                lastFailure = error
+                // A removed key (revoked by an administrator) says nothing about the other identities.
+                switch error {
+                case .deviceKeyRevoked, .deviceKeyTerminated, .deviceKeyReplaced: continue
+                default: break
+                }
+                send { $0.authorityFailed(error) }
                 return
             }
-            session.withLock { $0.record = record }
-            send { $0.requestDetailsReceived(details) }
-        } catch {
-            ring.absorb(error)
-            send { $0.authorityFailed(error) }
         }
+        send { [lastFailure] in $0.authorityFailed(lastFailure) }
     }
 
     private func downloadFaceToken(_ requestId: String) async {
@@ -191,7 +209,8 @@ final class ApprovalDriver: Sendable {
             session.withLock { $0.opened = nil }
             let completion = CompletionSubmission(
                 requestId: details.requestId, resultSHA256: prepared.deliverySHA256,
-                rotatedToken: prepared.rotatedToken, downloadedGeneration: opened.generation
+                rotatedToken: prepared.rotatedToken, downloadedGeneration: opened.generation,
+                serverShare: prepared.rotatedServerShare, passwordUsed: prepared.passwordUsed
             )
             switch mode {
             case .login:

@@ -529,6 +529,7 @@ struct ApprovalStateMachine: Sendable {
         case .staleToken: .staleToken
         case .deviceKeyRevoked: .deviceKeyRevoked
         case .deviceKeyTerminated: .deviceKeyTerminated
+        case .deviceKeyReplaced: .deviceKeyRevoked
         case .refused(let code, _): .authorityRefused(code: code)
         case .transient(let description): .authorityUnavailable(description)
         case .invalidResponse(let description): .protocolViolation(description)

@@ -69,7 +69,7 @@ public final class RevocationFlow: Sendable {
             ring.absorb(try await ring.environment.authority.revokeKey(keyId: key.id, signer: signer))
         } catch {
             switch error {
-            case .deviceKeyRevoked, .deviceKeyTerminated:
+            case .deviceKeyRevoked, .deviceKeyTerminated, .deviceKeyReplaced:
                 // Already dead on the authority: removing it here is exactly what was asked.
                 break
             default:

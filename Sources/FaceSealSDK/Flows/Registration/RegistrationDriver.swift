@@ -192,7 +192,7 @@ final class RegistrationDriver: Sendable {
             let submission = EnrolmentSubmission(requestId: details.requestId, ambient: keys.ambient, userPresent: keys.userPresent, newFaceToken: newToken)
             let receipt = ring.absorb(try await environment.authority.registerEnrolment(submission, ambient: ambient, userPresent: userPresent))
             let key = Key(
-                id: receipt.keyId, identityId: details.identityId, email: details.email, clientId: details.clientId,
+                id: receipt.keyId, identityId: receipt.identityId ?? details.identityId, email: details.email, clientId: details.clientId,
                 appLabel: details.appLabel, createdAt: receipt.enrolledAt
             )
             send { $0.enrolmentRegistered(key) }

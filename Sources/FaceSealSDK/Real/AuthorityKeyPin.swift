@@ -1,0 +1,81 @@
+import FaceSealCrypto
+import FaceSealWire
+import Foundation
+import Synchronization
+
+/// The authority key the device pinned at its first enrolment (SPEC §4.1): every later link and every
+/// signed response is checked against it. Kept in a small file (mode 0600) next to the vault, so it
+/// survives restarts; an enrolment link's key is held provisionally until the enrolment response confirms it.
+public final class AuthorityKeyPin: Sendable {
+    private struct Pinned: Codable {
+        var issuer: String
+        var key: [UInt8]
+    }
+
+    private struct State {
+        var pinned: Pinned?
+        /// Enrolment links seen but not yet confirmed: invitation id → (issuer, key).
+        var provisional: [String: Pinned] = [:]
+    }
+
+    private let file: URL?
+    private let state: Mutex<State>
+
+    /// Reads the pin from `file` (nil: in memory only, for tests).
+    public init(file: URL?) throws(VaultError) {
+        self.file = file
+        var pinned: Pinned?
+        if let file, FileManager.default.fileExists(atPath: file.path) {
+            guard let data = try? Data(contentsOf: file), data.count <= 4096,
+                  let decoded = try? JSONDecoder().decode(Pinned.self, from: data), decoded.key.count == 32 else {
+                throw .corruptRecords("the authority pin file does not parse")
+            }
+            pinned = decoded
+        }
+        state = Mutex(State(pinned: pinned))
+    }
+
+    /// The pinned issuer, if any.
+    public var issuer: String? { state.withLock { $0.pinned?.issuer } }
+
+    /// The pinned key of `issuer`, if that is the pinned issuer.
+    func key(issuer: String) -> Curve25519.Signing.PublicKey? {
+        guard let pinned = state.withLock({ $0.pinned }), pinned.issuer == issuer else { return nil }
+        return try? Curve25519.Signing.PublicKey(rawRepresentation: pinned.key)
+    }
+
+    /// The pinned key whatever its issuer (a client talks to one authority).
+    func currentKey() -> Curve25519.Signing.PublicKey? {
+        guard let pinned = state.withLock({ $0.pinned }) else { return nil }
+        return try? Curve25519.Signing.PublicKey(rawRepresentation: pinned.key)
+    }
+
+    func holdProvisional(invitation: String, issuer: String, key: [UInt8]) {
+        state.withLock { $0.provisional[invitation] = Pinned(issuer: issuer, key: key) }
+    }
+
+    func provisional(invitation: String) -> (issuer: String, key: Curve25519.Signing.PublicKey)? {
+        guard let entry = state.withLock({ $0.provisional[invitation] }),
+              let key = try? Curve25519.Signing.PublicKey(rawRepresentation: entry.key) else { return nil }
+        return (entry.issuer, key)
+    }
+
+    /// Pins the key an enrolment response confirmed.
+    func confirm(invitation: String, issuer: String, key: [UInt8]) throws(VaultError) {
+        let pinned = Pinned(issuer: issuer, key: key)
+        if let file {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            guard let data = try? encoder.encode(pinned) else { throw .storageFailed("the pin does not encode") }
+            let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).tmp")
+            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]),
+                  rename(temporary.path, file.path) == 0 else {
+                throw .storageFailed("cannot write the authority pin")
+            }
+        }
+        state.withLock {
+            $0.pinned = pinned
+            $0.provisional[invitation] = nil
+        }
+    }
+}

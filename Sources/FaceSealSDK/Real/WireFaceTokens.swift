@@ -1,0 +1,207 @@
+import FaceSealCrypto
+import FaceSealWire
+import Foundation
+
+/// The real ``FaceTokenOpener``: face tokens as `FaceTokenSeal` (FaceSealWire) defines them (SPEC §5.1–5.3).
+///
+/// An SDK ``FaceTokenEnvelope``'s `token` is the exact JSON of the wire envelope (`FaceSealWire.FaceTokenEnvelope`),
+/// as downloaded; a ``NewFaceToken``'s and a ``PreparedCompletion``'s token bytes are the same encoding.
+public struct WireFaceTokens: FaceTokenOpener {
+    /// The match threshold written into new tokens: dlib's face-distance threshold.
+    public let matchThreshold: Double
+    /// scrypt cost of new password-protected tokens (log2 N).
+    public let scryptLogN: Int
+    /// The clock for `created_at` of new tokens.
+    private let clock: any WallClock
+    /// `sub` and `tenant` written into a new token's header. The authority checks them against the invitation,
+    /// but `EnrolmentDetails` (FaceSealWire) does not carry them yet, so a host that knows them passes them here.
+    private let tokenOwner: (subject: String, tenant: String)
+
+    /// Creates the opener.
+    public init(matchThreshold: Double = 0.6, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock(),
+                tokenSubject: String = "", tokenTenant: String = "") {
+        self.matchThreshold = matchThreshold
+        self.scryptLogN = scryptLogN
+        self.clock = clock
+        tokenOwner = (tokenSubject, tokenTenant)
+    }
+
+    /// Opens a downloaded token with the server share and, when its header says so, the password (scrypt).
+    public func open(_ envelope: FaceTokenEnvelope, password: String?) async throws(FaceTokenOpenError) -> any OpenedFaceToken {
+        let wire: FaceSealWire.FaceTokenEnvelope
+        let header: FaceTokenHeader
+        do {
+            wire = try FaceSealWire.FaceTokenEnvelope.decode(envelope.token)
+            header = try wire.parsedHeader()
+        } catch {
+            throw .unusable("the token does not parse: \(error)")
+        }
+        guard header.v == 1 else { throw .unusable("token format \(header.v)") }
+        var passwordKey: SymmetricKey?
+        if header.passwordRequired {
+            guard let password else { throw .passwordRequired }
+            guard let parameters = header.scrypt else { throw .unusable("a password token without scrypt parameters") }
+            do {
+                passwordKey = try FaceTokenSeal.passwordKey(password: password, parameters: parameters)
+            } catch {
+                throw .unusable("scrypt parameters out of bounds")
+            }
+        }
+        let body: FaceTokenBody
+        do {
+            (_, body) = try FaceTokenSeal.open(wire, serverShare: envelope.serverShare, passwordKey: passwordKey)
+        } catch .wrongPassword {
+            // Without a password the only key input is the share: a failure is damage, not a typo.
+            throw header.passwordRequired ? .wrongPassword : .unusable("the token does not open with the server share")
+        } catch .passwordRequired {
+            throw .passwordRequired
+        } catch {
+            throw .unusable("\(error)")
+        }
+        return OpenedWireFaceToken(header: header, body: body, passwordKey: passwordKey)
+    }
+
+    /// Creates a user's first token (generation 1) with fresh masters for every algorithm of `keyPolicy`.
+    public func create(templates: FaceTemplates, password: String?, keyPolicy: [String]) async throws(KeyOperationError) -> NewFaceToken {
+        let algorithms = try Self.algorithms(keyPolicy)
+        var scrypt: ScryptParameters?
+        var passwordKey: SymmetricKey?
+        if let password {
+            let parameters = ScryptParameters(logN: scryptLogN, salt: SecureRandom.bytes(count: 16))
+            do {
+                passwordKey = try FaceTokenSeal.passwordKey(password: password, parameters: parameters)
+            } catch {
+                throw .internalFailure("scrypt failed")
+            }
+            scrypt = parameters
+        }
+        let header = FaceTokenHeader(
+            tid: "tok_" + Base64URL.encode(SecureRandom.bytes(count: 12)), sub: tokenOwner.subject, tenant: tokenOwner.tenant, gen: 1,
+            passwordRequired: password != nil, livenessRequired: true, threshold: matchThreshold, scrypt: scrypt,
+            createdAt: Int64(clock.now().timeIntervalSince1970))
+        var masters: [KeyAlgorithm: [UInt8]] = [:]
+        for algorithm in algorithms { masters[algorithm] = SecureRandom.bytes(count: 32) }
+        defer { for key in masters.keys { secureZero(&masters[key]!) } }
+        let share = SecureRandom.bytes(count: FaceTokenSeal.serverShareByteCount)
+        do {
+            let sealed = try FaceTokenSeal.seal(header: header, body: FaceTokenBody(templates: templates.embeddings, masters: masters),
+                                                serverShare: share, passwordKey: passwordKey)
+            return NewFaceToken(token: sealed.encoded(), serverShare: share)
+        } catch {
+            throw .internalFailure("sealing failed: \(error)")
+        }
+    }
+
+    /// Parses a policy's algorithm names; a name this SDK does not know is refused rather than skipped.
+    static func algorithms(_ names: [String]) throws(KeyOperationError) -> [KeyAlgorithm] {
+        var result: [KeyAlgorithm] = []
+        for name in names {
+            guard let algorithm = KeyAlgorithm(rawValue: name) else { throw .unsupportedAlgorithm(name) }
+            if !result.contains(algorithm) { result.append(algorithm) }
+        }
+        return result
+    }
+}
+
+/// An opened token: templates, the masters in `SecretBytes` (zeroed when released) and the password key.
+final class OpenedWireFaceToken: OpenedFaceToken {
+    let header: FaceTokenHeader
+    let templates: FaceTemplates
+    /// By algorithm name; names this SDK does not know are carried over untouched (fill-only).
+    private let masters: [String: SecretBytes]
+    private let passwordKey: SymmetricKey?
+
+    init(header: FaceTokenHeader, body: FaceTokenBody, passwordKey: SymmetricKey?) {
+        self.header = header
+        templates = FaceTemplates(embeddings: body.templates)
+        masters = body.masters.mapValues { SecretBytes($0.bytes) }
+        self.passwordKey = passwordKey
+    }
+
+    var matchThreshold: Float { Float(header.threshold) }
+    var generation: Int { header.gen }
+
+    /// The largest `pki_data` signed.
+    static let maximumSignedData = 64 * 1024
+
+    func prepareCompletion(for request: RequestDetails, issuedAt: Date) async throws(KeyOperationError) -> PreparedCompletion {
+        let policy = try WireFaceTokens.algorithms(request.keyPolicy)
+        // Fill-only: a master the token holds is never replaced, so a key an application pinned never moves.
+        var filled = masters
+        for algorithm in policy where filled[algorithm.rawValue] == nil {
+            filled[algorithm.rawValue] = SecretBytes(randomCount: 32)
+        }
+        var deliveryBody: [UInt8]?
+        var deliverySignature: String?
+        var deliverySHA256: [UInt8]?
+        if let kind = request.pkiKind {
+            let body = try Self.deliveryBody(kind: kind, request: request, policy: policy, masters: filled, issuedAt: issuedAt)
+            deliveryBody = body.bytes
+            deliverySignature = body.signature
+            deliverySHA256 = SHA256.hash(data: body.bytes).bytes
+        }
+        let share = SecureRandom.bytes(count: FaceTokenSeal.serverShareByteCount)
+        var next = header
+        next.gen += 1
+        var masterBytes: [String: [UInt8]] = filled.mapValues { $0.copyBytes() }
+        defer { for key in masterBytes.keys { secureZero(&masterBytes[key]!) } }
+        var body = FaceTokenBody(templates: templates.embeddings, masters: [:])
+        body.masters = masterBytes.mapValues(Base64URLBytes.init)
+        do {
+            let sealed = try FaceTokenSeal.seal(header: next, body: body, serverShare: share, passwordKey: passwordKey)
+            return PreparedCompletion(deliveryBody: deliveryBody, deliverySignature: deliverySignature, deliverySHA256: deliverySHA256,
+                                      rotatedToken: sealed.encoded(), rotatedServerShare: share, passwordUsed: passwordKey != nil)
+        } catch {
+            throw .internalFailure("re-sealing failed: \(error)")
+        }
+    }
+
+    /// Does the key operation and signs the delivery body (ML-DSA-65, context `faceseal-delivery-v1`).
+    private static func deliveryBody(kind: PkiCeremonyKind, request: RequestDetails, policy: [KeyAlgorithm],
+                                     masters: [String: SecretBytes], issuedAt: Date) throws(KeyOperationError) -> (bytes: [UInt8], signature: String) {
+        func seed(_ algorithm: KeyAlgorithm) throws(KeyOperationError) -> SymmetricKey {
+            guard let master = masters[algorithm.rawValue] else { throw .internalFailure("no master for \(algorithm.rawValue)") }
+            return try FaceLockedKeys.seed(master: master, algorithm: algorithm, clientId: request.clientId, context: request.pkiContext)
+        }
+        // The delivery is always signed with the user's ML-DSA key; a policy without one cannot answer a ceremony.
+        guard let signing = policy.first(where: \.signs) else { throw .notPermitted }
+        guard signing == .mlDSA65 else { throw .unsupportedAlgorithm(signing.rawValue) }
+        let signer = try FaceLockedKeys.mlDSA65(seed: try seed(.mlDSA65))
+        let signerPublic = Array(signer.publicKey.rawRepresentation)
+        let keyId = FaceLockedKeys.keyId(mlDSAPublicKey: signerPublic)
+        guard let wireKind = PKIKind(rawValue: kind.rawValue) else { throw .notPermitted }
+        let iat = Int64(issuedAt.timeIntervalSince1970)
+        let body: DeliveryBody
+        switch kind {
+        case .publicKeys:
+            var keys: [KeyAlgorithm: [UInt8]] = [:]
+            for algorithm in policy {
+                keys[algorithm] = algorithm == .mlDSA65 ? signerPublic : try FaceLockedKeys.publicKey(algorithm, seed: try seed(algorithm))
+            }
+            body = DeliveryBody(authReqId: request.requestId, kind: wireKind, iat: iat, keyId: keyId, publicKeys: keys)
+        case .sign:
+            guard request.pkiData.count <= maximumSignedData else { throw .invalidData("pki_data is over 64 KiB") }
+            let signature: Data
+            do {
+                signature = try signer.signature(for: request.pkiData, context: DeliveryNames.signContext)
+            } catch {
+                throw .internalFailure("signing failed")
+            }
+            body = DeliveryBody(authReqId: request.requestId, kind: wireKind, iat: iat, keyId: keyId, signature: Array(signature))
+        case .decapsulate:
+            guard let kem = policy.first(where: { !$0.signs }) else { throw .notPermitted }
+            let secret = try FaceLockedKeys.decapsulate(kem, seed: try seed(kem), ciphertext: request.pkiData)
+            var shared = secret.copyBytes()
+            defer { secureZero(&shared) }
+            body = DeliveryBody(authReqId: request.requestId, kind: wireKind, iat: iat, keyId: keyId, sharedSecret: shared)
+        }
+        let bytes = body.encoded()
+        guard bytes.count <= DeliveryBody.maxBytes else { throw .invalidData("the delivery body is over its limit") }
+        do {
+            let signature = try signer.signature(for: bytes, context: DeliveryNames.signatureContext)
+            return (bytes, Base64URL.encode(Array(signature)))
+        } catch {
+            throw .internalFailure("signing the delivery failed")
+        }
+    }
+}

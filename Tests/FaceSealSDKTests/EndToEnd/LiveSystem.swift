@@ -1,0 +1,346 @@
+import FaceSealAuthority
+import FaceSealCrypto
+import FaceSealHTTP
+import FaceSealWire
+import Foundation
+import Synchronization
+import Testing
+@testable import FaceSealSDK
+
+/// A real authority (SQLite in a temporary directory, its router on an ephemeral loopback port), set up
+/// through its management API, plus an application (CIBA client and delivery endpoint) and devices running the
+/// real SDK seams (HTTP authority client, delivery poster, face tokens, file vault with P-256 and AES-GCM).
+/// The face step is the fake verifier (these scenarios are about the flows; the engine has its own tests).
+final class LiveSystem: Sendable {
+    let authority: Authority
+    let server: HTTPServer
+    let baseURL: URL
+    let root: URL
+    let http = HTTPClient()
+    let adminKey: String
+    let application: RelyingParty
+    let tenant = "acme"
+
+    struct Policy {
+        var algorithms = ["ML-DSA-65", "ML-KEM-768"]
+        var attemptsMax = 3
+        var passwordMode = "none"
+        var oneDevicePerUser = false
+    }
+
+    private init(authority: Authority, server: HTTPServer, baseURL: URL, root: URL, adminKey: String, application: RelyingParty) {
+        self.authority = authority
+        self.server = server
+        self.baseURL = baseURL
+        self.root = root
+        self.adminKey = adminKey
+        self.application = application
+    }
+
+    static func start(policy: Policy = Policy()) async throws -> LiveSystem {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let store = try await SQLAuthorityStore.open(.sqlite(path: root.appendingPathComponent("authority.sqlite").path))
+        let box = RouterSlot()
+        let server = HTTPServer(logger: .disabled) { request in try await box.router().respond(to: request) }
+        try server.start()
+        let baseURL = try #require(server.baseURL)
+        let keys = AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
+        let authority = Authority(configuration: AuthorityConfiguration(issuer: baseURL.absoluteString), store: store, keys: keys)
+        box.set(authority.makeRouter())
+        let adminKey = try #require(try await authority.bootstrapAdminKey())
+        let application = try RelyingParty()
+        let system = LiveSystem(authority: authority, server: server, baseURL: baseURL, root: root, adminKey: adminKey, application: application)
+        _ = try await system.manage("POST", "/tenants", [
+            "id": "acme", "name": "Acme",
+            "policy": ["key_algorithms": policy.algorithms, "attempts_max": policy.attemptsMax, "liveness_required": true,
+                       "password_policy": ["mode": policy.passwordMode], "one_device_per_user": policy.oneDevicePerUser],
+        ])
+        return system
+    }
+
+    func stop() async {
+        await server.stop()
+        await application.server.stop()
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    // MARK: Management API
+
+    /// Calls the management API with the administrator key; answers the JSON object (or empty for 204).
+    @discardableResult
+    func manage(_ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> [String: Any] {
+        var headers = HTTPHeaders()
+        headers["Authorization"] = "Bearer \(adminKey)"
+        var bytes: [UInt8] = []
+        if let body {
+            headers["Content-Type"] = "application/json"
+            bytes = Array(try JSONSerialization.data(withJSONObject: body))
+        }
+        let response = try await http.send(HTTPClientRequest(method: HTTPMethod(rawValue: method), url: url("/manage/v1" + path),
+                                                             headers: headers, body: bytes))
+        guard (200..<300).contains(response.status.code) else {
+            throw SetupError("\(method) \(path) → \(response.status.code) \(String(decoding: response.body, as: UTF8.self))")
+        }
+        if response.body.isEmpty { return [:] }
+        return try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+    }
+
+    func url(_ path: String) -> URL {
+        var text = baseURL.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        return URL(string: text + path)!
+    }
+
+    /// A registered application: client id and secret.
+    struct Client: Sendable {
+        let clientId: String
+        let secret: String
+    }
+
+    func createApplication(label: String) async throws -> Client {
+        let created = try await manage("POST", "/tenants/\(tenant)/applications", [
+            "label": label, "delivery_mode": "poll", "delivery_endpoint": application.deliveryURL.absoluteString,
+            "branding": ["name": label, "primary_color": "#0A84FF"],
+        ])
+        return Client(clientId: try #require(created["client_id"] as? String), secret: try #require(created["client_secret"] as? String))
+    }
+
+    /// Creates a user; answers its subject.
+    func createUser(email: String) async throws -> String {
+        try #require(try await manage("POST", "/tenants/\(tenant)/users", ["email": email])["subject"] as? String)
+    }
+
+    /// An enrolment invitation's link bytes.
+    func invitation(email: String, client: Client) async throws -> [UInt8] {
+        let created = try await manage("POST", "/tenants/\(tenant)/invitations", ["email": email, "client_id": client.clientId])
+        return Array(try #require(created["link"] as? String).utf8)
+    }
+
+    // MARK: CIBA (the application's side)
+
+    /// `POST /backchannel` with client_secret_basic; answers `auth_req_id`.
+    func backchannel(_ client: Client, email: String, pkiKind: String? = nil, context: [UInt8] = Array("invoices".utf8),
+                     data: [UInt8]? = nil, binding: String = "Sign invoice 2026-114", bearer: String? = nil) async throws -> String {
+        let notificationToken = bearer ?? "cnt-" + Base64URL.encode(SecureRandom.bytes(count: 9))
+        var items: [FormParameters.Item] = [
+            .init(name: "scope", value: "openid"), .init(name: "login_hint", value: email),
+            .init(name: "binding_message", value: binding), .init(name: "client_notification_token", value: notificationToken),
+        ]
+        if let pkiKind {
+            items.append(.init(name: "pki_kind", value: pkiKind))
+            items.append(.init(name: "pki_context", value: String(decoding: context, as: UTF8.self)))
+            if let data { items.append(.init(name: "pki_data", value: Base64URL.encode(data))) }
+        }
+        let response = try await http.send(.form(url: url("/backchannel"), form: FormParameters(items), headers: basic(client)))
+        guard response.status.code == 200 else {
+            throw SetupError("backchannel → \(response.status.code) \(String(decoding: response.body, as: UTF8.self))")
+        }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        let rid = try #require(object["auth_req_id"] as? String)
+        application.expect(rid: rid, bearer: notificationToken)
+        return rid
+    }
+
+    /// `POST /token`: the status and the JSON object.
+    func token(_ client: Client, rid: String) async throws -> (status: Int, body: [String: Any]) {
+        let form = FormParameters([.init(name: "grant_type", value: "urn:openid:params:grant-type:ciba"), .init(name: "auth_req_id", value: rid)])
+        let response = try await http.send(.form(url: url("/token"), form: form, headers: basic(client)))
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]) ?? [:]
+        return (response.status.code, object)
+    }
+
+    /// The claims of an ID token (its signature is the authority's concern, tested there).
+    static func claims(ofIDToken token: String) throws -> [String: Any] {
+        let parts = token.split(separator: ".")
+        guard parts.count == 3 else { throw SetupError("not a JWS") }
+        return try #require(try JSONSerialization.jsonObject(with: Data(Base64URL.decode(parts[1]))) as? [String: Any])
+    }
+
+    private func basic(_ client: Client) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        let credentials = Data("\(client.clientId):\(client.secret)".utf8).base64EncodedString()
+        headers["Authorization"] = "Basic \(credentials)"
+        return headers
+    }
+
+    // MARK: Devices
+
+    /// A device: its own vault directory, installation marker, pin file and Authenticator environment.
+    func device(name: String = "phone", deviceProtocol: Int = 7, subject: String, faceVerifier: any FaceVerifier = FakeFaceVerifier(),
+                clock: any WallClock = SystemWallClock()) throws -> Device {
+        let directory = root.appendingPathComponent("device-\(name)")
+        return try Device(directory: directory, baseURL: baseURL, deviceProtocol: deviceProtocol, subject: subject, tenant: tenant,
+                          faceVerifier: faceVerifier, clock: clock, name: name)
+    }
+}
+
+/// One simulated device with the real seams.
+struct Device: Sendable {
+    let directory: URL
+    let client: HTTPAuthorityClient
+    let vault: FileKeyVault
+    let presence: ScriptedUserPresence
+    let epoch: Epoch
+    let environment: AuthenticatorEnvironment
+
+    final class Epoch: Sendable {
+        let value = Mutex("epoch-1")
+    }
+
+    init(directory: URL, baseURL: URL, deviceProtocol: Int, subject: String, tenant: String, faceVerifier: any FaceVerifier,
+         clock: any WallClock, name: String) throws {
+        self.directory = directory
+        let epoch = Epoch()
+        self.epoch = epoch
+        presence = ScriptedUserPresence(clock: FixedClock())
+        let sealer = try AESRecordSealer(keyFile: directory.appendingPathComponent("secrets/vault.key"))
+        vault = try FileKeyVault(
+            directory: directory.appendingPathComponent("vault"), installationMarker: directory.appendingPathComponent("installed"),
+            factory: P256SoftwareKeyFactory(), sealer: sealer, userPresence: presence, enrolmentEpoch: { epoch.value.withLock { $0 } })
+        let pin = try AuthorityKeyPin(file: directory.appendingPathComponent("vault/authority.pin"))
+        client = HTTPAuthorityClient(baseURL: baseURL, pin: pin, deviceProtocol: deviceProtocol, deviceName: name, clock: clock)
+        environment = AuthenticatorEnvironment(
+            authority: client, delivery: HTTPDeliveryPoster(), faceVerifier: faceVerifier,
+            faceTokens: WireFaceTokens(scryptLogN: 10, clock: clock, tokenSubject: subject, tokenTenant: tenant), vault: vault,
+            recordSealer: sealer, clock: clock, deviceProtocol: deviceProtocol)
+    }
+
+    func open() async throws -> Authenticator { try await Authenticator.open(environment: environment) }
+
+    /// Enrols through the registration flow with an invitation link; answers the key.
+    func enrol(_ authn: Authenticator, link: [UInt8], capture label: String = "ada", password: String? = nil) async throws -> Key {
+        let flow = authn.startRegistrationFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: link)
+        while true {
+            guard let state = await states.until({ state in
+                switch state {
+                case .awaitingFaceCapture, .succeeded, .failed, .choosingPassword, .downloadingFaceToken(true, _): true
+                default: false
+                }
+            }) else { throw SetupError("enrolment stream ended: \(states.seen)") }
+            if state.isAwaitingFaceCapture { break }
+            if state.isTerminal { throw SetupError("enrolment did not reach the face capture: \(states.seen)") }
+            guard let password else { throw SetupError("enrolment asks for a password") }
+            flow.submitPassword(password: password)
+        }
+        flow.submitFaceCapture(captureSession: capture(label))
+        guard case .succeeded(let key) = await states.rest().last else { throw SetupError("enrolment failed: \(states.seen)") }
+        return key
+    }
+
+    /// The links waiting in this device's outbox, read with an ambient key of `authn`.
+    func links(_ authn: Authenticator) async throws -> [String] {
+        // The outbox is per enrolment on the authority: read each usable one.
+        let ring = authn.keyRing()
+        let records = ring.records.filter { vault.hasKeyMaterial(deviceKeyId: $0.ambient.deviceKeyId) }
+        guard !records.isEmpty else { throw SetupError("no key") }
+        var links: [String] = []
+        for record in records {
+            links += try await client.pendingLinks(signer: try ring.ambientSigner(record), wait: records.count == 1 ? 5 : 0)
+        }
+        return links
+    }
+
+    /// The outbox link of request `rid`.
+    func link(_ authn: Authenticator, rid: String) async throws -> [UInt8] {
+        for link in try await links(authn) {
+            if let parsed = try? LinkSignature.parse(Array(link.utf8)), parsed.claims.rid == rid { return Array(link.utf8) }
+        }
+        throw SetupError("no link for \(rid) in the outbox")
+    }
+}
+
+/// The application's delivery endpoint (SPEC §4.4): checks the bearer, the request, the kind and the ML-DSA
+/// signature (the key delivered by `public_keys`, then pinned), and records what it accepted.
+final class RelyingParty: Sendable {
+    struct State {
+        var bearers: [String: String] = [:]
+        var accepted: [String: [UInt8]] = [:]
+        var refuseWith: Int?
+        var posts = 0
+        var pinned: [UInt8]?
+        var failures: [String] = []
+        /// Every body received, in order (refused ones too).
+        var received: [[UInt8]] = []
+    }
+
+    final class Inbox: Sendable {
+        let state = Mutex(State())
+    }
+
+    let inbox = Inbox()
+    let server: HTTPServer
+
+    init() throws {
+        let inbox = self.inbox
+        var router = Router()
+        router.post("/delivery") { request in RelyingParty.receive(request, inbox: inbox) }
+        server = HTTPServer(logger: .disabled, router: router)
+        try server.start()
+    }
+
+    var deliveryURL: URL { server.baseURL!.appendingPathComponent("delivery") }
+
+    func expect(rid: String, bearer: String) { inbox.state.withLock { $0.bearers[rid] = bearer } }
+    func accepted(_ rid: String) -> [UInt8]? { inbox.state.withLock { $0.accepted[rid] } }
+    var posts: Int { inbox.state.withLock { $0.posts } }
+    var failures: [String] { inbox.state.withLock { $0.failures } }
+    var received: [[UInt8]] { inbox.state.withLock { $0.received } }
+    func refuse(with status: Int?) { inbox.state.withLock { $0.refuseWith = status } }
+
+    static func receive(_ request: HTTPRequest, inbox: Inbox) -> HTTPResponse {
+        inbox.state.withLock { s in
+            s.posts += 1
+            s.received.append(request.body)
+            if let status = s.refuseWith { return .empty(HTTPStatus(code: status)) }
+            guard let body = try? DeliveryBody.decode(request.body), body.isConsistent else { s.failures.append("body"); return .empty(.badRequest) }
+            guard let expected = s.bearers[body.authReqId], constantTimeEquals(Array((request.headers["Authorization"] ?? "").utf8), Array("Bearer \(expected)".utf8)) else {
+                s.failures.append("bearer"); return .empty(.unauthorized)
+            }
+            guard s.accepted[body.authReqId] == nil else { s.failures.append("duplicate"); return .empty(.conflict) }
+            let key: [UInt8]
+            if body.kind == .publicKeys {
+                guard let delivered = body.publicKeys?["ML-DSA-65"]?.bytes else { s.failures.append("no key"); return .empty(.badRequest) }
+                key = delivered
+            } else {
+                guard let pinned = s.pinned else { s.failures.append("nothing pinned"); return .empty(.badRequest) }
+                key = pinned
+            }
+            guard let publicKey = try? MLDSA65.PublicKey(rawRepresentation: key),
+                  let signature = try? Base64URL.decode(request.headers[DeliveryNames.signatureHeader] ?? ""),
+                  publicKey.isValidSignature(signature, for: request.body, context: DeliveryNames.signatureContext),
+                  body.keyId == Base64URL.encode(SHA256.hash(data: key).bytes) else {
+                s.failures.append("signature"); return .empty(.unauthorized)
+            }
+            if body.kind == .publicKeys { s.pinned = key }
+            s.accepted[body.authReqId] = request.body
+            return .empty(.noContent)
+        }
+    }
+}
+
+/// Holds the authority's router, set once the port (and so the issuer) is known.
+final class RouterSlot: Sendable {
+    private let slot = Mutex<Router?>(nil)
+    func set(_ router: Router) { slot.withLock { $0 = router } }
+    func router() throws -> Router {
+        guard let router = slot.withLock({ $0 }) else { throw HTTPServerError.invalidConfiguration("router not set") }
+        return router
+    }
+}
+
+struct SetupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension RegistrationFlow.State {
+    var isTerminal: Bool {
+        switch self {
+        case .succeeded, .failed: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import FaceSealCrypto
+import FaceSealHTTP
+import FaceSealWire
+import Foundation
+import Synchronization
+import Testing
+@testable import FaceSealSDK
+
+/// The client against a scripted loopback authority: what it signs, and which responses it refuses.
+@Suite struct HTTPAuthorityClientTests {
+    /// How the scripted authority answers the next request.
+    enum Mode: Sendable { case signed, unsigned, wrongKey, wrongJTI, hint, error(DeviceErrorCode) }
+
+    final class ScriptedAuthority: Sendable {
+        final class State: Sendable {
+            let mode = Mutex(Mode.signed)
+            let seen = Mutex<[HTTPRequest]>([])
+        }
+
+        let key = Curve25519.Signing.PrivateKey()
+        let state = State()
+        let server: HTTPServer
+
+        init() throws {
+            let key = self.key
+            let state = self.state
+            var router = Router()
+            router.get("/device/v1/requests/:rid") { request in
+                state.seen.withLock { $0.append(request) }
+                let details = FaceSealWire.RequestDetails(
+                    rid: request.pathParameter("rid"), kind: .ceremony, pkiKind: .sign, bindingMessage: "Sign invoice",
+                    clientId: "app_billing", rpLabel: "Billing", branding: BrandingInfo(name: "Billing", primaryColor: "#0A84FF"),
+                    expiresAt: 1_800_000_300, keyPolicy: .standard, attemptsMax: 3, livenessRequired: true, minProtocol: 7,
+                    deliveryEndpoint: "https://rp.test/delivery", clientNotificationToken: "bearer", pkiContext: [1], pkiData: [2],
+                    nonce: "n")
+                let jti = (try? DeviceRequestSignature.parse(request.headers[DeviceSigning.requestHeader]).claims.jti) ?? ""
+                var body = details.encoded()
+                var status = 200
+                var signingKey = key
+                var signedJTI = jti
+                var hint = false
+                switch state.mode.withLock({ $0 }) {
+                case .signed: break
+                case .unsigned: return HTTPResponse(jsonBytes: body)
+                case .wrongKey: signingKey = Curve25519.Signing.PrivateKey()
+                case .wrongJTI: signedJTI = "other"
+                case .hint: hint = true
+                case .error(let code):
+                    body = DeviceErrorResponse(code).encoded()
+                    status = code.httpStatus
+                }
+                let signature = try AuthorityResponseSignature.make(body: body, requestJTI: signedJTI, status: status, hint: hint,
+                                                                    key: signingKey, now: 1_800_000_000)
+                return HTTPResponse(jsonBytes: body, status: HTTPStatus(code: status), headers: [DeviceSigning.responseHeader: signature])
+            }
+            server = HTTPServer(logger: .disabled, router: router)
+            try server.start()
+        }
+    }
+
+    struct Signer: DeviceRequestSigner {
+        let key = P256.Signing.PrivateKey()
+        var deviceKeyId: String { "dk_am_1" }
+        var protection: KeyProtection { .ambient }
+        func sign(_ message: [UInt8]) async throws(SignKeypairError) -> [UInt8] {
+            do { return Array(try key.signature(for: message).rawRepresentation) } catch {
+                throw SignKeypairError(code: .notAvailable, message: "\(error)")
+            }
+        }
+    }
+
+    func client(_ authority: ScriptedAuthority, pinned: Bool = true) throws -> HTTPAuthorityClient {
+        let pin = try AuthorityKeyPin(file: nil)
+        if pinned { try pin.confirm(invitation: "inv", issuer: "https://authority.test", key: Array(authority.key.publicKey.rawRepresentation)) }
+        return HTTPAuthorityClient(baseURL: authority.server.baseURL!, pin: pin, deviceProtocol: 7, clock: FixedClock())
+    }
+
+    @Test func signedRequestAndVerifiedResponse() async throws {
+        let authority = try ScriptedAuthority()
+        defer { Task { await authority.server.stop() } }
+        let signer = Signer()
+        let reply = try await client(authority).requestDetails(requestId: "rid_1", signer: signer)
+        #expect(reply.value.pkiKind == .sign && reply.value.bindingMessage == "Sign invoice" && reply.value.clientId == "app_billing")
+        #expect(reply.value.keyPolicy == ["ML-DSA-65", "ML-KEM-768"] && reply.value.pkiContext == [1] && reply.value.pkiData == [2])
+        #expect(reply.value.branding?.primaryColor == "#0A84FF")
+        #expect(!reply.rotationHint)
+        let request = try #require(authority.state.seen.withLock { $0.last })
+        #expect(request.headers[DeviceSigning.protocolHeader] == "7")
+        let parsed = try DeviceRequestSignature.parse(request.headers[DeviceSigning.requestHeader])
+        _ = try parsed.verify(with: signer.key.publicKey, method: "GET", path: "/device/v1/requests/rid_1", body: [], now: 1_800_000_000)
+    }
+
+    @Test func theRotationHintIsRead() async throws {
+        let authority = try ScriptedAuthority()
+        defer { Task { await authority.server.stop() } }
+        authority.state.mode.withLock { $0 = .hint }
+        #expect(try await client(authority).requestDetails(requestId: "rid_1", signer: Signer()).rotationHint)
+    }
+
+    @Test(arguments: [Mode.unsigned, .wrongKey, .wrongJTI])
+    func unverifiableResponsesAreRefused(_ mode: Mode) async throws {
+        let authority = try ScriptedAuthority()
+        defer { Task { await authority.server.stop() } }
+        authority.state.mode.withLock { $0 = mode }
+        do {
+            _ = try await client(authority).requestDetails(requestId: "rid_1", signer: Signer())
+            Issue.record("accepted an unverifiable response")
+        } catch let error as AuthorityFailure {
+            guard case .invalidResponse = error else { Issue.record("\(error)"); return }
+        }
+    }
+
+    @Test func errorCodesMapToFailures() async throws {
+        let authority = try ScriptedAuthority()
+        defer { Task { await authority.server.stop() } }
+        let expectations: [(DeviceErrorCode, AuthorityFailure)] = [
+            (.deviceKeyRevoked, .deviceKeyRevoked(deviceKeyId: "dk_am_1")),
+            (.deviceKeyTerminated, .deviceKeyTerminated(deviceKeyId: "dk_am_1")),
+            (.deviceKeyReplaced, .deviceKeyReplaced(deviceKeyId: "dk_am_1")),
+            (.requestExpired, .requestExpired), (.requestNotPending, .requestNotPending), (.staleToken, .staleToken),
+            (.upgradeRequired, .upgradeRequired), (.unknownRequest, .linkRefused(.unknownIdentity)),
+        ]
+        let client = try client(authority)
+        for (code, failure) in expectations {
+            authority.state.mode.withLock { $0 = .error(code) }
+            await #expect(throws: failure) { _ = try await client.requestDetails(requestId: "rid_1", signer: Signer()) }
+        }
+    }
+
+    @Test func linksVerifyAgainstThePinAndEnrolmentLinksCarryTheirKey() async throws {
+        let authority = try ScriptedAuthority()
+        defer { Task { await authority.server.stop() } }
+        let pinned = try client(authority)
+        let exp: Int64 = 1_800_000_300
+        let login = try LinkSignature.make(LinkClaims(iss: "https://authority.test", rid: "rid_1", kind: .login, exp: exp, nonce: "n"), key: authority.key)
+        #expect(try await pinned.verifyLink(Array(login.utf8)).kind == .login)
+        let universal = "https://authority.test/l/" + login
+        #expect(try await pinned.verifyLink(Array(universal.utf8)).requestId == "rid_1")
+        let forged = try LinkSignature.make(LinkClaims(iss: "https://authority.test", rid: "rid_1", kind: .login, exp: exp, nonce: "n"),
+                                            key: Curve25519.Signing.PrivateKey())
+        await #expect(throws: AuthorityFailure.linkRefused(.badSignature)) { _ = try await pinned.verifyLink(Array(forged.utf8)) }
+        let expired = try LinkSignature.make(LinkClaims(iss: "https://authority.test", rid: "rid_1", kind: .login, exp: 1_700_000_000, nonce: "n"),
+                                             key: authority.key)
+        await #expect(throws: AuthorityFailure.linkRefused(.expired)) { _ = try await pinned.verifyLink(Array(expired.utf8)) }
+        await #expect(throws: AuthorityFailure.linkRefused(.malformed)) { _ = try await pinned.verifyLink(Array("not a link".utf8)) }
+        let otherIssuer = try LinkSignature.make(LinkClaims(iss: "https://other.test", rid: "rid_1", kind: .login, exp: exp, nonce: "n"), key: authority.key)
+        await #expect(throws: AuthorityFailure.linkRefused(.unknownIdentity)) { _ = try await pinned.verifyLink(Array(otherIssuer.utf8)) }
+
+        let fresh = try client(authority, pinned: false)
+        await #expect(throws: AuthorityFailure.linkRefused(.unknownIdentity)) { _ = try await fresh.verifyLink(Array(login.utf8)) }
+        let enrolment = try LinkSignature.make(LinkClaims(iss: "https://authority.test", rid: "inv_1", kind: .enrolment, exp: exp, nonce: "n",
+                                                          akey: Array(authority.key.publicKey.rawRepresentation)), key: authority.key)
+        #expect(try await fresh.verifyLink(Array(enrolment.utf8)).kind == .enrolment)
+        // An enrolment link carrying another key than the pinned one is refused.
+        let impostor = Curve25519.Signing.PrivateKey()
+        let hijack = try LinkSignature.make(LinkClaims(iss: "https://authority.test", rid: "inv_2", kind: .enrolment, exp: exp, nonce: "n",
+                                                       akey: Array(impostor.publicKey.rawRepresentation)), key: impostor)
+        await #expect(throws: AuthorityFailure.linkRefused(.badSignature)) { _ = try await pinned.verifyLink(Array(hijack.utf8)) }
+    }
+}
