@@ -36,6 +36,8 @@ enum FaceSealCommand {
                 printError("faceseal bench: expected `crypto` or `face`\n\(usage)")
                 return 64
             }
+        case "rp":
+            return await RPCommand.run(rest)
         default:
             printError("faceseal: unknown command '\(command)'\n\(usage)")
             return 64

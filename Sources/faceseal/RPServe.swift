@@ -1,0 +1,206 @@
+import FaceSealCrypto
+import FaceSealHTTP
+import FaceSealRelyingParty
+import FaceSealWire
+import Foundation
+import Synchronization
+
+/// `faceseal rp serve`: the sample application's process — delivery and ping endpoints, a control API.
+enum RPServe {
+    static let known: Set<String> = ["issuer", "client-id", "client-secret-file", "auth", "port", "host", "public-url", "mode", "state-dir"]
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        do {
+            return try await serve(RPOptions(arguments, known: known))
+        } catch let failure as RPOptions.Failure {
+            printError("faceseal rp serve: \(failure.message)\n\(RPCommand.usage)")
+            return 64
+        } catch {
+            printError("faceseal rp serve: \(error)")
+            return 1
+        }
+    }
+
+    private static func serve(_ options: RPOptions) async throws -> Int32 {
+        guard options.positional.isEmpty else { throw RPOptions.Failure(message: "unexpected \(options.positional[0])") }
+        guard let issuer = URL(string: try options.required("issuer")), issuer.scheme != nil else {
+            throw RPOptions.Failure(message: "--issuer must be a URL")
+        }
+        let clientID = try options.required("client-id")
+        let secretPath = try options.required("client-secret-file")
+        guard let secretData = FileManager.default.contents(atPath: secretPath), secretData.count <= 4096 else {
+            throw RPOptions.Failure(message: "cannot read the client secret from \(secretPath)")
+        }
+        var secret = Array(secretData)
+        while let last = secret.last, last == 0x0A || last == 0x0D { secret.removeLast() }
+        guard !secret.isEmpty else { throw RPOptions.Failure(message: "\(secretPath) is empty") }
+        let secretBytes = SecretBytes(secret)
+        secureZero(&secret)
+        let authentication: ClientAuthentication
+        switch options["auth"] ?? "basic" {
+        case "basic": authentication = .clientSecretBasic(secret: secretBytes)
+        case "post": authentication = .clientSecretPost(secret: secretBytes)
+        default: throw RPOptions.Failure(message: "--auth must be basic or post")
+        }
+        guard let mode = TokenDeliveryMode(rawValue: options["mode"] ?? "poll") else {
+            throw RPOptions.Failure(message: "--mode must be poll or ping")
+        }
+        guard let port = Int(options["port"] ?? "8788"), (0...65535).contains(port) else {
+            throw RPOptions.Failure(message: "--port must be 0–65535")
+        }
+        let host = options["host"] ?? "127.0.0.1"
+        let stateDirectory = options["state-dir"] ?? "faceseal-rp"
+        try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let pins = try FileKeyPinStore(url: URL(fileURLWithPath: stateDirectory).appendingPathComponent("pins.json"))
+
+        // The endpoints' paths are fixed; the host part is only what gets printed and registered.
+        let placeholder = URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(port)")!
+        var configuration = RelyingPartyConfiguration(
+            issuer: issuer, clientID: clientID, authentication: authentication,
+            deliveryEndpoint: placeholder.appendingPathComponent("faceseal/delivery"),
+            notificationEndpoint: mode == .ping ? placeholder.appendingPathComponent("faceseal/ping") : nil,
+            tokenDeliveryMode: mode)
+        configuration.deliveryObserver = { id, outcome in
+            switch outcome {
+            case .success: rpPrint("delivery accepted for \(id ?? "?")")
+            case .failure(let refusal): rpPrint("delivery refused (\(refusal.status)) for \(id ?? "?"): \(refusal.description)")
+            }
+        }
+        let rp = RelyingParty(configuration: configuration, keyPins: pins)
+        let jobs = RPJobs()
+        let controlToken = Base64URL.encode(SecureRandom.bytes(count: 32))
+
+        var router = Router()
+        rp.mount(on: &router)
+        router.post("/control/requests") { request in
+            try authorize(request, token: controlToken)
+            let start: RPControlStart = try request.decodeJSON(RPControlStart.self)
+            let kind = try requestKind(start)
+            let id = jobs.create()
+            Task {
+                do {
+                    let outcome = try await rp.perform(kind, user: start.user, context: start.context, bindingMessage: start.message) { handle in
+                        jobs.started(id, handle: handle, now: Date())
+                        rpPrint("started \(kind) for \(start.user): auth_req_id \(handle.authReqId)")
+                    }
+                    jobs.finish(id, report(outcome, kind: kind))
+                } catch {
+                    jobs.finish(id, RPControlStatus(state: "failed", checks: [], summary: "\(error)"))
+                }
+            }
+            return try .json(["id": id], status: .accepted)
+        }
+        router.get("/control/requests/:id") { request in
+            try authorize(request, token: controlToken)
+            guard let status = jobs.status(request.pathParameter("id")) else { throw HTTPError.notFound }
+            return try .json(status)
+        }
+
+        let server = HTTPServer(configuration: .init(host: host, port: port, maxBodySize: DeliveryVerifier.maxEnvelopeBytes), router: router)
+        try server.start()
+        guard let bound = server.port else { throw RPOptions.Failure(message: "the server did not bind") }
+        let local = "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)"
+        let publicURL = options["public-url"].map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? local
+        let control = RPControlFile(controlURL: local, controlToken: controlToken, deliveryEndpoint: publicURL + "/faceseal/delivery",
+                                    notificationEndpoint: mode == .ping ? publicURL + "/faceseal/ping" : nil)
+        try writePrivate(JSONEncoder().encode(control), to: RPControlFile.url(stateDirectory: stateDirectory))
+        rpPrint("faceseal rp: client \(clientID) of \(issuer.absoluteString), \(mode.rawValue) mode")
+        rpPrint("delivery endpoint: \(control.deliveryEndpoint)")
+        if let ping = control.notificationEndpoint { rpPrint("ping endpoint: \(ping)") }
+        rpPrint("control: \(RPControlFile.url(stateDirectory: stateDirectory).path)")
+        while true {
+            try? await Task.sleep(for: .seconds(3600))
+        }
+    }
+
+    private static func authorize(_ request: HTTPRequest, token: String) throws {
+        let presented = request.headers["Authorization"] ?? ""
+        guard constantTimeEquals(Array(presented.utf8), Array("Bearer \(token)".utf8)) else {
+            throw HTTPError(.unauthorized, code: "unauthorized", description: "the control API needs the token of control.json")
+        }
+    }
+
+    private static func requestKind(_ start: RPControlStart) throws -> RequestKind {
+        switch start.kind {
+        case "public-keys": return .publicKeys
+        case "login": return .signIn
+        case "decapsulate": return .decapsulate
+        case "sign":
+            guard let data = start.data, let bytes = try? Base64URL.decode(data) else {
+                throw HTTPError.badRequest("sign needs data")
+            }
+            return .sign(data: bytes)
+        default: throw HTTPError.badRequest("unknown kind \(start.kind)")
+        }
+    }
+
+    /// The control API's report of an outcome: the checks and the final line.
+    private static func report(_ outcome: RequestOutcome, kind: RequestKind) -> RPControlStatus {
+        switch outcome {
+        case .verified(let result):
+            let token = result.idToken
+            let who = "sub \(token.subject), amr \(token.amr.joined(separator: "+")), \(token.algorithm.rawValue) ID token"
+            let summary: String
+            switch result.value {
+            case .signIn:
+                summary = "sign-in of \(who)"
+            case .publicKeys(let keys):
+                let names = keys.keys.keys.sorted().map(\.rawValue).joined(separator: ", ")
+                summary = "public keys \(names) (key_id \(keys.signingKeyID ?? "?")) pinned; \(who)"
+            case .signature(let signature):
+                let count: Int
+                if case .sign(let data) = kind { count = data.count } else { count = 0 }
+                summary = "ML-DSA-65 signature (\(signature.count) bytes) over the \(count)-byte message: \(Base64URL.encode(signature.prefix(24)))…; \(who)"
+            case .sharedSecret(let secret):
+                let fingerprint = secret.withUnsafeBytes { Base64URL.encode(SHA256.hash(data: Array($0)).bytes) }
+                summary = "shared secret (\(secret.bitCount / 8) bytes, SHA-256 \(fingerprint)) equals the encapsulated one; \(who)"
+            }
+            return RPControlStatus(state: "verified", authReqId: result.authReqId, checks: result.checks, summary: summary)
+        case .denied(let reason):
+            return RPControlStatus(state: "denied", checks: [], summary: reason ?? "the user or the authority refused")
+        case .expired:
+            return RPControlStatus(state: "expired", checks: [], summary: "the request expired before an answer")
+        case .stale:
+            return RPControlStatus(state: "stale", checks: [], summary: "stale_token after every retry")
+        }
+    }
+
+    /// Writes `data` to `url` with mode 0600 (the control token is a credential).
+    static func writePrivate(_ data: Data, to url: URL) throws {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp")
+        try? FileManager.default.removeItem(at: temporary)
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw RPOptions.Failure(message: "cannot write \(temporary.path)")
+        }
+        let handle = try FileHandle(forWritingTo: temporary)
+        try handle.write(contentsOf: data)
+        try handle.close()
+        guard rename(temporary.path, url.path) == 0 else { throw RPOptions.Failure(message: "cannot write \(url.path)") }
+    }
+}
+
+/// The control API's requests: each runs in its own task; `rp request` polls its status.
+final class RPJobs: Sendable {
+    private let jobs = Mutex<[String: RPControlStatus]>([:])
+
+    func create() -> String {
+        let id = Base64URL.encode(SecureRandom.bytes(count: 12))
+        jobs.withLock { $0[id] = RPControlStatus(state: "pending", checks: []) }
+        return id
+    }
+
+    func started(_ id: String, handle: PendingRequestHandle, now: Date) {
+        jobs.withLock {
+            $0[id]?.authReqId = handle.authReqId
+            $0[id]?.expiresIn = max(0, Int(handle.expiresAt.timeIntervalSince(now)))
+        }
+    }
+
+    func finish(_ id: String, _ status: RPControlStatus) {
+        jobs.withLock { $0[id] = status }
+        rpPrint("\(status.state): \(status.summary ?? "")")
+    }
+
+    func status(_ id: String) -> RPControlStatus? { jobs.withLock { $0[id] } }
+}
