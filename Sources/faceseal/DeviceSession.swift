@@ -1,0 +1,370 @@
+import FaceSealCrypto
+import FaceSealSDK
+import FaceSealWire
+import Foundation
+import Synchronization
+
+/// Why a `faceseal device` command did not succeed (exit 1), or could not start (exit 64 for usage).
+enum DeviceCommandError: Error, CustomStringConvertible {
+    case usage(String)
+    case image(path: String, reason: String)
+    case faceModels(String)
+    case state(String)
+    case refused(String)
+
+    var description: String {
+        switch self {
+        case .usage(let text): text
+        case .image(let path, let reason): "\(path): \(reason)"
+        case .faceModels(let text): text
+        case .state(let text): text
+        case .refused(let text): text
+        }
+    }
+}
+
+/// One device's state directory opened with the SDK's real seams: the file vault (AES-GCM-sealed records and keys,
+/// 0600), the pinned authority key, the HTTP authority client and delivery poster, face tokens, and the face engine.
+///
+/// Layout of the directory: `vault/` (keys, records, authority pin), `secrets/vault.key`, `installed`,
+/// `authority-url` (learned from the enrolment link), `ambient-keys` (the ambient device-key ids, to read the outbox).
+final class DeviceSession: Sendable {
+    let directory: URL
+    let authenticator: Authenticator
+    let client: HTTPAuthorityClient
+    let vault: AmbientTrackingVault
+    let say: @Sendable (String) -> Void
+
+    private init(directory: URL, authenticator: Authenticator, client: HTTPAuthorityClient, vault: AmbientTrackingVault,
+                 say: @escaping @Sendable (String) -> Void) {
+        self.directory = directory
+        self.authenticator = authenticator
+        self.client = client
+        self.vault = vault
+        self.say = say
+    }
+
+    /// Opens (creating if needed) the state directory. `authority` overrides the stored authority URL; an enrolment
+    /// passes the URL from its link. `faces` is the engine (nil for commands that need no face step).
+    static func open(directory path: String, authority: String?, presence: DeviceOptions.Presence, deviceName: String?,
+                     faceEngine: DeviceFaceEngine?, tokenOwner: (subject: String, tenant: String)? = nil,
+                     say: @escaping @Sendable (String) -> Void) async throws(DeviceCommandError) -> DeviceSession {
+        let directory = URL(fileURLWithPath: path)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .state("cannot create \(directory.path): \(error.localizedDescription)")
+        }
+        let urlFile = directory.appendingPathComponent("authority-url")
+        let stored = (try? String(contentsOf: urlFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let base = authority ?? stored, let baseURL = URL(string: base), baseURL.scheme == "http" || baseURL.scheme == "https" else {
+            throw .state("no authority known in \(directory.path): enrol first (or pass --authority URL)")
+        }
+        if stored != base {
+            do { try Data((base + "\n").utf8).write(to: urlFile, options: .atomic) } catch {
+                throw .state("cannot write \(urlFile.path)")
+            }
+        }
+        let userPresence: any UserPresence
+        switch presence {
+        case .scripted:
+            userPresence = ScriptedUserPresence()
+        case .terminal:
+            // A typed confirmation: the Linux stand-in for a biometric prompt (SPEC §6.1).
+            userPresence = TerminalUserPresence { answer in ["y", "yes"].contains(answer.lowercased()) }
+        }
+        do {
+            let sealer = try AESRecordSealer(keyFile: directory.appendingPathComponent("secrets/vault.key"))
+            let files = try FileKeyVault(
+                directory: directory.appendingPathComponent("vault"), installationMarker: directory.appendingPathComponent("installed"),
+                factory: P256SoftwareKeyFactory(), sealer: sealer, userPresence: userPresence, enrolmentEpoch: { "faceseal-device-1" })
+            let vault = AmbientTrackingVault(files, index: directory.appendingPathComponent("ambient-keys"))
+            let pin = try AuthorityKeyPin(file: directory.appendingPathComponent("vault/authority.pin"))
+            let client = HTTPAuthorityClient(baseURL: baseURL, pin: pin, deviceName: deviceName ?? ProcessInfo.processInfo.hostName)
+            let verifier: any FaceVerifier = faceEngine.map { _ in EngineFaceVerifier() } ?? NoFaceVerifier()
+            let environment = AuthenticatorEnvironment(
+                authority: client, delivery: HTTPDeliveryPoster(), faceVerifier: verifier,
+                faceTokens: WireFaceTokens(matchThreshold: 0.52, tokenSubject: tokenOwner?.subject ?? "", tokenTenant: tokenOwner?.tenant ?? ""),
+                vault: vault, recordSealer: sealer)
+            let authenticator = try await Authenticator.open(environment: environment)
+            return DeviceSession(directory: directory, authenticator: authenticator, client: client, vault: vault, say: say)
+        } catch let error as DeviceCommandError {
+            throw error
+        } catch {
+            throw .state("cannot open the device state in \(directory.path): \(error)")
+        }
+    }
+
+    // MARK: Outbox
+
+    /// The links waiting in the outbox of every enrolment, long-polling up to `wait` seconds when there is one.
+    func pendingLinks(wait: Int) async throws(DeviceCommandError) -> [String] {
+        let ids = vault.ambientKeyIds()
+        guard !ids.isEmpty else { throw .state("this device holds no key: enrol first") }
+        var links: [String] = []
+        for id in ids {
+            do {
+                let signer = try vault.signer(deviceKeyId: id, presence: nil)
+                links += try await client.pendingLinks(signer: signer, wait: ids.count == 1 ? wait : 0)
+            } catch {
+                // A key the authority no longer knows (revoked, rotated away) has no outbox; the others still do.
+                say("outbox: key \(id.prefix(8))… skipped (\(error))")
+            }
+        }
+        return links
+    }
+
+    // MARK: Enrolment
+
+    /// Runs the registration flow with `link` and the capture; answers the new key.
+    func enrol(link: [UInt8], capture: ImageCapture, password: String?) async throws(DeviceCommandError) -> Key {
+        let flow = authenticator.startRegistrationFlow()
+        let stream = flow.stateStream()
+        flow.submitLinkPayload(payload: link)
+        var printer = StatePrinter(say: say)
+        var lastCapture: FaceCaptureRetryReason??
+        for await state in stream {
+            printer.show(DeviceStates.describe(state))
+            switch state {
+            case .awaitingLink(let refusal?):
+                flow.cancel()
+                throw .refused("the link was refused: \(refusal.rawValue)")
+            case .downloadingFaceToken(true, let error), .choosingPassword(let error):
+                guard let password, error == nil else {
+                    flow.cancel()
+                    throw .refused(error == nil ? "a password is required (--password-file)" : "the password was refused: \(error!)")
+                }
+                say("progress: deriving the password key (scrypt)…")
+                flow.submitPassword(password: password)
+            case .awaitingFaceCapture(_, _, _, _, _, let reason, _):
+                if lastCapture != nil, let reason, reason != .faceMismatch {
+                    flow.cancel()
+                    throw .refused("the capture was refused: \(reason.rawValue)")
+                }
+                lastCapture = .some(reason)
+                say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
+                flow.submitFaceCapture(captureSession: capture)
+            case .succeeded(let key):
+                await flow.waitUntilIdle()
+                return key
+            case .failed(let reason):
+                await flow.waitUntilIdle()
+                throw .refused("enrolment failed: \(reason)")
+            default:
+                break
+            }
+        }
+        throw .refused("the enrolment ended without a result")
+    }
+
+    // MARK: Approval
+
+    /// How an approval ended.
+    enum Approval: Sendable, Equatable {
+        case signedIn(rpLabel: String)
+        case ceremony(rpLabel: String, kind: PkiCeremonyKind)
+    }
+
+    /// Approves a link: a login flow first; a link it refuses as a ceremony link goes to a ceremony flow
+    /// (as the reference authenticator does). A face mismatch is retried with the same capture until the
+    /// request's attempts are spent; the SDK then signs the abort.
+    func approve(link: [UInt8], capture: ImageCapture, password: String?) async throws(DeviceCommandError) -> Approval {
+        say("approve: submitting the link to a login flow")
+        if let result = try await approveLogin(link: link, capture: capture, password: password) { return result }
+        say("approve: the login flow names it a ceremony link; submitting it to a ceremony flow")
+        return try await approveCeremony(link: link, capture: capture, password: password)
+    }
+
+    private func approveLogin(link: [UInt8], capture: ImageCapture, password: String?) async throws(DeviceCommandError) -> Approval? {
+        let flow = authenticator.startLoginFlow()
+        let stream = flow.stateStream()
+        flow.submitLinkPayload(payload: link)
+        var printer = StatePrinter(say: say)
+        var retries = 0
+        var submitted = false
+        for await state in stream {
+            printer.show(DeviceStates.describe(state))
+            switch state {
+            case .awaitingLink(.isPkiCeremonyLink?):
+                flow.cancel()
+                await flow.waitUntilIdle()
+                return nil
+            case .awaitingLink(let refusal?):
+                flow.cancel()
+                throw .refused("the link was refused: \(refusal.rawValue)")
+            case .downloadingFaceToken(true, let error):
+                guard let password, error == nil else {
+                    flow.cancel()
+                    throw .refused(error == nil ? "the face token needs a password (--password-file)" : "the password was refused: \(error!)")
+                }
+                say("progress: deriving the password key (scrypt)…")
+                flow.submitPassword(password: password)
+            case .awaitingFaceCapture(_, _, _, _, let attemptsLeft, let reason, _):
+                if submitted, let reason, reason != .faceMismatch {
+                    flow.cancel()
+                    await flow.waitUntilIdle()
+                    throw .refused("the capture was refused: \(reason.rawValue) (still images cannot pass a liveness challenge)")
+                }
+                if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
+                submitted = true
+                say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
+                flow.submitFaceCapture(captureSession: capture)
+            case .postingResultFailed(let reason, true) where retries < 2:
+                retries += 1
+                say("retry: the completion failed (\(reason)); posting it again")
+                flow.retry()
+            case .postingResultFailed(let reason, _):
+                flow.cancel()
+                throw .refused("the completion failed: \(reason)")
+            case .succeeded(let label, _):
+                await flow.waitUntilIdle()
+                return .signedIn(rpLabel: label)
+            case .failed(let reason):
+                await flow.waitUntilIdle()
+                throw .refused(Self.failureText(reason))
+            default:
+                break
+            }
+        }
+        throw .refused("the sign-in ended without a result")
+    }
+
+    private func approveCeremony(link: [UInt8], capture: ImageCapture, password: String?) async throws(DeviceCommandError) -> Approval {
+        let flow = authenticator.startPkiCeremonyFlow()
+        let stream = flow.stateStream()
+        flow.submitLinkPayload(payload: link)
+        var printer = StatePrinter(say: say)
+        var retries = 0
+        var submitted = false
+        for await state in stream {
+            printer.show(DeviceStates.describe(state))
+            switch state {
+            case .awaitingLink(let refusal?):
+                flow.cancel()
+                throw .refused("the link was refused: \(refusal.rawValue)")
+            case .downloadingFaceToken(true, let error):
+                guard let password, error == nil else {
+                    flow.cancelCeremony()
+                    await flow.waitUntilIdle()
+                    throw .refused(error == nil ? "the face token needs a password (--password-file)" : "the password was refused: \(error!)")
+                }
+                say("progress: deriving the password key (scrypt)…")
+                flow.submitPassword(password: password)
+            case .awaitingFaceCapture(_, _, _, _, _, let attemptsLeft, let reason, _):
+                if submitted, let reason, reason != .faceMismatch {
+                    flow.cancelCeremony()
+                    await flow.waitUntilIdle()
+                    throw .refused("the capture was refused: \(reason.rawValue) (still images cannot pass a liveness challenge)")
+                }
+                if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
+                submitted = true
+                say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
+                flow.submitFaceCapture(captureSession: capture)
+            case .deliveryFailed(let status) where retries < 2:
+                retries += 1
+                say("retry: the application did not accept the delivery (\(status)); sending the same bytes again")
+                flow.retry()
+            case .deliveryFailed(let status):
+                flow.cancelCeremony()
+                await flow.waitUntilIdle()
+                throw .refused("the application did not accept the delivery: \(status)")
+            case .postingResultFailed(let reason, true) where retries < 2:
+                retries += 1
+                say("retry: the completion failed (\(reason)); posting it again")
+                flow.retry()
+            case .postingResultFailed(let reason, _):
+                flow.cancelCeremony()
+                await flow.waitUntilIdle()
+                throw .refused("the completion failed: \(reason)")
+            case .succeeded(let label, let kind, _):
+                await flow.waitUntilIdle()
+                return .ceremony(rpLabel: label, kind: kind)
+            case .failed(let reason):
+                await flow.waitUntilIdle()
+                throw .refused(Self.failureText(reason))
+            default:
+                break
+            }
+        }
+        throw .refused("the ceremony ended without a result")
+    }
+
+    static func failureText(_ reason: FailureReason) -> String {
+        switch reason {
+        case .attemptsExhausted: "face mismatch: every attempt was spent; the request was aborted (attempts_exhausted)"
+        default: "the flow failed: \(reason)"
+        }
+    }
+}
+
+/// Prints a state line only when it differs from the previous one.
+struct StatePrinter {
+    let say: @Sendable (String) -> Void
+    private var last: String?
+
+    init(say: @escaping @Sendable (String) -> Void) { self.say = say }
+
+    mutating func show(_ line: String) {
+        guard line != last else { return }
+        last = line
+        say("state: " + line)
+    }
+}
+
+/// A face verifier for commands that never reach a face step (keys, rotate, revoke, …): refuses any capture.
+struct NoFaceVerifier: FaceVerifier {
+    func makeLivenessChallenge() -> LivenessChallenge { LivenessChallenge(steps: [.blink]) }
+    func checkLiveness(_ session: any FaceSealSDK.FaceCaptureSession, challenge: LivenessChallenge?) async -> FaceCheckOutcome { .retry(.noFaceDetected) }
+    func match(_ session: any FaceSealSDK.FaceCaptureSession, templates: FaceTemplates, threshold: Float) async -> FaceCheckOutcome { .retry(.noFaceDetected) }
+    func enrolmentTemplates(from session: any FaceSealSDK.FaceCaptureSession) async -> EnrolmentCaptureOutcome { .retry(.noFaceDetected) }
+}
+
+/// The file vault, noting the ids of the ambient keys it creates so the CLI can read the outbox (SPEC §4.6) — the
+/// SDK keeps which device key belongs to which enrolment inside its sealed records.
+final class AmbientTrackingVault: KeyVault {
+    private let base: FileKeyVault
+    private let index: URL
+    private let lock = Mutex(())
+
+    init(_ base: FileKeyVault, index: URL) {
+        self.base = base
+        self.index = index
+    }
+
+    /// The ambient keys that still exist, oldest first.
+    func ambientKeyIds() -> [String] {
+        lock.withLock { _ in readIndex().filter { base.hasKeyMaterial(deviceKeyId: $0) } }
+    }
+
+    private func readIndex() -> [String] {
+        guard let data = try? Data(contentsOf: index), data.count <= 1 << 16 else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    private func writeIndex(_ ids: [String]) {
+        try? Data(ids.map { $0 + "\n" }.joined().utf8).write(to: index, options: .atomic)
+    }
+
+    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+        let descriptor = try base.createKey(protection: protection, alias: alias)
+        if protection == .ambient {
+            lock.withLock { _ in writeIndex(readIndex() + [descriptor.deviceKeyId]) }
+        }
+        return descriptor
+    }
+
+    func deleteKey(deviceKeyId: String) throws(VaultError) {
+        try base.deleteKey(deviceKeyId: deviceKeyId)
+        lock.withLock { _ in writeIndex(readIndex().filter { $0 != deviceKeyId }) }
+    }
+
+    func hasKeyMaterial(deviceKeyId: String) -> Bool { base.hasKeyMaterial(deviceKeyId: deviceKeyId) }
+    func signer(deviceKeyId: String, presence: UserPresenceProof?) throws(VaultError) -> any DeviceRequestSigner {
+        try base.signer(deviceKeyId: deviceKeyId, presence: presence)
+    }
+    func readRecordFile() throws(VaultError) -> [UInt8]? { try base.readRecordFile() }
+    func writeRecordFile(_ bytes: [UInt8]) throws(VaultError) { try base.writeRecordFile(bytes) }
+    func isFreshInstall() -> Bool { base.isFreshInstall() }
+    func markInstalled() throws(VaultError) { try base.markInstalled() }
+    var userPresence: any UserPresence { base.userPresence }
+}
