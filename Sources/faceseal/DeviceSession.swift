@@ -33,14 +33,16 @@ final class DeviceSession: Sendable {
     let authenticator: Authenticator
     let client: HTTPAuthorityClient
     let vault: AmbientTrackingVault
+    let tokens: PolicyFaceTokens
     let say: @Sendable (String) -> Void
 
     private init(directory: URL, authenticator: Authenticator, client: HTTPAuthorityClient, vault: AmbientTrackingVault,
-                 say: @escaping @Sendable (String) -> Void) {
+                 tokens: PolicyFaceTokens, say: @escaping @Sendable (String) -> Void) {
         self.directory = directory
         self.authenticator = authenticator
         self.client = client
         self.vault = vault
+        self.tokens = tokens
         self.say = say
     }
 
@@ -82,12 +84,12 @@ final class DeviceSession: Sendable {
             let pin = try AuthorityKeyPin(file: directory.appendingPathComponent("vault/authority.pin"))
             let client = HTTPAuthorityClient(baseURL: baseURL, pin: pin, deviceName: deviceName ?? ProcessInfo.processInfo.hostName)
             let verifier: any FaceVerifier = faceEngine.map { _ in EngineFaceVerifier() } ?? NoFaceVerifier()
+            let tokens = PolicyFaceTokens(matchThreshold: Double(DeviceFaceEngine.matchThreshold), owner: tokenOwner ?? ("", ""))
             let environment = AuthenticatorEnvironment(
-                authority: client, delivery: HTTPDeliveryPoster(), faceVerifier: verifier,
-                faceTokens: WireFaceTokens(matchThreshold: 0.52, tokenSubject: tokenOwner?.subject ?? "", tokenTenant: tokenOwner?.tenant ?? ""),
+                authority: client, delivery: HTTPDeliveryPoster(), faceVerifier: verifier, faceTokens: tokens,
                 vault: vault, recordSealer: sealer)
             let authenticator = try await Authenticator.open(environment: environment)
-            return DeviceSession(directory: directory, authenticator: authenticator, client: client, vault: vault, say: say)
+            return DeviceSession(directory: directory, authenticator: authenticator, client: client, vault: vault, tokens: tokens, say: say)
         } catch let error as DeviceCommandError {
             throw error
         } catch {
@@ -136,7 +138,8 @@ final class DeviceSession: Sendable {
                 }
                 say("progress: deriving the password key (scrypt)…")
                 flow.submitPassword(password: password)
-            case .awaitingFaceCapture(_, _, _, _, _, let reason, _):
+            case .awaitingFaceCapture(_, _, _, _, _, let reason, let challenge):
+                tokens.setLivenessRequired(challenge != nil)
                 if lastCapture != nil, let reason, reason != .faceMismatch {
                     flow.cancel()
                     throw .refused("the capture was refused: \(reason.rawValue)")
@@ -367,4 +370,63 @@ final class AmbientTrackingVault: KeyVault {
     func isFreshInstall() -> Bool { base.isFreshInstall() }
     func markInstalled() throws(VaultError) { try base.markInstalled() }
     var userPresence: any UserPresence { base.userPresence }
+}
+
+/// Face tokens through the SDK's `WireFaceTokens`, except that a first token records the tenant's liveness policy.
+///
+/// `WireFaceTokens.create` always writes `liveness_required: true`, which a tenant that switched liveness off
+/// (the demo's: a server has no camera) could never satisfy with still images. The policy is what the enrolment
+/// shows (`awaitingFaceCapture` without a liveness challenge), recorded here before the capture is submitted.
+final class PolicyFaceTokens: FaceTokenOpener {
+    private let base: WireFaceTokens
+    private let matchThreshold: Double
+    private let owner: (subject: String, tenant: String)
+    private let liveness = Mutex(true)
+
+    init(matchThreshold: Double, owner: (subject: String, tenant: String)) {
+        base = WireFaceTokens(matchThreshold: matchThreshold, tokenSubject: owner.subject, tokenTenant: owner.tenant)
+        self.matchThreshold = matchThreshold
+        self.owner = owner
+    }
+
+    /// Whether a token created from now on requires liveness.
+    func setLivenessRequired(_ required: Bool) { liveness.withLock { $0 = required } }
+
+    func open(_ envelope: FaceSealSDK.FaceTokenEnvelope, password: String?) async throws(FaceTokenOpenError) -> any OpenedFaceToken {
+        try await base.open(envelope, password: password)
+    }
+
+    func create(templates: FaceTemplates, password: String?, keyPolicy: [String]) async throws(KeyOperationError) -> NewFaceToken {
+        let livenessRequired = liveness.withLock { $0 }
+        if livenessRequired { return try await base.create(templates: templates, password: password, keyPolicy: keyPolicy) }
+        var algorithms: [KeyAlgorithm] = []
+        for name in keyPolicy {
+            guard let algorithm = KeyAlgorithm(rawValue: name) else { throw .unsupportedAlgorithm(name) }
+            if !algorithms.contains(algorithm) { algorithms.append(algorithm) }
+        }
+        var scrypt: ScryptParameters?
+        var passwordKey: SymmetricKey?
+        if let password {
+            let parameters = ScryptParameters(logN: 15, salt: SecureRandom.bytes(count: 16))
+            do { passwordKey = try FaceTokenSeal.passwordKey(password: password, parameters: parameters) } catch {
+                throw .internalFailure("scrypt failed")
+            }
+            scrypt = parameters
+        }
+        let header = FaceTokenHeader(
+            tid: "tok_" + Base64URL.encode(SecureRandom.bytes(count: 12)), sub: owner.subject, tenant: owner.tenant, gen: 1,
+            passwordRequired: password != nil, livenessRequired: false, threshold: matchThreshold, scrypt: scrypt,
+            createdAt: Int64(Date().timeIntervalSince1970))
+        var masters: [KeyAlgorithm: [UInt8]] = [:]
+        for algorithm in algorithms { masters[algorithm] = SecureRandom.bytes(count: 32) }
+        defer { for key in masters.keys { secureZero(&masters[key]!) } }
+        let share = SecureRandom.bytes(count: FaceTokenSeal.serverShareByteCount)
+        do {
+            let sealed = try FaceTokenSeal.seal(header: header, body: FaceTokenBody(templates: templates.embeddings, masters: masters),
+                                                serverShare: share, passwordKey: passwordKey)
+            return NewFaceToken(token: sealed.encoded(), serverShare: share)
+        } catch {
+            throw .internalFailure("sealing failed: \(error)")
+        }
+    }
 }
