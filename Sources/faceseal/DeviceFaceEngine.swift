@@ -106,6 +106,9 @@ struct ImageCapture: FaceSealSDK.FaceCaptureSession {
 /// The SDK's face step over the engine: liveness from the 68-point landmarks, the match by mean embedding
 /// distance, enrolment templates from up to five frames.
 struct EngineFaceVerifier: FaceVerifier {
+    /// Told the outcome of each match (distances only; never an embedding).
+    var report: @Sendable (String) -> Void = { _ in }
+
     func makeLivenessChallenge() -> FaceSealSDK.LivenessChallenge {
         var steps: [FaceSealSDK.LivenessChallenge.Step] = [.blink]
         steps.append([.turnLeft, .turnRight].randomElement() ?? .turnLeft)
@@ -128,6 +131,9 @@ struct EngineFaceVerifier: FaceVerifier {
         guard let capture = session as? ImageCapture, !capture.session.faces.isEmpty else { return .retry(.noFaceDetected) }
         do {
             let result = try capture.session.match(templates: templates.embeddings, matcher: FaceMatcher(threshold: threshold))
+            report(String(format: "face: mean embedding distance %.3f over %d frame(s) against %d template(s), threshold %.2f → %@",
+                          result.averageDistance, result.frameDistances.count, templates.embeddings.count, threshold,
+                          result.isMatch ? "match" : "MISMATCH"))
             return result.isMatch ? .passed : .retry(.faceMismatch)
         } catch {
             return .retry(.noFaceDetected)

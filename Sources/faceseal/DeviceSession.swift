@@ -83,7 +83,7 @@ final class DeviceSession: Sendable {
             let vault = AmbientTrackingVault(files, index: directory.appendingPathComponent("ambient-keys"))
             let pin = try AuthorityKeyPin(file: directory.appendingPathComponent("vault/authority.pin"))
             let client = HTTPAuthorityClient(baseURL: baseURL, pin: pin, deviceName: deviceName ?? ProcessInfo.processInfo.hostName)
-            let verifier: any FaceVerifier = faceEngine.map { _ in EngineFaceVerifier() } ?? NoFaceVerifier()
+            let verifier: any FaceVerifier = faceEngine.map { _ in EngineFaceVerifier(report: say) } ?? NoFaceVerifier()
             let tokens = PolicyFaceTokens(matchThreshold: Double(DeviceFaceEngine.matchThreshold), owner: tokenOwner ?? ("", ""))
             let environment = AuthenticatorEnvironment(
                 authority: client, delivery: HTTPDeliveryPoster(), faceVerifier: verifier, faceTokens: tokens,
