@@ -42,23 +42,28 @@ enum DeviceCommand {
                 throw .refused("the enrolment link does not parse: \(error)")
             }
             let password = try passwordFile.map(readPassword)
+            try checkReadable(faces)
             let engine = try DeviceFaceEngine.load(progress: say)
             let capture = try engine.capture(images: faces)
             say("capture: \(capture.session.faces.count) face(s) from \(faces.count) image(s)")
             let session = try await DeviceSession.open(
                 directory: options.stateDirectory, authority: options.authority ?? issuer, presence: options.presence,
                 deviceName: options.deviceName, faceEngine: engine, tokenOwner: subject.map { ($0, tenant ?? "") }, say: say)
+            defer { session.persistAudit() }
             let key = try await session.enrol(link: link, capture: capture, password: password)
             say("enrolled: key \(key.id) for \(key.email) at \(key.appLabel)")
         case .inbox(let wait):
             let session = try await open(options, engine: nil, say: say)
+            defer { session.persistAudit() }
             for link in try await session.pendingLinks(wait: wait) { say(link) }
         case .approve(let linkText, let faces, let passwordFile, let wait):
             let password = try passwordFile.map(readPassword)
+            try checkReadable(faces)
             let engine = try DeviceFaceEngine.load(progress: say)
             let capture = try engine.capture(images: faces)
             say("capture: \(capture.session.faces.count) face(s) from \(faces.count) image(s)")
             let session = try await open(options, engine: engine, say: say)
+            defer { session.persistAudit() }
             let link: [UInt8]
             if let linkText {
                 link = try readLink(linkText)
@@ -75,6 +80,7 @@ enum DeviceCommand {
             }
         case .keys:
             let session = try await open(options, engine: nil, say: say)
+            defer { session.persistAudit() }
             let keys = session.authenticator.keys
             if keys.isEmpty { say("no keys") }
             for key in keys.sorted(by: { $0.createdAt < $1.createdAt }) {
@@ -82,6 +88,7 @@ enum DeviceCommand {
             }
         case .rotate:
             let session = try await open(options, engine: nil, say: say)
+            defer { session.persistAudit() }
             let flow: KeyRotationFlow
             do { flow = try session.authenticator.startKeyRotationFlow() } catch { throw .refused("\(error)") }
             var printer = StatePrinter(say: say)
@@ -98,6 +105,7 @@ enum DeviceCommand {
             await flow.waitUntilIdle()
         case .revoke(let keyId):
             let session = try await open(options, engine: nil, say: say)
+            defer { session.persistAudit() }
             let flow: RevocationFlow
             do { flow = try session.authenticator.startRevocationFlow(keyId: keyId) } catch { throw .refused("\(error)") }
             var printer = StatePrinter(say: say)
@@ -114,6 +122,7 @@ enum DeviceCommand {
             await flow.waitUntilIdle()
         case .branding:
             let session = try await open(options, engine: nil, say: say)
+            defer { session.persistAudit() }
             let summary: BrandingSyncSummary
             do { summary = try await session.authenticator.syncBranding() } catch { throw .refused("branding sync failed: \(error)") }
             say("branding: \(summary.updatedKeyIds.count) key(s) updated, \(summary.replacedKeys.count) removed")
@@ -124,7 +133,8 @@ enum DeviceCommand {
             }
         case .audit(let limit):
             let session = try await open(options, engine: nil, say: say)
-            for entry in session.authenticator.auditLog(limit: limit) {
+            defer { session.persistAudit() }
+            for entry in session.auditEntries(limit: limit) {
                 say("\(DeviceStates.time(Int64(entry.timestamp.timeIntervalSince1970)))  \(entry.kind.rawValue)  \(entry.identityId ?? "-")  \(entry.note)")
             }
         }
@@ -133,6 +143,17 @@ enum DeviceCommand {
     private static func open(_ options: DeviceOptions, engine: DeviceFaceEngine?, say: @escaping @Sendable (String) -> Void) async throws(DeviceCommandError) -> DeviceSession {
         try await DeviceSession.open(directory: options.stateDirectory, authority: options.authority, presence: options.presence,
                                      deviceName: options.deviceName, faceEngine: engine, say: say)
+    }
+
+    /// Fails fast, before the models load, on a path that is not a readable file.
+    static func checkReadable(_ paths: [String]) throws(DeviceCommandError) {
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                  FileManager.default.isReadableFile(atPath: path) else {
+                throw .image(path: path, reason: "cannot read the file")
+            }
+        }
     }
 
     /// The link text, or the contents of `@FILE`; at most 16 KiB.

@@ -129,6 +129,40 @@ struct ProcessEndToEndTests {
         #expect(impostor.errors.contains("face mismatch"))
         #expect(try await signing.exit(within: .seconds(120)) == 1, "rp request sign: \(signing.output)\n\(signing.errors)")
         #expect((signing.output + signing.errors).contains("denied"), "\(signing.output)\n\(signing.errors)")
+
+        // A faceless photo and a missing file: a clear error naming the file, exit 1, nothing submitted.
+        let dogs = Self.cache.appendingPathComponent("images/faces/dogs.jpg").path
+        let faceless = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "approve", "--link", "@" + linkFile, "--faces", dogs])
+        #expect(try await faceless.exit(within: .seconds(120)) == 1)
+        #expect(faceless.errors.contains("dogs.jpg: no face found"), "\(faceless.errors)")
+        #expect(!faceless.output.contains("state:"))
+        let missing = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "approve", "--next", "--faces", root.path + "/none.jpg"])
+        #expect(try await missing.exit(within: .seconds(60)) == 1)
+        #expect(missing.errors.contains("none.jpg: cannot read"), "\(missing.errors)")
+
+        // Key management on the same state directory: list, branding, rotation, audit, then revocation.
+        let keys = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "keys"])
+        #expect(try await keys.exit(within: .seconds(60)) == 0, "\(keys.errors)")
+        let keyId = try #require(keys.output.split(separator: " ").first.map(String.init), "keys: \(keys.output)")
+        #expect(keys.output.contains("Acme Docs") && keys.output.contains("ada@example.com"), "\(keys.output)")
+        let branding = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "branding"])
+        #expect(try await branding.exit(within: .seconds(60)) == 0, "\(branding.output)\n\(branding.errors)")
+        #expect(branding.output.contains("0 removed"), "\(branding.output)")
+        let rotate = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "rotate"])
+        #expect(try await rotate.exit(within: .seconds(60)) == 0, "\(rotate.output)\n\(rotate.errors)")
+        #expect(rotate.output.contains("state: confirming(keys: 1"))
+        #expect(rotate.output.contains("state: succeeded(revokedKeys: 0)"), "\(rotate.output)")
+        let inbox = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "inbox"])
+        #expect(try await inbox.exit(within: .seconds(60)) == 0, "inbox after rotation: \(inbox.output)\n\(inbox.errors)")
+        let audit = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "audit", "--limit", "100"])
+        #expect(try await audit.exit(within: .seconds(60)) == 0)
+        #expect(audit.output.split(separator: "\n").count >= 3, "\(audit.output)")
+        let revoke = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "revoke", "--key", keyId])
+        #expect(try await revoke.exit(within: .seconds(60)) == 0, "\(revoke.output)\n\(revoke.errors)")
+        #expect(revoke.output.contains("state: succeeded(key: \(keyId))"))
+        let none = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "keys"])
+        #expect(try await none.exit(within: .seconds(60)) == 0)
+        #expect(none.output.contains("no keys"), "\(none.output)")
     }
 }
 
