@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "FaceSealHTTPTests", dependencies: ["FaceSealHTTP"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealAuthorityTests", dependencies: ["FaceSealAuthority", "FaceSealHTTP", "FaceSealWire"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealSDKTests", dependencies: ["FaceSealSDK", "FaceSealAuthority"], swiftSettings: swiftSettings),
-        .testTarget(name: "FaceSealRelyingPartyTests", dependencies: ["FaceSealRelyingParty"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealRelyingPartyTests", dependencies: ["FaceSealRelyingParty", "FaceSealAuthority"], swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -57,6 +57,7 @@ public enum DeliveryRefusal: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
+    /// A one-line explanation (sent as `error_description`).
     public var description: String {
         switch self {
         case .methodNotAllowed: "deliveries are POSTed"
@@ -91,6 +92,7 @@ public struct EndpointResponse: Sendable, Equatable {
         self.headers = headers
     }
 
+    /// Equal status, body and headers (in order).
     public static func == (a: Self, b: Self) -> Bool {
         a.status == b.status && a.body == b.body && a.headers.map { "\($0.0):\($0.1)" } == b.headers.map { "\($0.0):\($0.1)" }
     }

@@ -125,7 +125,6 @@ public struct DeliveryVerifier: Sendable {
                   let bytes = try? Base64URL.decode(encoded, maximumDecodedCount: 4096) else {
                 throw .badSignature("public_keys carries no ML-DSA-65 key to verify with")
             }
-            if let pinnedKey = pinned?.signingKey, pinnedKey != bytes { throw .pinnedKeyConflict }
             signingKeyBytes = bytes
         } else {
             guard let pinnedKey = pinned?.signingKey else { throw .noPinnedKey }
@@ -144,6 +143,8 @@ public struct DeliveryVerifier: Sendable {
         guard signingKey.isValidSignature(signature, for: body, context: DeliveryNames.signatureContext) else {
             throw .badSignature("the ML-DSA-65 signature does not verify")
         }
+        // Only a delivery that verified can be told that it contradicts the pin.
+        if expectedKind == .publicKeys, let pinnedKey = pinned?.signingKey, pinnedKey != signingKeyBytes { throw .pinnedKeyConflict }
         let keyID = PinnedKeys.keyID(of: signingKeyBytes)
         checks.append(expectedKind == .publicKeys
             ? "delivery: ML-DSA-65 signature (context faceseal-delivery-v1) verifies with the delivered key \(keyID)"

@@ -29,8 +29,10 @@ public final class InMemoryKeyPinStore: KeyPinStore {
     /// An empty store.
     public init() {}
 
+    /// The keys pinned for `key`, if any.
     public func pinnedKeys(for key: PinKey) async throws -> PinnedKeys? { pins.withLock { $0[key] } }
 
+    /// Pins `keys` for `key` unless different keys are already pinned there.
     public func pin(_ keys: PinnedKeys, for key: PinKey) async throws -> PinResult {
         pins.withLock { pins in
             if let existing = pins[key] { return existing == keys ? .alreadyPinned : .conflict(existing: existing) }
@@ -39,6 +41,7 @@ public final class InMemoryKeyPinStore: KeyPinStore {
         }
     }
 
+    /// Removes the pin for `key` if it still holds exactly `keys` (nil removes whatever is pinned).
     public func removePin(for key: PinKey, ifEqualTo keys: PinnedKeys?) async throws {
         pins.withLock { pins in
             if keys == nil || pins[key] == keys { pins[key] = nil }
@@ -85,8 +88,10 @@ public final class FileKeyPinStore: KeyPinStore {
         pins = Mutex(loaded)
     }
 
+    /// The keys pinned for `key`, if any.
     public func pinnedKeys(for key: PinKey) async throws -> PinnedKeys? { pins.withLock { $0[key] } }
 
+    /// Pins `keys` for `key` unless different keys are already pinned there.
     public func pin(_ keys: PinnedKeys, for key: PinKey) async throws -> PinResult {
         try pins.withLock { pins throws(RelyingPartyError) -> PinResult in
             if let existing = pins[key] { return existing == keys ? .alreadyPinned : .conflict(existing: existing) }
@@ -98,6 +103,7 @@ public final class FileKeyPinStore: KeyPinStore {
         }
     }
 
+    /// Removes the pin for `key` if it still holds exactly `keys` (nil removes whatever is pinned).
     public func removePin(for key: PinKey, ifEqualTo keys: PinnedKeys?) async throws {
         try pins.withLock { pins throws(RelyingPartyError) in
             guard pins[key] != nil, keys == nil || pins[key] == keys else { return }

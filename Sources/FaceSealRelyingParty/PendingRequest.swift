@@ -24,6 +24,7 @@ public enum RequestKind: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The wire kind, or `login`.
     public var description: String { pkiKind?.rawValue ?? "login" }
 }
 
@@ -140,18 +141,31 @@ public final class InMemoryPendingRequestStore: PendingRequestStore {
     }
 
     private let entries = Mutex<[String: Entry]>([:])
+    private let now: @Sendable () -> Date
 
-    /// An empty store.
-    public init() {}
+    /// How long after its expiry an abandoned request (one nobody awaited) is kept.
+    public static let retentionAfterExpiry: TimeInterval = 3600
 
-    public func insert(_ request: PendingRequest) async throws {
-        entries.withLock { $0[request.authReqId] = Entry(request: request) }
+    /// An empty store; `now` decides when abandoned requests are dropped.
+    public init(now: @escaping @Sendable () -> Date = { Date() }) {
+        self.now = now
     }
 
+    /// Remembers a new request (and forgets requests expired for more than an hour).
+    public func insert(_ request: PendingRequest) async throws {
+        let cutoff = now().addingTimeInterval(-Self.retentionAfterExpiry)
+        entries.withLock { entries in
+            entries = entries.filter { $0.value.request.expiresAt > cutoff }
+            entries[request.authReqId] = Entry(request: request)
+        }
+    }
+
+    /// The request with this id, and its accepted delivery if any.
     public func request(_ authReqId: String) async throws -> (request: PendingRequest, delivery: AcceptedDelivery?)? {
         entries.withLock { entries in entries[authReqId].map { ($0.request, $0.delivery) } }
     }
 
+    /// Records `delivery` if the request exists and has none yet (atomically); false otherwise.
     public func recordDelivery(_ delivery: AcceptedDelivery, for authReqId: String) async throws -> Bool {
         entries.withLock { entries in
             guard var entry = entries[authReqId], entry.delivery == nil else { return false }
@@ -161,6 +175,7 @@ public final class InMemoryPendingRequestStore: PendingRequestStore {
         }
     }
 
+    /// Forgets the request.
     public func remove(_ authReqId: String) async throws {
         // Dropping the entry releases its SecretBytes, which zero themselves.
         _ = entries.withLock { $0.removeValue(forKey: authReqId) }

@@ -22,6 +22,7 @@ public struct PinnedKeys: Sendable, Hashable, Codable {
     /// base64url SHA-256 of a public key: the `key_id` of the delivery body.
     public static func keyID(of publicKey: [UInt8]) -> String { Base64URL.encode(SHA256.hash(data: publicKey).bytes) }
 
+    /// Decodes `{"ML-DSA-65": base64url, …}`; an unknown algorithm name is an error.
     public init(from decoder: any Decoder) throws {
         let raw = try [String: Base64URLBytes](from: decoder)
         var keys: [KeyAlgorithm: [UInt8]] = [:]
@@ -34,6 +35,7 @@ public struct PinnedKeys: Sendable, Hashable, Codable {
         self.keys = keys
     }
 
+    /// Encodes `{"ML-DSA-65": base64url, …}`.
     public func encode(to encoder: any Encoder) throws {
         let raw = Dictionary(uniqueKeysWithValues: keys.map { ($0.key.rawValue, Base64URLBytes($0.value)) })
         try raw.encode(to: encoder)

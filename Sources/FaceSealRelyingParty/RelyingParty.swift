@@ -185,15 +185,28 @@ public final class RelyingParty: Sendable {
         }
     }
 
+    /// Consecutive transport failures tolerated while polling (the next poll may reach the authority again).
+    static let maxConsecutiveTransportFailures = 5
+
     private func poll(_ handle: PendingRequestHandle) async throws(RelyingPartyError) -> RequestOutcome {
         var interval = max(handle.interval, 1)
+        var failures = 0
         while configuration.now() < handle.expiresAt {
             do {
                 try await configuration.sleeper.sleep(seconds: interval)
             } catch {
                 throw .transport("cancelled while polling")
             }
-            switch try await authority.token(authReqId: handle.authReqId) {
+            let answer: AuthorityClient.TokenAnswer
+            do {
+                answer = try await authority.token(authReqId: handle.authReqId)
+                failures = 0
+            } catch .transport(let reason) {
+                failures += 1
+                guard failures < Self.maxConsecutiveTransportFailures else { throw .transport(reason) }
+                continue
+            }
+            switch answer {
             case .tokens(let tokens):
                 return .verified(try await verify(tokens, for: handle))
             case .error(let error):

@@ -40,6 +40,7 @@ public protocol RelyingPartySleeper: Sendable {
 public struct TaskSleeper: RelyingPartySleeper {
     /// A sleeper.
     public init() {}
+    /// Sleeps for real.
     public func sleep(seconds: Int) async throws { try await Task.sleep(for: .seconds(seconds)) }
 }
 

@@ -27,6 +27,7 @@ public enum RelyingPartyError: Error, Sendable, Equatable, CustomStringConvertib
     /// No ping arrived before the request expired.
     case pingTimeout
 
+    /// A one-line explanation.
     public var description: String {
         switch self {
         case .invalidConfiguration(let reason): "invalid configuration: \(reason)"

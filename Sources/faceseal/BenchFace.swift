@@ -24,16 +24,30 @@ enum BenchFace {
         var name: String
         var image: RGBImage
         var peerFile: String
+        /// The face box FaceSeal found in the frame; landmarks and align start from it on both sides.
+        var box: FaceRect?
     }
 
     /// A row of the bench table.
     struct Stage {
         var name: String
         var inputs: [Input]
-        /// Runs FaceSeal's stage once on the input.
-        var ours: (Input) throws -> Void
-        /// The harness request line for the input.
-        var peerRequest: (Input) -> String
+        /// Runs FaceSeal's stage once on the input; returns the nanoseconds of the timed part when
+        /// only part of the work is the stage (align excludes its landmarks), `nil` to time it all.
+        var ours: (Input) throws -> UInt64?
+        /// A stage timed whole.
+        init(name: String, inputs: [Input], ours: @escaping (Input) throws -> Void, peerRequest: ((Input) -> String)?) {
+            self.init(name: name, inputs: inputs, ours: { try ours($0); return nil }, peerRequest: peerRequest)
+        }
+        /// A stage that times part of its work itself.
+        init(name: String, inputs: [Input], ours: @escaping (Input) throws -> UInt64?, peerRequest: ((Input) -> String)?) {
+            self.name = name
+            self.inputs = inputs
+            self.ours = ours
+            self.peerRequest = peerRequest
+        }
+        /// The harness request line for the input; `nil` for a row dlib has no counterpart to.
+        var peerRequest: ((Input) -> String)?
     }
 
     static let usage = """
@@ -100,61 +114,114 @@ enum BenchFace {
         let loadMilliseconds = Double(DispatchTime.now().uptimeNanoseconds - loadStart) / 1e6
         print(String(format: "models loaded in %.0f ms", loadMilliseconds))
 
+        let shapePredictor = try ShapePredictor(
+            contentsOfFile: options.models.appendingPathComponent("shape_predictor_5_face_landmarks.dat").path)
+        let decoder = ImageDecoder()
+
+        let photos = try photoInputs(options)
         let chips = try chipInputs(options)
-        let frames = try frameInputs(options)
+        let frames = try frameInputs(options, photos: photos, detector: detector).map { frame -> Input in
+            var frame = frame
+            frame.box = try? detector.detect(in: frame.image).first?.rect
+            return frame
+        }
+        let framesWithFace = frames.filter { $0.box != nil }
+        func boxRequest(_ stage: String, _ input: Input) -> String {
+            let box = input.box!
+            return "\(stage) \(input.peerFile) \(box.left) \(box.top) \(box.right) \(box.bottom)"
+        }
+        // One row per stage; `pipeline` is detect → 5 landmarks → chip → embedding of one frame.
         let stages: [Stage] = [
+            Stage(name: "decode", inputs: photos,
+                  ours: { _ = try decoder.decodeFile(atPath: $0.peerFile) },
+                  peerRequest: { "decode \($0.peerFile)" }),
             Stage(name: "detect", inputs: frames,
                   ours: { _ = try detector.detect(in: $0.image) },
                   peerRequest: { "detect \($0.peerFile)" }),
+            Stage(name: "landmarks", inputs: framesWithFace,
+                  ours: { _ = shapePredictor.predict(in: $0.image, box: $0.box!) },
+                  peerRequest: { boxRequest("landmarks", $0) }),
+            Stage(name: "align", inputs: framesWithFace,
+                  ours: { input in
+                      let shape = shapePredictor.predict(in: input.image, box: input.box!)
+                      let start = DispatchTime.now().uptimeNanoseconds
+                      _ = try FaceAligner.chip(from: input.image, landmarks5: shape)
+                      return DispatchTime.now().uptimeNanoseconds - start
+                  },
+                  peerRequest: { boxRequest("align", $0) }),
             Stage(name: "embed", inputs: chips,
                   ours: { _ = try embedder.embedding(of: $0.image) },
                   peerRequest: { "embed \($0.peerFile)" }),
+            Stage(name: "pipeline", inputs: framesWithFace,
+                  ours: { input in
+                      guard let face = try detector.detect(in: input.image).first else { return }
+                      let shape = shapePredictor.predict(in: input.image, box: face.rect)
+                      _ = try embedder.embedding(of: try FaceAligner.chip(from: input.image, landmarks5: shape))
+                  },
+                  peerRequest: { "pipeline \($0.peerFile)" }),
+            // The same with the detector told faces are at least 120 px (two fine levels skipped);
+            // dlib has no such option, so this row has no peer.
+            Stage(name: "pipeline-min120", inputs: framesWithFace,
+                  ours: { input in
+                      guard let face = try detector.detect(in: input.image, minimumFaceSize: 120).first else { return }
+                      let shape = shapePredictor.predict(in: input.image, box: face.rect)
+                      _ = try embedder.embedding(of: try FaceAligner.chip(from: input.image, landmarks5: shape))
+                  },
+                  peerRequest: nil),
         ]
 
         let peer = try options.peer.map { try Peer(executable: $0, models: options.models) }
         defer { peer?.close() }
-        print("inputs: \(chips.count) johns chips (150×150), \(frames.count) frames (\(options.frameWidth)×\(options.frameHeight)); "
+        print("inputs: \(photos.count) photos, \(chips.count) johns chips (150×150), \(frames.count) frames "
+              + "(\(options.frameWidth)×\(options.frameHeight), \(framesWithFace.count) with a face); "
               + "\(options.iterations) rounds; peer: \(peer == nil ? "none" : "dlib \(dlibVersion())")")
 
         // Warm-up: first touches of the weights, the harness's input cache, page faults.
         for stage in stages {
             for input in stage.inputs {
-                try stage.ours(input)
-                _ = try peer?.time(stage.peerRequest(input))
+                _ = try stage.ours(input)
+                if let peer, let request = stage.peerRequest { _ = try peer.time(request(input)) }
             }
         }
-        var oursSamples = [String: [Double]]()
-        var peerSamples = [String: [Double]]()
+        var oursSamples = [String: [Sample]]()
+        var peerSamples = [String: [Sample]]()
         for _ in 0..<options.iterations {
             for stage in stages {
                 for input in stage.inputs {
                     let start = DispatchTime.now().uptimeNanoseconds
-                    try stage.ours(input)
-                    oursSamples[stage.name, default: []].append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
-                    if let peer {
-                        peerSamples[stage.name, default: []].append(try peer.time(stage.peerRequest(input)))
+                    let cpuStart = processCPUNanoseconds()
+                    let inner = try stage.ours(input)
+                    let elapsed = inner ?? (DispatchTime.now().uptimeNanoseconds - start)
+                    // A stage that times part of its work reports that part's wall time as its CPU time too.
+                    let cpu = inner ?? (processCPUNanoseconds() - cpuStart)
+                    oursSamples[stage.name, default: []].append(Sample(wall: Double(elapsed) / 1000, cpu: Double(cpu) / 1000))
+                    if let peer, let request = stage.peerRequest {
+                        peerSamples[stage.name, default: []].append(try peer.time(request(input)))
                     }
                 }
             }
         }
-        print("stage        faceseal_us      dlib_us    ratio")
-        var pipelineOurs = 0.0
-        var pipelinePeer = 0.0
         for stage in stages {
-            let ours = median(oursSamples[stage.name] ?? [])
-            pipelineOurs += ours
-            var line = "stage=\(stage.name.padding(toLength: 10, withPad: " ", startingAt: 0))"
-                + String(format: " faceseal_us=%.0f", ours)
-            if let samples = peerSamples[stage.name] {
-                let theirs = median(samples)
-                pipelinePeer += theirs
-                line += String(format: " dlib_us=%.0f ratio=%.3f", theirs, ours / theirs)
+            let ours = oursSamples[stage.name] ?? []
+            let oursWall = median(ours.map(\.wall))
+            var line = "stage=\(stage.name.padding(toLength: 16, withPad: " ", startingAt: 0))"
+                + String(format: " faceseal_us=%8.0f", oursWall)
+            if let theirs = peerSamples[stage.name] {
+                let theirsWall = median(theirs.map(\.wall))
+                line += String(format: " dlib_us=%8.0f ratio=%.3f", theirsWall, oursWall / theirsWall)
+                line += String(format: " | cpu faceseal_us=%8.0f dlib_us=%8.0f cpu_ratio=%.3f",
+                               median(ours.map(\.cpu)), median(theirs.map(\.cpu)),
+                               median(ours.map(\.cpu)) / median(theirs.map(\.cpu)))
+            } else {
+                line += String(format: " | cpu faceseal_us=%8.0f", median(ours.map(\.cpu)))
             }
+            line += " n=\(ours.count)"
+            if stage.peerRequest == nil { line += " (no dlib counterpart)" }
             print(line)
         }
-        var total = "total (sum of stage medians): " + String(format: "faceseal %.1f ms", pipelineOurs / 1000)
-        if peer != nil { total += String(format: ", dlib %.1f ms, ratio=%.3f", pipelinePeer / 1000, pipelineOurs / pipelinePeer) }
-        print(total)
+        let pipeline = median((oursSamples["pipeline"] ?? []).map(\.wall)) / 1000
+        print(String(format: "pipeline (detect+landmarks+align+embed, %d×%d frame): median %.1f ms, target < 150 ms: %@",
+                     options.frameWidth, options.frameHeight, pipeline, pipeline < 150 ? "met" : "NOT met"))
     }
 
     // MARK: - Inputs
@@ -169,7 +236,7 @@ enum BenchFace {
             // Two chips per person keep a round short while covering every identity.
             for file in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().prefix(2) {
                 let url = folder.appendingPathComponent(file)
-                let image = try BenchImages.load(url, work: options.work)
+                let image = try ImageDecoder().decodeFile(atPath: url.path)
                 let peerFile = options.work.appendingPathComponent("chip-\(person)-\(file).ppm").path
                 try BenchImages.writePPM(image, to: peerFile)
                 inputs.append(Input(name: "\(person)/\(file)", image: image, peerFile: peerFile))
@@ -179,21 +246,43 @@ enum BenchFace {
         return inputs
     }
 
-    /// Camera-sized frames: the largest centred 4:3 crop of each portrait, resized to 640×480.
-    static func frameInputs(_ options: Options) throws -> [Input] {
+    /// Portraits whose decoding is timed (the original files), the frames' sources.
+    static func photoInputs(_ options: Options) throws -> [Input] {
         let sources = ["fr/obama.jpg", "fr/biden.jpg", "grace_hopper_512x512.jpg", "faces/Tom_Cruise_avp_2014_4.jpg"]
         var inputs: [Input] = []
         for source in sources {
-            let url = options.images.appendingPathComponent(source)
-            guard FileManager.default.fileExists(atPath: url.path) else { continue }
-            let frame = try BenchImages.frame(try BenchImages.load(url, work: options.work),
-                                          width: options.frameWidth, height: options.frameHeight)
-            let peerFile = options.work.appendingPathComponent("frame-\(url.lastPathComponent).ppm").path
-            try BenchImages.writePPM(frame, to: peerFile)
-            inputs.append(Input(name: source, image: frame, peerFile: peerFile))
+            let path = options.images.appendingPathComponent(source).path
+            guard FileManager.default.fileExists(atPath: path) else { continue }
+            inputs.append(Input(name: source, image: try ImageDecoder().decodeFile(atPath: path), peerFile: path))
         }
         guard !inputs.isEmpty else { throw UsageError(description: "no portraits under \(options.images.path)") }
         return inputs
+    }
+
+    /// Camera-sized frames: the largest 4:3 crop of each portrait centred on its (first) face as far as
+    /// the photo allows, resized to 640×480.
+    static func frameInputs(_ options: Options, photos: [Input], detector: FaceDetector) throws -> [Input] {
+        try photos.map { photo in
+            let face = try detector.detect(in: photo.image).first
+            let center = face.map { (x: Double($0.left + $0.right) / 2, y: Double($0.top + $0.bottom) / 2) }
+                ?? (x: Double(photo.image.width) / 2, y: Double(photo.image.height) / 2)
+            let frame = BenchImages.frame(photo.image, width: options.frameWidth, height: options.frameHeight, center: center)
+            let peerFile = options.work.appendingPathComponent("frame-\((photo.name as NSString).lastPathComponent).ppm").path
+            try BenchImages.writePPM(frame, to: peerFile)
+            return Input(name: photo.name, image: frame, peerFile: peerFile)
+        }
+    }
+
+    /// One timing: wall clock and CPU time of the whole process (every thread), in microseconds.
+    struct Sample {
+        var wall: Double
+        var cpu: Double
+    }
+
+    static func processCPUNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
     static func median(_ values: [Double]) -> Double {
@@ -233,14 +322,15 @@ extension BenchFace {
             try process.run()
         }
 
-        /// Sends one request and returns the harness's own measurement in microseconds.
-        func time(_ request: String) throws -> Double {
+        /// Sends one request and returns the harness's own wall and CPU measurements in microseconds.
+        func time(_ request: String) throws -> Sample {
             input.fileHandleForWriting.write(Data((request + "\n").utf8))
             let reply = try readLine()
-            guard let first = reply.split(separator: " ").first, let microseconds = Double(first) else {
+            let fields = reply.split(separator: " ")
+            guard fields.count >= 2, let wall = Double(fields[0]), let cpu = Double(fields[1]) else {
                 throw Failure(description: "dlib harness answered '\(reply)' to '\(request)'")
             }
-            return microseconds
+            return Sample(wall: wall, cpu: cpu)
         }
 
         private func readLine() throws -> String {
@@ -269,60 +359,23 @@ enum BenchImages {
         var description: String
     }
 
-    /// Loads a test image. JPEGs are converted by `djpeg` into the work folder first (the bench script
-    /// installs libjpeg-turbo-progs), then read as binary PPM.
-    static func load(_ url: URL, work: URL) throws -> RGBImage {
-        let ppm = work.appendingPathComponent("src-" + url.path.replacingOccurrences(of: "/", with: "_") + ".ppm")
-        if !FileManager.default.fileExists(atPath: ppm.path) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/djpeg")
-            process.arguments = ["-pnm", "-outfile", ppm.path, url.path]
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw Failure(description: "djpeg failed on \(url.path)") }
-        }
-        return try readPPM(ppm.path)
-    }
-
-    static func readPPM(_ path: String) throws -> RGBImage {
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        var fields: [Int] = []
-        var index = 2
-        guard bytes.count > 2, bytes[0] == 0x50, bytes[1] == 0x36 else { throw Failure(description: "\(path) is not a binary PPM") }
-        while fields.count < 3 {
-            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A { index += 1 }
-            var value = 0
-            while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
-                value = value * 10 + Int(bytes[index] - 0x30)
-                index += 1
-                guard value < 1 << 20 else { throw Failure(description: "\(path): header value too large") }
-            }
-            fields.append(value)
-        }
-        index += 1
-        let (width, height) = (fields[0], fields[1])
-        guard fields[2] == 255, width > 0, height > 0, bytes.count - index >= width * height * 3 else {
-            throw Failure(description: "\(path): unsupported PPM")
-        }
-        return RGBImage(width: width, height: height, pixels: Array(bytes[index..<(index + width * height * 3)]))
-    }
-
     static func writePPM(_ image: RGBImage, to path: String) throws {
         var data = Data("P6\n\(image.width) \(image.height)\n255\n".utf8)
         data.append(contentsOf: image.pixels)
         try data.write(to: URL(fileURLWithPath: path))
     }
 
-    /// The largest centred crop with the frame's aspect ratio, resized bilinearly to `width × height`.
-    static func frame(_ image: RGBImage, width: Int, height: Int) throws -> RGBImage {
+    /// The largest crop with the frame's aspect ratio, centred on `center` as far as the image allows,
+    /// resized bilinearly to `width × height`.
+    static func frame(_ image: RGBImage, width: Int, height: Int, center: (x: Double, y: Double)) -> RGBImage {
         var cropWidth = image.width
         var cropHeight = image.width * height / width
         if cropHeight > image.height {
             cropHeight = image.height
             cropWidth = image.height * width / height
         }
-        let x0 = Double(image.width - cropWidth) / 2
-        let y0 = Double(image.height - cropHeight) / 2
+        let x0 = min(max(center.x - Double(cropWidth) / 2, 0), Double(image.width - cropWidth))
+        let y0 = min(max(center.y - Double(cropHeight) / 2, 0), Double(image.height - cropHeight))
         let scaleX = Double(cropWidth) / Double(width)
         let scaleY = Double(cropHeight) / Double(height)
         var pixels = [UInt8](repeating: 0, count: width * height * 3)

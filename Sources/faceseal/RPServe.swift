@@ -37,7 +37,7 @@ enum RPServe {
         let secretBytes = SecretBytes(secret)
         secureZero(&secret)
         let authentication: ClientAuthentication
-        switch options["auth"] ?? "basic" {
+        switch options["auth"] ?? "post" {
         case "basic": authentication = .clientSecretBasic(secret: secretBytes)
         case "post": authentication = .clientSecretPost(secret: secretBytes)
         default: throw RPOptions.Failure(message: "--auth must be basic or post")

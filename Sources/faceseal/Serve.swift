@@ -19,7 +19,8 @@ enum Serve {
       --host ADDRESS          numeric address to listen on (default 127.0.0.1)
       --port N                TCP port, 0 for an ephemeral one (default 8080)
       --master-key-file PATH  32 raw bytes, readable by its owner only (default: <data-dir>/master-key,
-                              generated on first start)
+                              generated on first start); every process sharing a PostgreSQL database
+                              must be given the same key
       --issuer URL            the public base URL (default http://HOST:PORT)
     """
 
@@ -127,6 +128,8 @@ enum Serve {
     }
 
     private static func serve(_ options: Options) async throws {
+        // Before anything is announced: a supervisor may signal as soon as it reads the URL.
+        let termination = TerminationSignal()
         let dataDirectory = URL(fileURLWithPath: options.dataDirectory)
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
@@ -172,7 +175,7 @@ enum Serve {
         slot.set(authority.makeRouter())
         say("faceseal: listening on \(baseURL)")
 
-        await waitForTermination()
+        await termination.wait()
         say("faceseal: stopping")
         await server.stop()
         await store.close()
@@ -192,24 +195,6 @@ enum Serve {
         let bytes = Array((text + "\n").utf8)
         guard write(descriptor, bytes, bytes.count) == bytes.count else { throw ServeError.cannotWrite(path) }
     }
-
-    /// Suspends until SIGINT or SIGTERM arrives.
-    private static func waitForTermination() async {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let queue = DispatchQueue(label: "faceseal.serve.signals")
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumed = ResumeOnce(continuation)
-            let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: queue) }
-            for source in sources {
-                source.setEventHandler {
-                    sources.forEach { $0.cancel() }
-                    resumed.resume()
-                }
-                source.resume()
-            }
-        }
-    }
 }
 
 /// Why `faceseal serve` stopped.
@@ -223,7 +208,6 @@ enum ServeError: Error, CustomStringConvertible {
     }
 }
 
-
 /// Holds the router that is set once the server's port (and so the issuer) is known.
 private final class RouterSlot: Sendable {
     private let slot = Mutex<Router?>(nil)
@@ -234,9 +218,49 @@ private final class RouterSlot: Sendable {
     }
 }
 
-/// Resumes a continuation at most once (both signals may arrive).
-private final class ResumeOnce: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Void, Never>?>
-    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = Mutex(continuation) }
-    func resume() { continuation.withLock { $0.take() }?.resume() }
+/// SIGINT and SIGTERM, caught from creation on (their default action is disabled) and awaited once.
+private final class TerminationSignal: Sendable {
+    private enum State {
+        case waiting(CheckedContinuation<Void, Never>?)
+        case fired
+    }
+
+    private let state = Mutex(State.waiting(nil))
+    /// The dispatch sources, only touched under the lock.
+    private let sources: Mutex<[any DispatchSourceSignal]>
+
+    init() {
+        let queue = DispatchQueue(label: "faceseal.serve.signals")
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        sources = Mutex([SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: queue) })
+        sources.withLock { sources in
+            for source in sources {
+                source.setEventHandler { [weak self] in self?.fire() }
+                source.resume()
+            }
+        }
+    }
+
+    private func fire() {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard case .waiting(let continuation) = state else { return nil }
+            state = .fired
+            return continuation
+        }
+        continuation?.resume()
+    }
+
+    /// Returns once a signal arrived (at once if one already did).
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let firedAlready = state.withLock { state -> Bool in
+                guard case .waiting = state else { return true }
+                state = .waiting(continuation)
+                return false
+            }
+            if firedAlready { continuation.resume() }
+        }
+        sources.withLock { $0.forEach { $0.cancel() } }
+    }
 }

@@ -178,3 +178,36 @@ import Testing
         #expect(try await router.respond(to: good).status.code == 204)
     }
 }
+
+@Suite struct PendingRequestStoreTests {
+    @Test func abandonedRequestsAreDroppedAnHourAfterExpiry() async throws {
+        let clock = TestClock()
+        let store = InMemoryPendingRequestStore(now: { clock.now })
+        func request(_ id: String, lifetime: TimeInterval) -> PendingRequest {
+            PendingRequest(authReqId: id, user: "u", context: "c", bindingMessage: "m", bearer: SecretBytes([1]), expected: .publicKeys,
+                           expiresAt: clock.now.addingTimeInterval(lifetime), interval: 5)
+        }
+        try await store.insert(request("old", lifetime: 300))
+        clock.advance(300 + InMemoryPendingRequestStore.retentionAfterExpiry - 1)
+        try await store.insert(request("new", lifetime: 300))
+        #expect(store.count == 2)
+        clock.advance(2)
+        try await store.insert(request("newer", lifetime: 300))
+        #expect(try await store.request("old") == nil)
+        #expect(try await store.request("new") != nil)
+        #expect(store.count == 2)
+    }
+
+    @Test func onlyOneDeliveryIsEverRecorded() async throws {
+        let store = InMemoryPendingRequestStore()
+        try await store.insert(PendingRequest(authReqId: "r", user: "u", context: "c", bindingMessage: "m", bearer: SecretBytes([1]),
+                                              expected: .publicKeys, expiresAt: Date().addingTimeInterval(300), interval: 5))
+        let delivery = AcceptedDelivery(bodySHA256: [1], result: .signature([1]), keyID: "k", createdPin: false, checks: [])
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<16 { group.addTask { (try? await store.recordDelivery(delivery, for: "r")) ?? false } }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.filter { $0 }.count == 1)
+        #expect(try await store.recordDelivery(delivery, for: "unknown") == false)
+    }
+}

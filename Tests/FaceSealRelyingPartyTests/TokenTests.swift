@@ -84,6 +84,24 @@ import Testing
         #expect(h.pending.count == 0)
     }
 
+    /// An answer the client refuses at the transport level (over the 64 KiB answer limit).
+    static let transportFailure: FakeAuthority.TokenScript = { _, _ in
+        HTTPResponse(jsonBytes: Array(repeating: 0x20, count: 70_000))
+    }
+
+    @Test func pollingRidesOutTransientTransportFailures() async throws {
+        let h = try Harness()
+        defer { Task { await h.authority.stop() } }
+        let handle = try await h.rp.start(.signIn, user: user, context: "", bindingMessage: "Sign in")
+        h.authority.script(Self.transportFailure, Self.transportFailure, token(h, receipt: nil, kind: nil))
+        #expect(try await h.rp.awaitOutcome(handle).name == "verified")
+
+        let second = try await h.rp.start(.signIn, user: user, context: "", bindingMessage: "Sign in")
+        for _ in 0..<RelyingParty.maxConsecutiveTransportFailures { h.authority.script(Self.transportFailure) }
+        await #expect(throws: RelyingPartyError.self) { _ = try await h.rp.awaitOutcome(second) }
+        #expect(h.pending.count == 0)
+    }
+
     @Test func pollingStopsAtExpiry() async throws {
         let h = try Harness()
         defer { Task { await h.authority.stop() } }

@@ -6,6 +6,8 @@ import Foundation
 extension Authority {
     /// Form limits of the backchannel endpoint: room for `pki_data` (64 KiB as base64url) and a client assertion.
     static let backchannelFormLimits = FormParameters.Limits(maxBytes: 128 * 1024, maxParameters: 32)
+    /// The longest `scope` kept with a request.
+    static let maxScopeBytes = 2048
     /// Bytes of randomness in an `auth_req_id` (CIBA Core §7.3 asks for at least 128 bits).
     static let authReqIDByteCount = 24
 
@@ -31,6 +33,9 @@ extension Authority {
             request = try BackchannelAuthenticationRequest(form: parameters)
         } catch {
             throw CIBAFailure(error.code, error.description)
+        }
+        guard request.scope.utf8.count <= Self.maxScopeBytes, !request.scope.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw CIBAFailure(.invalidRequest, "scope must be at most \(Self.maxScopeBytes) bytes of printable characters")
         }
         guard request.userCode == nil else {
             throw CIBAFailure(.invalidUserCode, "this provider has no user codes (backchannel_user_code_parameter_supported is false)")
@@ -76,6 +81,9 @@ extension Authority {
     /// ID token this authority issued to this client. A hint naming nobody is `unknown_user_id`.
     private func resolveUser(_ request: BackchannelAuthenticationRequest, clientID: String, tenantID: String) async throws -> String {
         if let hint = request.loginHint {
+            guard Self.isPlausibleIdentifier(hint, maxBytes: 320) else {
+                throw CIBAFailure(.unknownUserId, "login_hint names no user of this client's tenant")
+            }
             if let user = try await userIfExists({ try await store.user(tenantID: tenantID, email: hint) }) { return user.subject }
             if let user = try await userIfExists({ try await store.user(subject: hint) }), user.tenantID == tenantID { return user.subject }
             throw CIBAFailure(.unknownUserId, "login_hint names no user of this client's tenant")
@@ -101,7 +109,7 @@ extension Authority {
             throw unknown
         }
         guard claims.issuer == issuer, (try? claims.audience())?.contains(clientID) == true,
-              let authReqID = claims[CIBANames.authReqIdClaim]?.stringValue else { throw unknown }
+              let authReqID = claims[CIBANames.authReqIdClaim]?.stringValue, Self.isPlausibleIdentifier(authReqID) else { throw unknown }
         let request: CIBARequestRecord
         do {
             request = try await store.request(authReqID: authReqID)

@@ -25,6 +25,12 @@ extension Authority {
         router.post(CIBAPaths.token) { [self] request in try await tokenRequest(request) }
     }
 
+    /// Whether `value` can name a stored record: 1–`maxBytes` bytes, no control characters (NUL in particular, which
+    /// PostgreSQL text cannot hold). Anything else names nothing and is answered as unknown before any lookup.
+    static func isPlausibleIdentifier(_ value: String, maxBytes: Int = 256) -> Bool {
+        !value.isEmpty && value.utf8.count <= maxBytes && !value.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+
     /// The issuer identifier: the configured base URL without a trailing slash (endpoint URLs are built on it).
     var issuer: String {
         var issuer = configuration.issuer

@@ -103,7 +103,7 @@ extension Authority {
 
     /// The application whose stored secret hash equals the hash of `secret` (constant-time), or nil.
     private func verifySecret(clientID: String, secret: String) async throws -> ApplicationRecord? {
-        guard !clientID.isEmpty, clientID.count <= 256, secret.count <= ClientSecret.maxCharacters else { return nil }
+        guard Self.isPlausibleIdentifier(clientID), secret.count <= ClientSecret.maxCharacters else { return nil }
         let presented = ClientSecret.hash(secret)
         guard let application = try await applicationIfExists(clientID: clientID),
               case .secretHash(let stored) = application.credential else { return nil }
@@ -125,7 +125,7 @@ extension Authority {
         } catch {
             throw CIBAFailure(.invalidClient, "client_assertion is not a signed JWT")
         }
-        guard let clientID = claims.issuer, claims.subject == clientID else {
+        guard let clientID = claims.issuer, claims.subject == clientID, Self.isPlausibleIdentifier(clientID) else {
             throw CIBAFailure(.invalidClient, "client_assertion must have iss and sub equal to the client id")
         }
         if let formClientID = form["client_id"], formClientID != clientID {
@@ -160,8 +160,10 @@ extension Authority {
         guard let jti = claims.jwtID, !jti.isEmpty, jti.count <= 256 else {
             throw CIBAFailure(.invalidClient, "client_assertion needs a jti")
         }
-        let fresh = try await store.registerJTI("client-assertion:\(clientID):\(jti)",
-                                                expiresAt: expiresAt.addingTimeInterval(Self.clientAssertionLeeway))
+        // The replay cache is shared with device requests and bounds its keys: remember a fixed-size digest of
+        // (client id, jti), so any client id or jti fits and one client's jti never collides with another's.
+        let replayKey = "client-assertion:" + Base64URL.encode(SHA256.hash(data: Array("\(clientID)\u{0}\(jti)".utf8)).bytes)
+        let fresh = try await store.registerJTI(replayKey, expiresAt: expiresAt.addingTimeInterval(Self.clientAssertionLeeway))
         guard fresh else { throw CIBAFailure(.invalidClient, "client_assertion jti was already used") }
         return AuthenticatedClient(application: application, method: .privateKeyJWT)
     }

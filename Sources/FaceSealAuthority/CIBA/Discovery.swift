@@ -63,7 +63,7 @@ extension Authority {
             subjectTypesSupported: ["pairwise"],
             idTokenSigningAlgValuesSupported: algorithms,
             scopesSupported: ["openid"],
-            claimsSupported: ["iss", "sub", "aud", "exp", "iat", "auth_time", "amr", CIBANames.authReqIdClaim,
+            claimsSupported: ["iss", "sub", "aud", "exp", "iat", "jti", "auth_time", "amr", CIBANames.authReqIdClaim,
                               CIBANames.pkiKindClaim, CIBANames.receiptClaim],
             grantTypesSupported: [CIBANames.grantType],
             tokenEndpointAuthMethodsSupported: ClientAuthenticationMethod.allCases.map(\.rawValue),

@@ -10,7 +10,7 @@ struct IDTokenAlgorithmUnavailable: Error, CustomStringConvertible {
 
 extension Authority {
     /// The ID token of a completed request (SPEC §4.3), signed with the application's `id_token_signed_response_alg`:
-    /// `iss`, pairwise `sub`, `aud`, `exp`, `iat`, `auth_time` (the completion), the CIBA `auth_req_id` claim, `amr`,
+    /// `iss`, pairwise `sub`, `aud`, `exp`, `iat`, `jti`, `auth_time` (the completion), the CIBA `auth_req_id` claim, `amr`,
     /// and for a ceremony `pki_kind` and the receipt `pki_result_sha256` (base64url of the stored SHA-256).
     func makeIDToken(for request: CIBARequestRecord, application: ApplicationRecord) async throws -> String {
         let ring = try await idTokenKeyRing()
@@ -32,7 +32,8 @@ extension Authority {
         let claims = JWTClaims(
             issuer: issuer, subject: pairwiseSubject(userSubject: request.subject, clientID: application.clientID),
             audience: [application.clientID], issuedAt: now, expiresAt: now.addingTimeInterval(TimeInterval(Self.tokenLifetime)),
-            additionalMembers: members
+            // A random jti makes every signing unique, so of concurrent redemptions exactly one token is stored.
+            jwtID: Base64URL.encode(SecureRandom.bytes(count: 16)), additionalMembers: members
         )
         return try JWT.sign(claims, signer: key.signer, keyID: key.keyID)
     }

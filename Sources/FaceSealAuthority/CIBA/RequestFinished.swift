@@ -10,7 +10,8 @@ extension Authority {
     /// callback to a ping-mode application (CIBA Core §10.2 — also for failures, so the application fetches the error
     /// from the token endpoint). POSTs `{"auth_req_id": …}` with `Authorization: Bearer <client_notification_token>`.
     /// Never fails: an unreachable or refusing endpoint is logged (without the token) and the application can still
-    /// poll. Returns once the callback was answered or timed out.
+    /// poll. Returns once the request is read; the callback itself is sent in a task of its own (bounded by
+    /// `pingTimeout`), so a slow application never delays the device's answer.
     func requestFinished(authReqID: String) async {
         let request: CIBARequestRecord
         let application: ApplicationRecord
@@ -32,13 +33,18 @@ extension Authority {
             headers: ["Content-Type": "application/json", "Authorization": "Bearer \(token)"],
             body: PingCallback(authReqId: authReqID).encoded(), timeout: Self.pingTimeout
         )
+        let clientID = application.clientID
+        Task { await sendPing(callback, clientID: clientID) }
+    }
+
+    private func sendPing(_ callback: HTTPClientRequest, clientID: String) async {
         do {
             let response = try await notificationClient.send(callback)
             if !response.status.isSuccess {
-                Self.log("ping: client \(application.clientID) answered HTTP \(response.status.code)")
+                Self.log("ping: client \(clientID) answered HTTP \(response.status.code)")
             }
         } catch {
-            Self.log("ping: client \(application.clientID) unreachable: \(error)")
+            Self.log("ping: client \(clientID) unreachable: \(error)")
         }
     }
 

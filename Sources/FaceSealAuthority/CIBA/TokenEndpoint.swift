@@ -19,9 +19,10 @@ extension Authority {
         guard grantType == CIBANames.grantType else {
             throw CIBAFailure(.unsupportedGrantType, "only the CIBA grant (\(CIBANames.grantType)) is supported")
         }
-        guard let authReqID = form["auth_req_id"], !authReqID.isEmpty, authReqID.count <= 256 else {
+        guard let authReqID = form["auth_req_id"], !authReqID.isEmpty else {
             throw CIBAFailure(.invalidRequest, "auth_req_id is required")
         }
+        guard Self.isPlausibleIdentifier(authReqID) else { throw CIBAFailure(.invalidGrant, "auth_req_id is unknown") }
         let outcome: PollOutcome
         do {
             outcome = try await store.recordPoll(authReqID: authReqID, clientID: client.application.clientID)

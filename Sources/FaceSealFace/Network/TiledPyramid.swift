@@ -69,28 +69,56 @@ struct TiledPyramid: Sendable {
         self.levels = levels
     }
 
-    /// The network input: zeros (the mean colour after normalising), level 0 the normalised image
-    /// `(v − mean) / 256`, each further level a bilinear resize of the previous one, per channel.
-    func canvas(for image: RGBImage, mean: (red: Float, green: Float, blue: Float)) -> FeatureMap {
-        var canvas = FeatureMap(channels: 3, rows: canvasRows, cols: canvasCols)
-        let plane = canvasRows * canvasCols
+    /// `image` as planar float, normalised as dlib's input layer does: `(v − mean) / 256`.
+    static func normalised(_ image: RGBImage, mean: (red: Float, green: Float, blue: Float)) -> FeatureMap {
         let means = [mean.red, mean.green, mean.blue]
-        let level0 = levels[0]
-        canvas.values.withUnsafeMutableBufferPointer { out in
-            let base = out.baseAddress!
-            image.pixels.withUnsafeBufferPointer { pixels in
+        let plane = image.width * image.height
+        return image.pixels.withUnsafeBufferPointer { pixels in
+            FeatureMap(channels: 3, rows: image.height, cols: image.width) { out in
                 for c in 0..<3 {
                     let m = means[c]
-                    for y in 0..<image.height {
-                        let row = base + c * plane + (level0.top + y) * canvasCols + level0.left
-                        let source = y * image.width * 3 + c
-                        for x in 0..<image.width { row[x] = (Float(pixels[source + 3 * x]) - m) / 256 }
+                    for i in 0..<plane { out[c * plane + i] = (Float(pixels[3 * i + c]) - m) / 256 }
+                }
+            }
+        }
+    }
+
+    /// The next pyramid level of a normalised image: floor(5/6) of each side, bilinear as in the canvas.
+    static func downsampled(_ level: FeatureMap) -> FeatureMap {
+        let rows = Int((5.0 / 6.0 * Double(level.rows)).rounded(.down))
+        let cols = Int((5.0 / 6.0 * Double(level.cols)).rounded(.down))
+        return level.values.withUnsafeBufferPointer { source in
+            FeatureMap(channels: 3, rows: rows, cols: cols) { out in
+                for c in 0..<3 {
+                    resize(source.baseAddress! + c * level.planeSize, stride: level.cols, rows: level.rows, cols: level.cols,
+                           into: out.baseAddress! + c * rows * cols, stride: cols, rows: rows, cols: cols)
+                }
+            }
+        }
+    }
+
+    /// The network input: zeros (the mean colour after normalising), level 0 the normalised image,
+    /// each further level a bilinear resize of the previous one, per channel.
+    func canvas(level0 image: FeatureMap) -> FeatureMap {
+        var canvas = FeatureMap(channels: 3, rows: canvasRows, cols: canvasCols)
+        let plane = canvasRows * canvasCols
+        let first = levels[0]
+        canvas.values.withUnsafeMutableBufferPointer { out in
+            let base = out.baseAddress!
+            image.values.withUnsafeBufferPointer { source in
+                for c in 0..<3 {
+                    for y in 0..<image.rows {
+                        (base + c * plane + (first.top + y) * canvasCols + first.left)
+                            .update(from: source.baseAddress! + (c * image.rows + y) * image.cols, count: image.cols)
                     }
                 }
             }
             for index in levels.indices.dropFirst() {
+                let from = levels[index - 1], to = levels[index]
                 for c in 0..<3 {
-                    Self.resize(base + c * plane, stride: canvasCols, from: levels[index - 1], to: levels[index])
+                    let channel = base + c * plane
+                    Self.resize(channel + from.top * canvasCols + from.left, stride: canvasCols, rows: from.height, cols: from.width,
+                                into: channel + to.top * canvasCols + to.left, stride: canvasCols, rows: to.height, cols: to.width)
                 }
             }
         }
@@ -99,9 +127,9 @@ struct TiledPyramid: Sendable {
 
     /// dlib's bilinear `resize_image` on a float plane, in double: corners map to corners
     /// (scale (in − 1)/(out − 1)) and the +1 neighbour is clamped to the last row or column.
-    private static func resize(_ plane: UnsafeMutablePointer<Float>, stride: Int, from source: Placement, to destination: Placement) {
-        let inRows = source.height, inCols = source.width
-        let outRows = destination.height, outCols = destination.width
+    private static func resize(_ source: UnsafePointer<Float>, stride sourceStride: Int, rows inRows: Int, cols inCols: Int,
+                               into destination: UnsafeMutablePointer<Float>, stride destinationStride: Int,
+                               rows outRows: Int, cols outCols: Int) {
         let scaleY = Double(inRows - 1) / Double(max(outRows - 1, 1))
         let scaleX = Double(inCols - 1) / Double(max(outCols - 1, 1))
         var left = [Int](repeating: 0, count: outCols)
@@ -114,15 +142,14 @@ struct TiledPyramid: Sendable {
             right[x] = min(l + 1, inCols - 1)
             fx[x] = sx - Double(l)
         }
-        let sourceOrigin = plane + source.top * stride + source.left
         for y in 0..<outRows {
             let sy = Double(y) * scaleY
             let t = Int(sy.rounded(.down))
             let b = min(t + 1, inRows - 1)
             let fy = sy - Double(t)
-            let top = sourceOrigin + t * stride
-            let bottom = sourceOrigin + b * stride
-            let row = plane + (destination.top + y) * stride + destination.left
+            let top = source + t * sourceStride
+            let bottom = source + b * sourceStride
+            let row = destination + y * destinationStride
             for x in 0..<outCols {
                 let wx = fx[x]
                 let upper = (1 - wx) * Double(top[left[x]]) + wx * Double(top[right[x]])

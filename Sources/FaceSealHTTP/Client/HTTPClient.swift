@@ -97,6 +97,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         var body: [UInt8] = []
         /// Set when the client itself ends the task (limit, deadline, caller cancelled).
         var failure: HTTPClientError?
+        /// A 401 that carried an authentication challenge: URLSession withholds its body, so it is
+        /// answered from the challenge's response (status and headers, empty body).
+        var challenged: HTTPURLResponse?
     }
 
     private let pending = Mutex<[Int: Pending]>([:])
@@ -186,13 +189,40 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         completionHandler(nil)
     }
 
+    /// A `WWW-Authenticate` challenge is never answered with credentials (the client sends its own
+    /// `Authorization`); FoundationNetworking would otherwise stall on it. The 401 goes back to the caller.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        pending.withLock { pending in
+            guard var entry = pending[task.taskIdentifier] else { return }
+            entry.challenged = challenge.failureResponse as? HTTPURLResponse
+            pending[task.taskIdentifier] = entry
+        }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }),
+        guard var entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }),
               let continuation = entry.continuation else { return }
+        if entry.failure == nil, let challenged = entry.challenged, entry.response == nil || error != nil {
+            entry.response = challenged
+            entry.body = []
+            return Self.finish(continuation, entry: entry, error: nil)
+        }
+        Self.finish(continuation, entry: entry, error: error)
+    }
+
+    private static func finish(_ continuation: CheckedContinuation<HTTPClientResponse, any Error>, entry: Pending,
+                               error: (any Error)?) {
+        let task = entry.task
         if let failure = entry.failure {
             continuation.resume(throwing: failure)
         } else if let error {
-            continuation.resume(throwing: Self.map(error, url: task.originalRequest?.url?.absoluteString ?? ""))
+            continuation.resume(throwing: map(error, url: task.originalRequest?.url?.absoluteString ?? ""))
         } else if let response = entry.response, !(100...999).contains(response.statusCode) {
             continuation.resume(throwing: HTTPClientError.transport("invalid status code"))
         } else if let response = entry.response {

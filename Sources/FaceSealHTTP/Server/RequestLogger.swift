@@ -56,5 +56,20 @@ public struct RequestLogger: Sendable {
     /// Discards entries.
     public static let disabled = RequestLogger { _ in }
 
+    /// A logger that writes through this one with every path segment that follows one of `markers` replaced by
+    /// `-`: for paths that carry a bearer secret, such as `/device/v1/enrolments/{invitation}`.
+    public func redactingPathSegments(after markers: Set<String>) -> RequestLogger {
+        let inner = self
+        return RequestLogger { entry in
+            var redacted = entry
+            var segments = entry.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            for index in segments.indices.dropLast() where markers.contains(segments[index]) {
+                segments[index + 1] = "-"
+            }
+            redacted.path = segments.joined(separator: "/")
+            inner.log(redacted)
+        }
+    }
+
     func log(_ entry: Entry) { sink(entry) }
 }

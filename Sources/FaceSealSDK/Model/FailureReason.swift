@@ -1,3 +1,5 @@
+import FaceSealWire
+
 /// Why a flow ended in `failed(reason:)`. None of these is retried by the SDK.
 public enum FailureReason: Sendable, Hashable {
     /// The user ended the flow with `cancel()` or `cancelCeremony()`.
@@ -71,14 +73,6 @@ public enum CompletionFailureReason: Sendable, Hashable {
     }
 }
 
-/// The reason the SDK gives the authority in a signed abort.
-public enum AbortReason: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Every face-mismatch attempt was spent.
-    case attemptsExhausted = "attempts_exhausted"
-    /// The application refused the delivery and the user gave up.
-    case deliveryFailed = "delivery_failed"
-    /// The user cancelled with `cancelCeremony()`.
-    case userCancelled = "user_cancelled"
-    /// The key operation was refused after the face match (a face-PKI failure reason).
-    case keyOperationRefused = "refused"
-}
+/// The reason the SDK gives the authority in a signed abort: the wire protocol's type
+/// (`attempts_exhausted`, `delivery_failed`, `user_cancelled`, `refused`).
+public typealias AbortReason = FaceSealWire.AbortReason

@@ -68,8 +68,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
         if verified.kind == .enrolment {
             pin.holdProvisional(invitation: verified.rid, issuer: verified.iss, key: Array(key.rawRepresentation))
         }
-        guard let kind = LinkKind(rawValue: verified.kind.rawValue) else { throw .linkRefused(.malformed) }
-        return VerifiedLink(kind: kind, requestId: verified.rid, issuer: verified.iss, expiresAtUnix: verified.exp)
+        return VerifiedLink(kind: verified.kind, requestId: verified.rid, issuer: verified.iss, expiresAtUnix: verified.exp)
     }
 
     // MARK: Requests
@@ -88,10 +87,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
         switch wire.kind {
         case .login: kind = nil
         case .ceremony:
-            guard let pkiKind = wire.pkiKind, let mapped = PkiCeremonyKind(rawValue: pkiKind.rawValue) else {
-                throw .invalidResponse("a ceremony without pki_kind")
-            }
-            kind = mapped
+            guard let pkiKind = wire.pkiKind else { throw .invalidResponse("a ceremony without pki_kind") }
+            kind = pkiKind
         case .enrolment: throw .invalidResponse("request details of an enrolment")
         }
         guard wire.rid == requestId else { throw .invalidResponse("details of another request") }
@@ -139,8 +136,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
 
     /// `POST …/abort` with the user-present key.
     public func abort(requestId: String, reason: AbortReason, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<Void> {
-        guard let wireReason = FaceSealWire.AbortReason(rawValue: reason.rawValue) else { throw .refused(code: "invalid_request", message: "abort reason") }
-        let body = AbortRequest(rid: requestId, reason: wireReason).encoded()
+        let body = AbortRequest(rid: requestId, reason: reason).encoded()
         let reply = try await signedEmpty(.post, DevicePaths.abort(try Self.segment(requestId)), body: body, signer: signer)
         return reply
     }

@@ -16,10 +16,13 @@ public struct WireFaceTokens: FaceTokenOpener {
     /// `sub` and `tenant` written into a new token's header. The authority checks them against the invitation,
     /// but `EnrolmentDetails` (FaceSealWire) does not carry them yet, so a host that knows them passes them here.
     private let tokenOwner: (subject: String, tenant: String)
+    /// Whether new tokens demand liveness (a tenant may switch it off, e.g. for a camera-less demo).
+    public let livenessRequired: Bool
 
     /// Creates the opener.
     public init(matchThreshold: Double = 0.6, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock(),
-                tokenSubject: String = "", tokenTenant: String = "") {
+                tokenSubject: String = "", tokenTenant: String = "", livenessRequired: Bool = true) {
+        self.livenessRequired = livenessRequired
         self.matchThreshold = matchThreshold
         self.scryptLogN = scryptLogN
         self.clock = clock
@@ -77,7 +80,7 @@ public struct WireFaceTokens: FaceTokenOpener {
         }
         let header = FaceTokenHeader(
             tid: "tok_" + Base64URL.encode(SecureRandom.bytes(count: 12)), sub: tokenOwner.subject, tenant: tokenOwner.tenant, gen: 1,
-            passwordRequired: password != nil, livenessRequired: true, threshold: matchThreshold, scrypt: scrypt,
+            passwordRequired: password != nil, livenessRequired: livenessRequired, threshold: matchThreshold, scrypt: scrypt,
             createdAt: Int64(clock.now().timeIntervalSince1970))
         var masters: [KeyAlgorithm: [UInt8]] = [:]
         for algorithm in algorithms { masters[algorithm] = SecureRandom.bytes(count: 32) }
@@ -169,7 +172,7 @@ final class OpenedWireFaceToken: OpenedFaceToken {
         let signer = try FaceLockedKeys.mlDSA65(seed: try seed(.mlDSA65))
         let signerPublic = Array(signer.publicKey.rawRepresentation)
         let keyId = FaceLockedKeys.keyId(mlDSAPublicKey: signerPublic)
-        guard let wireKind = PKIKind(rawValue: kind.rawValue) else { throw .notPermitted }
+        let wireKind = kind
         let iat = Int64(issuedAt.timeIntervalSince1970)
         let body: DeliveryBody
         switch kind {

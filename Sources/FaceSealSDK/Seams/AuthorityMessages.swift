@@ -1,14 +1,8 @@
+import FaceSealWire
 import Foundation
 
-/// Which flow a link starts (SPEC §4.1 `kind`).
-public enum LinkKind: String, Sendable, Hashable, Codable, CaseIterable {
-    /// A CIBA sign-in.
-    case login
-    /// A face-PKI ceremony.
-    case ceremony
-    /// An enrolment invitation.
-    case enrolment
-}
+/// Which flow a link starts (SPEC §4.1 `kind`): the wire protocol's type.
+public typealias LinkKind = FaceSealWire.LinkKind
 
 /// A link whose signature, issuer and expiry have been checked.
 public struct VerifiedLink: Sendable, Hashable {

@@ -76,6 +76,9 @@ import Testing
             try await CIBAFixture.seed(harness)
             // No scope.
             expectCIBAError(try await harness.backchannel(scope: nil), .invalidRequest)
+            // An over-long scope, a scope with a NUL.
+            expectCIBAError(try await harness.backchannel(scope: "openid " + String(repeating: "s", count: 3000)), .invalidRequest)
+            expectCIBAError(try await harness.backchannel(scope: "openid x\u{0}"), .invalidRequest)
             // Two hints.
             expectCIBAError(try await harness.backchannel([("id_token_hint", "x.y.z")]), .invalidRequest)
             // Bad requested_expiry, bad pki_data, ceremony without client_notification_token.
@@ -95,6 +98,10 @@ import Testing
             badEncoding.headers["Content-Type"] = "application/x-www-form-urlencoded"
             badEncoding.body = Array("scope=openid&login_hint=%zz".utf8)
             expectCIBAError(try await RawHTTPClient.send(badEncoding), .invalidRequest)
+            // An oversized form.
+            let huge = Base64URL.encode([UInt8](repeating: 1, count: 100_000))
+            expectCIBAError(try await harness.backchannel(AuthorityHarness.signCeremony.filter { $0.0 != "pki_data" } + [("pki_data", huge)]),
+                            .invalidRequest)
             // Nothing was stored by any of them.
             let count = try await requestCount(harness)
             #expect(count == 0)
@@ -127,6 +134,8 @@ import Testing
         try await withAuthority(backend) { harness in
             try await CIBAFixture.seed(harness)
             expectCIBAError(try await harness.backchannel(hint: ("login_hint", "nobody@example.com")), .unknownUserId)
+            expectCIBAError(try await harness.backchannel(hint: ("login_hint", "user-1\u{0}@example.com")), .unknownUserId)
+            expectCIBAError(try await harness.backchannel(hint: ("login_hint", String(repeating: "u", count: 1000))), .unknownUserId)
             // A user of another tenant is unknown to this client, by email and by subject.
             expectCIBAError(try await harness.backchannel(hint: ("login_hint", "stranger@example.com")), .unknownUserId)
             expectCIBAError(try await harness.backchannel(hint: ("login_hint", CIBAFixture.foreignUser)), .unknownUserId)

@@ -66,7 +66,8 @@ import Testing
     func invalidClientForClientSecretPost(_ backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
             try await CIBAFixture.seed(harness)
-            for auth in [TestClientAuth.post(CIBAFixture.secretClient, "wrong"), .post("no-such-client", CIBAFixture.secret)] {
+            for auth in [TestClientAuth.post(CIBAFixture.secretClient, "wrong"), .post("no-such-client", CIBAFixture.secret),
+                         .post("nul\u{0}client", CIBAFixture.secret)] {
                 expectCIBAError(try await harness.backchannel(auth: auth), .invalidClient)
                 expectCIBAError(try await harness.token("any", auth: auth), .invalidClient)
             }
@@ -89,6 +90,9 @@ import Testing
             for assertion in cases {
                 expectCIBAError(try await harness.backchannel(auth: .assertion(assertion, clientID: nil)), .invalidClient)
             }
+            // A long jti with control characters is just a jti.
+            let odd = try CIBAFixture.assertion(harness, jti: String(repeating: "j\u{1}", count: 128))
+            #expect(try await harness.backchannel(auth: .assertion(odd, clientID: nil)).status.code == 200)
             // A replayed jti: accepted once, refused the second time.
             let once = try CIBAFixture.assertion(harness, jti: "jti-once")
             #expect(try await harness.backchannel(auth: .assertion(once, clientID: nil)).status.code == 200)

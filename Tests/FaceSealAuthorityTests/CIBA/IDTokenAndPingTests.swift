@@ -76,52 +76,76 @@ import Testing
 
     @Test(arguments: StoreBackend.underTest)
     func pingIsSentWhenTheRequestFinishes(_ backend: StoreBackend) async throws {
-        let received = Mutex<[HTTPRequest]>([])
-        let receiver = HTTPServer(logger: .disabled) { request in
-            received.withLock { $0.append(request) }
-            return .empty()
-        }
-        try receiver.start()
-        defer { Task { await receiver.stop() } }
-        let endpoint = try #require(receiver.baseURL).absoluteString + "/ciba/ping"
+        let receiver = try PingReceiver()
+        let endpoint = try #require(receiver.server.baseURL).absoluteString + "/ciba/ping"
         try await withAuthority(backend) { harness in
             try await CIBAFixture.seed(harness, deliveryMode: .ping, notificationEndpoint: endpoint)
             let ack = try await harness.startRequest([("client_notification_token", "ping-bearer-42")])
             // Nothing is sent while the request is pending.
             await harness.authority.requestFinished(authReqID: ack.authReqId)
-            #expect(received.withLock { $0.isEmpty })
             try await harness.complete(ack.authReqId)
             await harness.authority.requestFinished(authReqID: ack.authReqId)
-            let pings = received.withLock { $0 }
-            try #require(pings.count == 1)
-            #expect(pings[0].method == .post)
-            #expect(pings[0].path == "/ciba/ping")
-            #expect(pings[0].headers["Authorization"] == "Bearer ping-bearer-42")
-            #expect(try PingCallback.decode(pings[0].body) == PingCallback(authReqId: ack.authReqId))
+            let ping = try #require(await receiver.next())
+            #expect(ping.method == .post)
+            #expect(ping.path == "/ciba/ping")
+            #expect(ping.headers["Authorization"] == "Bearer ping-bearer-42")
+            #expect(ping.headers["Content-Type"] == "application/json")
+            #expect(try PingCallback.decode(ping.body) == PingCallback(authReqId: ack.authReqId))
+            #expect(receiver.count == 1)
             // The application then fetches its tokens once.
             #expect(try await harness.token(ack.authReqId).status.code == 200)
         }
+        await receiver.server.stop()
     }
 
     @Test(arguments: StoreBackend.underTest)
-    func pingIsSentForADenialAndAnUnreachableEndpointIsNotFatal(_ backend: StoreBackend) async throws {
-        let received = Mutex<Int>(0)
-        let receiver = HTTPServer(logger: .disabled) { _ in
-            received.withLock { $0 += 1 }
-            return .empty(.internalServerError)
-        }
-        try receiver.start()
-        defer { Task { await receiver.stop() } }
-        let endpoint = try #require(receiver.baseURL).absoluteString + "/ping"
+    func pingIsSentForADenialAndARefusingEndpointIsNotFatal(_ backend: StoreBackend) async throws {
+        let receiver = try PingReceiver(status: .internalServerError)
+        let endpoint = try #require(receiver.server.baseURL).absoluteString + "/ping"
         try await withAuthority(backend) { harness in
             try await CIBAFixture.seed(harness, deliveryMode: .ping, notificationEndpoint: endpoint)
             let ack = try await harness.startRequest([("client_notification_token", "t")])
             _ = try await harness.store.denyRequest(authReqID: ack.authReqId, reason: "user_cancelled")
             await harness.authority.requestFinished(authReqID: ack.authReqId)
-            #expect(received.withLock { $0 } == 1)
+            let ping = try #require(await receiver.next())
+            #expect(try PingCallback.decode(ping.body) == PingCallback(authReqId: ack.authReqId))
             expectCIBAError(try await harness.token(ack.authReqId), .accessDenied)
-            // A poll-mode client gets no ping; an unknown request is ignored.
+            // An unknown request is ignored.
             await harness.authority.requestFinished(authReqID: "unknown")
         }
+        await receiver.server.stop()
+    }
+}
+
+/// A loopback HTTP server that records every request it gets and answers `status`.
+final class PingReceiver: Sendable {
+    let server: HTTPServer
+    let requests: AsyncStream<HTTPRequest>
+    private let received: Recorded
+
+    final class Recorded: Sendable {
+        let requests = Mutex<[HTTPRequest]>([])
+    }
+
+    init(status: HTTPStatus = .noContent) throws {
+        let (stream, continuation) = AsyncStream.makeStream(of: HTTPRequest.self)
+        let received = Recorded()
+        self.requests = stream
+        self.received = received
+        server = HTTPServer(logger: .disabled) { request in
+            received.requests.withLock { $0.append(request) }
+            continuation.yield(request)
+            return .empty(status)
+        }
+        try server.start()
+    }
+
+    /// How many requests arrived.
+    var count: Int { received.requests.withLock { $0.count } }
+
+    /// The next request received (the ping is sent in a task of its own).
+    func next() async -> HTTPRequest? {
+        var iterator = requests.makeAsyncIterator()
+        return await iterator.next()
     }
 }

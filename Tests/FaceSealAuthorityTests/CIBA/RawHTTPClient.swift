@@ -17,7 +17,8 @@ enum RawHTTPClient {
         }
     }
 
-    private static func exchange(_ request: HTTPClientRequest) throws -> HTTPClientResponse {
+    /// The exchange itself, blocking the calling thread (never call it on the cooperative pool).
+    static func exchange(_ request: HTTPClientRequest) throws -> HTTPClientResponse {
         guard let host = request.url.host, let port = request.url.port else { throw Failure.connect }
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure.connect }

@@ -66,8 +66,10 @@ import Testing
     func invalidGrant(_ backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
             try await CIBAFixture.seed(harness)
-            // Unknown id.
+            // Unknown id, also one no record could have (NUL, over-long).
             expectCIBAError(try await harness.token("no-such-request"), .invalidGrant)
+            expectCIBAError(try await harness.token("abc\u{0}def"), .invalidGrant)
+            expectCIBAError(try await harness.token(String(repeating: "x", count: 300)), .invalidGrant)
             // Another client's id.
             let ack = try await harness.startRequest()
             expectCIBAError(try await harness.token(ack.authReqId, auth: .basic(CIBAFixture.noDeliveryClient, CIBAFixture.secret)),
@@ -76,6 +78,32 @@ import Testing
             try await harness.complete(ack.authReqId)
             #expect(try await harness.token(ack.authReqId).status.code == 200)
             expectCIBAError(try await harness.token(ack.authReqId), .invalidGrant)
+        }
+    }
+
+    @Test(arguments: StoreBackend.underTest)
+    func concurrentRedemptionsIssueOneIDToken(_ backend: StoreBackend) async throws {
+        try await withAuthority(backend) { harness in
+            try await CIBAFixture.seed(harness)
+            let ack = try await harness.startRequest()
+            try await harness.complete(ack.authReqId)
+            let statuses = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
+                for _ in 0..<6 {
+                    group.addTask {
+                        let response = try await harness.token(ack.authReqId, auth: .secretPost)
+                        return (response.status.code, response.body)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let successes = statuses.filter { $0.0 == 200 }
+            #expect(successes.count == 1)
+            for (status, body) in statuses where status != 200 {
+                #expect(status == 400)
+                #expect(try OAuthErrorResponse.decode(body).error == .invalidGrant)
+            }
+            let issued = try TokenResponse.decode(try #require(successes.first).1)
+            #expect(try await harness.store.request(authReqID: ack.authReqId).idToken == issued.idToken)
         }
     }
 

@@ -55,4 +55,30 @@ import Testing
         }
         print("MMOD: \(exact)/\(total) photos with identical boxes and scores")
     }
+
+    /// Skipping the finest levels keeps every face at least `minimumFaceSize` wide and finds no smaller one.
+    /// The smaller canvas moves level borders, so a face may win on the neighbouring pyramid level: its
+    /// box is then one step (×1.2) apart from dlib's, IoU (1/1.2)² ≈ 0.69.
+    @Test(arguments: [100, 120, 200])
+    func minimumFaceSizeKeepsTheLargerFaces(minimumFaceSize: Int) throws {
+        guard NetworkTestSupport.available(NetworkTestSupport.mmodURL, NetworkTestSupport.image("faces")) else { return }
+        let detector = try NetworkTestSupport.detector.get()
+        #expect(FaceDetector.skippedLevels(minimumFaceSize: minimumFaceSize, window: 80) > 0)
+        let photos = ["grace_hopper_512x512.jpg", "fr/obama.jpg", "faces/Tom_Cruise_avp_2014_4.jpg", "faces/2008_001322.jpg"]
+        var checked = 0
+        for (file, expected) in try Self.goldenPhotos() where photos.contains(file) {
+            let url = NetworkTestSupport.image(file)
+            guard NetworkTestSupport.available(url) else { continue }
+            let found = try detector.detect(in: try TestImageLoading.load(url), minimumFaceSize: minimumFaceSize)
+            for face in found {
+                #expect(face.width >= minimumFaceSize * 4 / 5, "\(file): a \(face.width)-px face below the minimum")
+            }
+            for want in expected where want.rect[2] - want.rect[0] + 1 >= minimumFaceSize {
+                let overlap = found.map { Self.iou($0, want.rect) }.max() ?? 0
+                #expect(overlap >= 0.65, "\(file): dlib box \(want.rect) best IoU \(overlap)")
+                checked += 1
+            }
+        }
+        #expect(checked > 0)
+    }
 }

@@ -20,15 +20,20 @@ final class LiveSystem: Sendable {
     let adminKey: String
     let application: RelyingParty
     let tenant = "acme"
+    /// The authority's clock: the real time plus a skew a test may advance (request expiry).
+    let clock: SkewedClock
 
     struct Policy {
         var algorithms = ["ML-DSA-65", "ML-KEM-768"]
         var attemptsMax = 3
         var passwordMode = "none"
         var oneDevicePerUser = false
+        var livenessRequired = true
     }
 
-    private init(authority: Authority, server: HTTPServer, baseURL: URL, root: URL, adminKey: String, application: RelyingParty) {
+    private init(authority: Authority, server: HTTPServer, baseURL: URL, root: URL, adminKey: String, application: RelyingParty,
+                 clock: SkewedClock) {
+        self.clock = clock
         self.authority = authority
         self.server = server
         self.baseURL = baseURL
@@ -40,20 +45,23 @@ final class LiveSystem: Sendable {
     static func start(policy: Policy = Policy()) async throws -> LiveSystem {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        let store = try await SQLAuthorityStore.open(.sqlite(path: root.appendingPathComponent("authority.sqlite").path))
+        let clock = SkewedClock()
+        let store = try await SQLAuthorityStore.open(.sqlite(path: root.appendingPathComponent("authority.sqlite").path), clock: clock)
         let box = RouterSlot()
         let server = HTTPServer(logger: .disabled) { request in try await box.router().respond(to: request) }
         try server.start()
         let baseURL = try #require(server.baseURL)
         let keys = AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: baseURL.absoluteString), store: store, keys: keys)
+        let authority = Authority(configuration: AuthorityConfiguration(issuer: baseURL.absoluteString), store: store, keys: keys,
+                                  clock: { clock.now() })
         box.set(authority.makeRouter())
         let adminKey = try #require(try await authority.bootstrapAdminKey())
         let application = try RelyingParty()
-        let system = LiveSystem(authority: authority, server: server, baseURL: baseURL, root: root, adminKey: adminKey, application: application)
+        let system = LiveSystem(authority: authority, server: server, baseURL: baseURL, root: root, adminKey: adminKey, application: application,
+                                 clock: clock)
         _ = try await system.manage("POST", "/tenants", [
             "id": "acme", "name": "Acme",
-            "policy": ["key_algorithms": policy.algorithms, "attempts_max": policy.attemptsMax, "liveness_required": true,
+            "policy": ["key_algorithms": policy.algorithms, "attempts_max": policy.attemptsMax, "liveness_required": policy.livenessRequired,
                        "password_policy": ["mode": policy.passwordMode], "one_device_per_user": policy.oneDevicePerUser],
         ])
         return system
@@ -168,10 +176,10 @@ final class LiveSystem: Sendable {
 
     /// A device: its own vault directory, installation marker, pin file and Authenticator environment.
     func device(name: String = "phone", deviceProtocol: Int = 7, subject: String, faceVerifier: any FaceVerifier = FakeFaceVerifier(),
-                clock: any WallClock = SystemWallClock()) throws -> Device {
+                clock: any WallClock = SystemWallClock(), livenessRequired: Bool = true) throws -> Device {
         let directory = root.appendingPathComponent("device-\(name)")
         return try Device(directory: directory, baseURL: baseURL, deviceProtocol: deviceProtocol, subject: subject, tenant: tenant,
-                          faceVerifier: faceVerifier, clock: clock, name: name)
+                          faceVerifier: faceVerifier, clock: clock, name: name, livenessRequired: livenessRequired)
     }
 }
 
@@ -189,7 +197,7 @@ struct Device: Sendable {
     }
 
     init(directory: URL, baseURL: URL, deviceProtocol: Int, subject: String, tenant: String, faceVerifier: any FaceVerifier,
-         clock: any WallClock, name: String) throws {
+         clock: any WallClock, name: String, livenessRequired: Bool = true) throws {
         self.directory = directory
         let epoch = Epoch()
         self.epoch = epoch
@@ -202,14 +210,16 @@ struct Device: Sendable {
         client = HTTPAuthorityClient(baseURL: baseURL, pin: pin, deviceProtocol: deviceProtocol, deviceName: name, clock: clock)
         environment = AuthenticatorEnvironment(
             authority: client, delivery: HTTPDeliveryPoster(), faceVerifier: faceVerifier,
-            faceTokens: WireFaceTokens(scryptLogN: 10, clock: clock, tokenSubject: subject, tokenTenant: tenant), vault: vault,
+            faceTokens: WireFaceTokens(scryptLogN: 10, clock: clock, tokenSubject: subject, tokenTenant: tenant,
+                                       livenessRequired: livenessRequired), vault: vault,
             recordSealer: sealer, clock: clock, deviceProtocol: deviceProtocol)
     }
 
     func open() async throws -> Authenticator { try await Authenticator.open(environment: environment) }
 
     /// Enrols through the registration flow with an invitation link; answers the key.
-    func enrol(_ authn: Authenticator, link: [UInt8], capture label: String = "ada", password: String? = nil) async throws -> Key {
+    func enrol(_ authn: Authenticator, link: [UInt8], capture label: String = "ada", password: String? = nil,
+               session: (any FaceCaptureSession)? = nil) async throws -> Key {
         let flow = authn.startRegistrationFlow()
         var states = Observed(flow.stateStream())
         flow.submitLinkPayload(payload: link)
@@ -225,7 +235,7 @@ struct Device: Sendable {
             guard let password else { throw SetupError("enrolment asks for a password") }
             flow.submitPassword(password: password)
         }
-        flow.submitFaceCapture(captureSession: capture(label))
+        flow.submitFaceCapture(captureSession: session ?? capture(label))
         guard case .succeeded(let key) = await states.rest().last else { throw SetupError("enrolment failed: \(states.seen)") }
         return key
     }
@@ -343,4 +353,93 @@ extension RegistrationFlow.State {
         default: false
         }
     }
+}
+
+/// A file vault whose `createKey` fails once `budget` keys were made: an enrolment that fails after its first key.
+final class BudgetedVault: KeyVault {
+    let inner: FileKeyVault
+    let budget: Mutex<Int>
+
+    init(_ inner: FileKeyVault, budget: Int) {
+        self.inner = inner
+        self.budget = Mutex(budget)
+    }
+
+    var userPresence: any UserPresence { inner.userPresence }
+
+    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+        let allowed = budget.withLock { left -> Bool in
+            guard left > 0 else { return false }
+            left -= 1
+            return true
+        }
+        guard allowed else { throw .storageFailed("secure hardware refused the key") }
+        return try inner.createKey(protection: protection, alias: alias)
+    }
+
+    func deleteKey(deviceKeyId: String) throws(VaultError) { try inner.deleteKey(deviceKeyId: deviceKeyId) }
+    func hasKeyMaterial(deviceKeyId: String) -> Bool { inner.hasKeyMaterial(deviceKeyId: deviceKeyId) }
+    func signer(deviceKeyId: String, presence: UserPresenceProof?) throws(VaultError) -> any DeviceRequestSigner {
+        try inner.signer(deviceKeyId: deviceKeyId, presence: presence)
+    }
+    func readRecordFile() throws(VaultError) -> [UInt8]? { try inner.readRecordFile() }
+    func writeRecordFile(_ bytes: [UInt8]) throws(VaultError) { try inner.writeRecordFile(bytes) }
+    func isFreshInstall() -> Bool { inner.isFreshInstall() }
+    func markInstalled() throws(VaultError) { try inner.markInstalled() }
+}
+
+/// A loopback proxy in front of the authority that can fail the next completions with an unsigned 503
+/// (what a load balancer answers when no authority process is reachable).
+final class FlakyProxy: Sendable {
+    let server: HTTPServer
+
+    init(target: URL) throws {
+        let client = HTTPClient()
+        let box = FailBox()
+        self.box = box
+        var base = target.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        let prefix = base
+        server = HTTPServer(logger: .disabled) { request in
+            if request.path.hasSuffix("/completion"), box.take() {
+                return HTTPResponse(status: 503, body: Array("upstream unavailable".utf8))
+            }
+            var headers = HTTPHeaders()
+            for field in request.headers where field.name.lowercased().hasPrefix("faceseal-") || field.name.lowercased() == "content-type" {
+                headers[field.name] = field.value
+            }
+            let url = URL(string: prefix + request.path + (request.rawQuery.map { "?" + $0 } ?? ""))!
+            let response = try await client.send(HTTPClientRequest(method: request.method, url: url, headers: headers, body: request.body))
+            var back = HTTPHeaders()
+            for field in response.headers where field.name.lowercased().hasPrefix("faceseal-") || field.name.lowercased() == "content-type" {
+                back[field.name] = field.value
+            }
+            return HTTPResponse(status: response.status, headers: back, body: response.body)
+        }
+        try server.start()
+    }
+
+    private let box: FailBox
+
+    /// Fails the next `count` completions.
+    func failNextCompletions(_ count: Int) { box.set(count) }
+
+    final class FailBox: Sendable {
+        private let left = Mutex(0)
+        func set(_ count: Int) { left.withLock { $0 = count } }
+        func take() -> Bool {
+            left.withLock { count in
+                guard count > 0 else { return false }
+                count -= 1
+                return true
+            }
+        }
+    }
+}
+
+/// Real time plus an adjustable skew.
+final class SkewedClock: StoreClock {
+    private let skew = Mutex<TimeInterval>(0)
+    func now() -> Date { Date().addingTimeInterval(skew.withLock { $0 }) }
+    func advance(by seconds: TimeInterval) { skew.withLock { $0 += seconds } }
 }

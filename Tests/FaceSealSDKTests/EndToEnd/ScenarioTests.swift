@@ -164,9 +164,11 @@ extension PkiCeremonyFlow.State {
         #expect(await states.until(\.isAwaitingFaceCapture) != nil)
         flow.submitFaceCapture(captureSession: capture("ada"))
         #expect(await states.until(\.isTerminal)?.isSucceeded == true)
-        #expect(try await e.system.token(e.client, rid: request.rid).status == 200)
-        // The completion said the password was used (the ID token's `amr` gets `pwd` from it on the authority).
+        // The completion said the password was used: the ID token's `amr` carries `pwd`.
         #expect(try await e.system.authority.store.request(authReqID: request.rid).passwordUsed)
+        let token = try await e.system.token(e.client, rid: request.rid)
+        let claims = try LiveSystem.claims(ofIDToken: try #require(token.body["id_token"] as? String))
+        #expect(claims["amr"] as? [String] == ["face", "hwk", "pwd"])
     }
 
     @Test func scenario03_theApprovalScreenCarriesEverything() async throws {
@@ -420,5 +422,259 @@ extension PkiCeremonyFlow.State {
         signIn.submitFaceCapture(captureSession: capture("ada"))
         #expect(await signInStates.rest().last.map { if case .succeeded = $0 { true } else { false } } == true)
         #expect(!e.authn.takeKeyRotationHint())
+    }
+
+    @Test func scenario07_aTransientCompletionFailureIsRetried() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let proxy = try FlakyProxy(target: e.system.baseURL)
+        defer { Task { await proxy.server.stop() } }
+        var environment = e.device.environment
+        environment.authority = HTTPAuthorityClient(
+            baseURL: try #require(proxy.server.baseURL),
+            pin: try AuthorityKeyPin(file: e.device.directory.appendingPathComponent("vault/authority.pin")))
+        let authn = try await Authenticator.open(environment: environment)
+        let request = try await e.request("public_keys")
+        proxy.failNextCompletions(1)
+        let flow = authn.startPkiCeremonyFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: request.link)
+        _ = await states.until(\.isAwaitingFaceCapture)
+        flow.submitFaceCapture(captureSession: capture("ada"))
+        guard case .postingResultFailed(.transient, true) = await states.until(\.isPostingResultFailed) else {
+            Issue.record("no transient completion failure: \(states.seen)")
+            return
+        }
+        #expect(e.system.application.accepted(request.rid) != nil)
+        flow.retry()
+        guard case .succeeded(let label, let kind, _) = await states.until(\.isTerminal) else {
+            Issue.record("the retry did not succeed: \(states.seen)")
+            return
+        }
+        #expect(label == "Acme Billing" && kind == .publicKeys)
+        #expect(e.system.application.posts == 1)
+        #expect(try await e.system.token(e.client, rid: request.rid).status == 200)
+    }
+
+    @Test func scenario14_theRotationHintIsOneShotAndComesBack() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        // New keys are registered while this device keeps using the previous ones (as after a lost promotion).
+        let ring = e.authn.keyRing()
+        let record = try #require(ring.records.first)
+        let vault = e.device.vault
+        let newAmbient = try vault.createKey(protection: .ambient, alias: "next-a")
+        let newUserPresent = try vault.createKey(protection: .userPresent, alias: "next-u")
+        let proof = try await e.device.presence.confirm(reason: "rotate")
+        let submission = KeyRotationSubmission(
+            keyId: record.key.id, currentUserPresent: try vault.signer(deviceKeyId: record.userPresent.deviceKeyId, presence: proof),
+            newAmbient: newAmbient, newUserPresent: newUserPresent,
+            newAmbientSigner: try vault.signer(deviceKeyId: newAmbient.deviceKeyId, presence: nil),
+            newUserPresentSigner: try vault.signer(deviceKeyId: newUserPresent.deviceKeyId, presence: proof))
+        let outcome = try await e.device.client.rotateKeys([submission])
+        #expect(outcome.value == [.rotated(keyId: record.key.id)])
+        #expect(!e.authn.takeKeyRotationHint())
+
+        _ = try await e.authn.syncBranding()
+        #expect(e.authn.takeKeyRotationHint())
+        #expect(!e.authn.takeKeyRotationHint())
+        _ = try await e.authn.syncBranding()
+        #expect(e.authn.takeKeyRotationHint())
+        #expect(!e.authn.takeKeyRotationHint())
+    }
+
+    @Test func scenario16_twoKeysPerEnrolmentAllOrNothingAndPresenceFailures() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let record = try #require(e.authn.keyRing().records.first)
+        #expect(record.ambient.deviceKeyId != record.userPresent.deviceKeyId)
+        #expect(record.ambient.protection == .ambient && record.userPresent.protection == .userPresent)
+        let listed = try #require(try await devices(e).first)
+        let kids = Set(try #require(listed["keys"] as? [[String: Any]]).compactMap { $0["key_id"] as? String })
+        #expect(kids == [record.ambient.deviceKeyId, record.userPresent.deviceKeyId])
+
+        // The authority refuses a completion signed with the ambient key.
+        let pending = try await e.request("public_keys")
+        let dummy = FaceSealWire.FaceTokenEnvelope(header: [1], nonce: [UInt8](repeating: 0, count: 12), sealed: [UInt8](repeating: 0, count: 16))
+        let completion = CompletionSubmission(requestId: pending.rid, resultSHA256: [UInt8](repeating: 0, count: 32), rotatedToken: dummy.encoded(),
+                                              downloadedGeneration: 1, serverShare: [UInt8](repeating: 1, count: 32))
+        await #expect(throws: AuthorityFailure.refused(code: "user_presence_required", message: "this endpoint needs the user-present key")) {
+            _ = try await e.device.client.complete(completion, signer: try e.device.vault.signer(deviceKeyId: record.ambient.deviceKeyId, presence: nil))
+        }
+
+        // Cancelled and not-available presence: the completion stops, retryable, keys kept.
+        for code in [SignKeypairError.Code.userCancelled, .notAvailable] {
+            let request = try await e.request("public_keys")
+            e.device.presence.enqueue(SignKeypairError(code: code))
+            let flow = e.authn.startPkiCeremonyFlow()
+            var states = Observed(flow.stateStream())
+            flow.submitLinkPayload(payload: request.link)
+            _ = await states.until(\.isAwaitingFaceCapture)
+            flow.submitFaceCapture(captureSession: capture("ada"))
+            #expect(await states.until(\.isPostingResultFailed) == .postingResultFailed(reason: .userPresence(code), retryable: true))
+            flow.retry()
+            #expect(await states.until(\.isTerminal)?.isSucceeded == true)
+            #expect(e.authn.keys == [e.key])
+        }
+
+        // A biometric enrolment change invalidates the user-present key only: reads still work, the
+        // completion cannot be signed, nothing is removed.
+        e.device.epoch.value.withLock { $0 = "epoch-2" }
+        let request = try await e.request("public_keys")
+        let flow = e.authn.startPkiCeremonyFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: request.link)
+        #expect(await states.until(\.isAwaitingFaceCapture) != nil)
+        flow.submitFaceCapture(captureSession: capture("ada"))
+        #expect(await states.until(\.isPostingResultFailed) == .postingResultFailed(reason: .userPresence(.keyInvalidated), retryable: false))
+        flow.cancel()
+        #expect(e.authn.keys == [e.key])
+
+        // An enrolment that fails after its first key leaves neither key on either side.
+        let other = try await e.system.createApplication(label: "Acme Payroll")
+        var environment = e.device.environment
+        environment.vault = BudgetedVault(e.device.vault, budget: 1)
+        let budgeted = try await Authenticator.open(environment: environment)
+        let keyFiles = { (try? FileManager.default.contentsOfDirectory(atPath: e.device.directory.appendingPathComponent("vault/keys").path)) ?? [] }
+        let filesBefore = Set(keyFiles())
+        let enrolment = budgeted.startRegistrationFlow()
+        var enrolmentStates = Observed(enrolment.stateStream())
+        enrolment.submitLinkPayload(payload: try await e.system.invitation(email: e.email, client: other))
+        _ = await enrolmentStates.until { if case .awaitingFaceCapture = $0 { true } else { false } }
+        enrolment.submitFaceCapture(captureSession: capture("ada"))
+        guard case .failed = await enrolmentStates.until(\.isTerminal) else { Issue.record("\(enrolmentStates.seen)"); return }
+        await enrolment.waitUntilIdle()
+        #expect(Set(keyFiles()) == filesBefore)
+        #expect(try await devices(e).allSatisfy { $0["client_id"] as? String != other.clientId })
+        #expect(budgeted.keys == [e.key])
+    }
+
+    @Test func scenario08_cancelEndsLocallyCancelCeremonyTellsTheAuthority() async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let local = try await e.request("public_keys")
+        let told = try await e.request("public_keys", context: "other")
+
+        let flow = e.authn.startPkiCeremonyFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: local.link)
+        _ = await states.until(\.isAwaitingFaceCapture)
+        flow.cancel()
+        #expect(await states.rest().last == .failed(reason: .cancelled))
+        await flow.waitUntilIdle()
+        #expect(try await e.system.token(e.client, rid: local.rid).body["error"] as? String == "authorization_pending")
+
+        let other = e.authn.startPkiCeremonyFlow()
+        var otherStates = Observed(other.stateStream())
+        other.submitLinkPayload(payload: told.link)
+        _ = await otherStates.until(\.isAwaitingFaceCapture)
+        other.cancelCeremony()
+        #expect(await otherStates.rest().last == .failed(reason: .cancelled))
+        await other.waitUntilIdle()
+        let denied = try await e.system.token(e.client, rid: told.rid)
+        #expect(denied.status == 403 && denied.body["error"] as? String == "access_denied")
+
+        // The locally cancelled request answers expired_token only once it expired.
+        e.system.clock.advance(by: 400)
+        #expect(try await e.system.token(e.client, rid: local.rid).body["error"] as? String == "expired_token")
+    }
+
+    /// Signs in on `authn` with a fresh request; answers whether it succeeded.
+    func signIn(_ e: Enrolled, _ authn: Authenticator) async throws -> Bool {
+        let rid = try await e.system.backchannel(e.client, email: e.email)
+        let flow = authn.startLoginFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: try await e.device.link(authn, rid: rid))
+        _ = await states.until { if case .awaitingFaceCapture = $0 { true } else { if case .failed = $0 { true } else { false } } }
+        flow.submitFaceCapture(captureSession: capture("ada"))
+        guard case .succeeded = await states.rest().last else { return false }
+        return try await e.system.token(e.client, rid: rid).status == 200
+    }
+
+    @Test(arguments: ["created", "registeredUnrecorded", "registeredRecorded"])
+    func scenario13_anInterruptedRotationIsReconciledByOpen(_ crashPoint: String) async throws {
+        let e = try await Enrolled.make()
+        defer { Task { await e.system.stop() } }
+        let ring = e.authn.keyRing()
+        let record = try #require(ring.records.first)
+        let vault = e.device.vault
+        let newAmbient = try vault.createKey(protection: .ambient, alias: "next-a")
+        let newUserPresent = try vault.createKey(protection: .userPresent, alias: "next-u")
+        if crashPoint != "created" {
+            let proof = try await e.device.presence.confirm(reason: "rotate")
+            let submission = KeyRotationSubmission(
+                keyId: record.key.id, currentUserPresent: try vault.signer(deviceKeyId: record.userPresent.deviceKeyId, presence: proof),
+                newAmbient: newAmbient, newUserPresent: newUserPresent,
+                newAmbientSigner: try vault.signer(deviceKeyId: newAmbient.deviceKeyId, presence: nil),
+                newUserPresentSigner: try vault.signer(deviceKeyId: newUserPresent.deviceKeyId, presence: proof))
+            #expect(try await e.device.client.rotateKeys([submission]).value == [.rotated(keyId: record.key.id)])
+        }
+        try ring.updateRecords { records in
+            records[0].pendingRotation = PendingRotation(ambient: DeviceKeyRecord(newAmbient), userPresent: DeviceKeyRecord(newUserPresent),
+                                                         registered: crashPoint == "registeredRecorded")
+        }
+
+        // The next process start reconciles, and the device still signs in.
+        let reopened = try await e.device.open()
+        let after = try #require(reopened.keyRing().records.first)
+        #expect(after.pendingRotation == nil)
+        if crashPoint == "created" {
+            #expect(after.ambient.deviceKeyId == record.ambient.deviceKeyId)
+            #expect(!vault.hasKeyMaterial(deviceKeyId: newAmbient.deviceKeyId))
+        } else {
+            #expect(after.ambient.deviceKeyId == newAmbient.deviceKeyId && after.userPresent.deviceKeyId == newUserPresent.deviceKeyId)
+            #expect(!vault.hasKeyMaterial(deviceKeyId: record.ambient.deviceKeyId))
+        }
+        #expect(reopened.keys.map(\.id) == [e.key.id])
+        #expect(try await signIn(e, reopened))
+        #expect(!reopened.takeKeyRotationHint())
+    }
+
+    @Test func scenario13_aKeyReplacedByAnotherDeviceComesBackAsReplaced() async throws {
+        var policy = LiveSystem.Policy()
+        policy.oneDevicePerUser = true
+        let e = try await Enrolled.make(policy: policy)
+        defer { Task { await e.system.stop() } }
+        // The user adds the application on a second device: the first device's enrolment is replaced.
+        let laptop = try e.system.device(name: "laptop", subject: e.subject)
+        let laptopAuthn = try await laptop.open()
+        _ = try await laptop.enrol(laptopAuthn, link: try await e.system.invitation(email: e.email, client: e.client))
+
+        let flow = try e.authn.startKeyRotationFlow()
+        var states = Observed(flow.stateStream())
+        #expect(await states.until { _ in true } == .confirming(keys: [e.key]))
+        flow.approve()
+        #expect(await states.rest().last == .succeeded(revokedKeys: [RevokedKeyNotice(key: e.key, terminated: false, replaced: true)]))
+        #expect(e.authn.keys.isEmpty)
+        #expect(laptopAuthn.keys.count == 1)
+    }
+
+    @Test func aFileBackedDeviceEnrolsAndFindsItsLinksInTheOutbox() async throws {
+        let system = try await LiveSystem.start()
+        defer { Task { await system.stop() } }
+        let client = try await system.createApplication(label: "Acme Billing")
+        let subject = try await system.createUser(email: "grace@example.com")
+        let device = try FileBackedDevice(
+            vaultDirectory: system.root.appendingPathComponent("fb/vault"), appDataDirectory: system.root.appendingPathComponent("fb/app"),
+            authorityURL: system.baseURL, faceVerifier: FakeFaceVerifier(), userPresence: ScriptedUserPresence(), deviceName: "grace-laptop",
+            tokenSubject: subject, tokenTenant: system.tenant)
+        let authn = try await Authenticator.open(environment: device.environment)
+        let registration = authn.startRegistrationFlow()
+        var states = Observed(registration.stateStream())
+        registration.submitLinkPayload(payload: try await system.invitation(email: "grace@example.com", client: client))
+        _ = await states.until(\.isAwaitingFaceCapture)
+        registration.submitFaceCapture(captureSession: capture("grace"))
+        guard case .succeeded = await states.rest().last else { Issue.record("\(states.seen)"); return }
+
+        let rid = try await system.backchannel(client, email: "grace@example.com", pkiKind: "public_keys")
+        let links = try await authn.pendingLinks(from: device.authority, wait: 5)
+        #expect(links.count == 1)
+        let flow = authn.startPkiCeremonyFlow()
+        var ceremony = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: try #require(links.first))
+        _ = await ceremony.until(\.isAwaitingFaceCapture)
+        flow.submitFaceCapture(captureSession: capture("grace"))
+        #expect(await ceremony.until(\.isTerminal)?.isSucceeded == true)
+        #expect(try await system.token(client, rid: rid).status == 200)
     }
 }

@@ -292,7 +292,7 @@ extension PkiCeremonyFlow.State {
         #expect(await states.rest().last == .failed(reason: .invalidPkiData))
         await flow.waitUntilIdle()
         #expect(h.delivery.deliveries.isEmpty)
-        #expect(h.authority.recorded.withLock { $0.aborts.map(\.reason) } == [.keyOperationRefused])
+        #expect(h.authority.recorded.withLock { $0.aborts.map(\.reason) } == [.refused])
     }
 
     @Test func aRevokedDeviceKeyFailsTheFlowAndRemovesTheKey() async throws {

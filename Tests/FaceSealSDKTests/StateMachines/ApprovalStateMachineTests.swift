@@ -228,7 +228,7 @@ import Testing
                 ? .transition(.deliveringResult, .deliver(delivery))
                 : .transition(.postingResult, .postCompletion(completion))
         case (.preparingCompletion, .completionPreparationFailed):
-            return .transition(.failed(reason: .keyOperationNotPermitted), .abort(requestId: "req-1", reason: .keyOperationRefused))
+            return .transition(.failed(reason: .keyOperationNotPermitted), .abort(requestId: "req-1", reason: .refused))
         case (.delivering, .deliveryAccepted):
             return .transition(.postingResult, .postCompletion(completion))
         case (.delivering, .deliveryRefused):

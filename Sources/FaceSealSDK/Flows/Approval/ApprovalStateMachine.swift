@@ -412,7 +412,7 @@ struct ApprovalStateMachine: Sendable {
         case .preparingCompletion(let details):
             // Known only after the match; the application learns at once through the abort.
             state = .failed(Self.failureReason(for: error))
-            return .abort(requestId: details.requestId, reason: .keyOperationRefused)
+            return .abort(requestId: details.requestId, reason: .refused)
         case .succeeded, .failed:
             return .none
         default:

@@ -1,0 +1,63 @@
+import FaceSealHTTP
+import Foundation
+
+/// A Linux device with the real seams: the file vault (P-256 keys, AES-256-GCM sealed records) in
+/// `vaultDirectory`, the HTTP authority client with the authority key pinned in the vault, the HTTP delivery
+/// poster and the wire face tokens. The installation marker lives in `appDataDirectory`, so removing the app's
+/// own data while the vault survives is seen as a reinstall.
+///
+/// Layout: `vaultDirectory/vault/` (keys, records, `authority.pin`, mode 0700), `vaultDirectory/vault.key`
+/// (the record-sealing key, mode 0600), `appDataDirectory/installed`.
+public struct FileBackedDevice: Sendable {
+    /// The environment to pass to `Authenticator.open(environment:)`.
+    public let environment: AuthenticatorEnvironment
+    /// The authority client (also reads the link outbox: `pendingLinks(signer:wait:)`).
+    public let authority: HTTPAuthorityClient
+    /// The file vault.
+    public let vault: FileKeyVault
+
+    /// Builds the device.
+    /// - Parameters:
+    ///   - enrolmentEpoch: the presence provider's enrolment state; a change invalidates user-present keys (the
+    ///     Linux analogue of a biometric enrolment change). Constant by default.
+    ///   - tokenSubject, tokenTenant, livenessRequired: header fields of a first enrolment's new face token (see
+    ///     ``WireFaceTokens``).
+    public init(vaultDirectory: URL, appDataDirectory: URL, authorityURL: URL, faceVerifier: any FaceVerifier,
+                userPresence: any UserPresence, deviceName: String = ProcessInfo.processInfo.hostName,
+                deviceProtocol: Int = AuthenticatorEnvironment.currentDeviceProtocol, clock: any WallClock = SystemWallClock(),
+                enrolmentEpoch: @escaping @Sendable () -> String = { "1" }, tokenSubject: String = "", tokenTenant: String = "",
+                livenessRequired: Bool = true) throws(VaultError) {
+        let sealer = try AESRecordSealer(keyFile: vaultDirectory.appendingPathComponent("vault.key"))
+        let vaultRoot = vaultDirectory.appendingPathComponent("vault", isDirectory: true)
+        vault = try FileKeyVault(directory: vaultRoot, installationMarker: appDataDirectory.appendingPathComponent("installed"),
+                                 factory: P256SoftwareKeyFactory(), sealer: sealer, userPresence: userPresence,
+                                 enrolmentEpoch: enrolmentEpoch)
+        do {
+            try FileManager.default.createDirectory(at: appDataDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw .storageFailed("cannot create the app data directory")
+        }
+        authority = HTTPAuthorityClient(baseURL: authorityURL, pin: try AuthorityKeyPin(file: vaultRoot.appendingPathComponent("authority.pin")),
+                                        deviceProtocol: deviceProtocol, deviceName: deviceName, clock: clock)
+        environment = AuthenticatorEnvironment(
+            authority: authority, delivery: HTTPDeliveryPoster(), faceVerifier: faceVerifier,
+            faceTokens: WireFaceTokens(clock: clock, tokenSubject: tokenSubject, tokenTenant: tokenTenant, livenessRequired: livenessRequired),
+            vault: vault, recordSealer: sealer, clock: clock, deviceProtocol: deviceProtocol)
+    }
+}
+
+extension Authenticator {
+    /// The links waiting for this device on its authority (SPEC §4.6 outbox), read with each usable key's ambient
+    /// key; `wait` long-polls up to that many seconds (0…30) when the device holds one key.
+    public func pendingLinks(from authority: HTTPAuthorityClient, wait: Int = 0) async throws(AuthorityFailure) -> [[UInt8]] {
+        let ring = keyRing()
+        let records = ring.records.filter { ring.vault.hasKeyMaterial(deviceKeyId: $0.ambient.deviceKeyId) }
+        var links: [[UInt8]] = []
+        for record in records {
+            let signer = try ring.signer(deviceKeyId: record.ambient.deviceKeyId, presence: nil)
+            let batch = try await authority.pendingLinks(signer: signer, wait: records.count == 1 ? wait : 0)
+            for link in batch where !links.contains(Array(link.utf8)) { links.append(Array(link.utf8)) }
+        }
+        return links
+    }
+}

@@ -1,0 +1,15 @@
+import Synchronization
+import Testing
+@testable import FaceSealHTTP
+
+@Suite struct RequestLoggerRedactionTests {
+    @Test func segmentsAfterMarkersAreRedacted() {
+        let seen = Mutex<[String]>([])
+        let logger = RequestLogger { entry in seen.withLock { $0.append(entry.path) } }
+            .redactingPathSegments(after: ["enrolments", "invitations"])
+        for path in ["/device/v1/enrolments/inv_secret/token", "/manage/v1/tenants/t/invitations/inv_x", "/device/v1/enrolments", "/jwks"] {
+            logger.log(RequestLogger.Entry(requestID: "r", method: "GET", path: path, status: 200, duration: .zero, errorType: nil))
+        }
+        #expect(seen.withLock { $0 } == ["/device/v1/enrolments/-/token", "/manage/v1/tenants/t/invitations/-", "/device/v1/enrolments", "/jwks"])
+    }
+}

@@ -1,0 +1,67 @@
+import FaceSealFace
+import FaceSealWire
+import Foundation
+import Testing
+@testable import FaceSealSDK
+
+/// Enrolment and a ceremony with the real face engine (detector, landmarks, ResNet embeddings, matcher) on the
+/// face images that `scripts/setup-face-assets.sh` puts in the cache. Liveness is off for this tenant: still
+/// images cannot blink (the engine's liveness has its own tests). Skipped when the assets are missing, except
+/// under CI, where missing assets must fail.
+@Suite(.serialized, .timeLimit(.minutes(10))) struct RealFaceEngineTests {
+    static var assetsPresent: Bool {
+        [FaceAssets.path(of: .resnet), FaceAssets.path(of: .mmod), FaceAssets.path(of: .landmarks5), FaceAssets.imagePath("fr/obama.jpg")]
+            .allSatisfy { FileManager.default.fileExists(atPath: $0) } || ProcessInfo.processInfo.environment["CI"] == "true"
+    }
+
+    struct Models: Sendable {
+        let detector: FaceDetector
+        let landmarks: ShapePredictor
+        let embedder: FaceEmbedder
+
+        init() throws {
+            detector = try FaceDetector(modelURL: URL(fileURLWithPath: FaceAssets.path(of: .mmod)))
+            landmarks = try ShapePredictor(contentsOfFile: FaceAssets.path(of: .landmarks5))
+            embedder = try FaceEmbedder(modelURL: URL(fileURLWithPath: FaceAssets.path(of: .resnet)))
+        }
+
+        func capture(_ images: [String]) throws -> FaceSealFace.FaceCaptureSession {
+            var session = FaceSealFace.FaceCaptureSession(detector: detector, landmarks5: landmarks, embedder: embedder)
+            for (index, image) in images.enumerated() {
+                _ = try session.addImageFile(atPath: FaceAssets.imagePath(image), timestamp: Double(index) / 30)
+            }
+            return session
+        }
+    }
+
+    @Test(.enabled(if: assetsPresent))
+    func realEngineEnrolsAndApprovesACeremonyAndRefusesAStranger() async throws {
+        let models = try Models()
+        var policy = LiveSystem.Policy()
+        policy.livenessRequired = false
+        let system = try await LiveSystem.start(policy: policy)
+        defer { Task { await system.stop() } }
+        let client = try await system.createApplication(label: "Acme Billing")
+        let email = "barack@example.com"
+        let subject = try await system.createUser(email: email)
+        let device = try system.device(subject: subject, faceVerifier: FaceEngineVerifier(), livenessRequired: false)
+        let authn = try await device.open()
+        let key = try await device.enrol(authn, link: try await system.invitation(email: email, client: client),
+                                         session: try models.capture(["fr/obama.jpg"]))
+        #expect(authn.keys == [key])
+
+        let rid = try await system.backchannel(client, email: email, pkiKind: "public_keys")
+        let flow = authn.startPkiCeremonyFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: try await device.link(authn, rid: rid))
+        #expect(await states.until(\.isAwaitingFaceCapture)?.attemptsLeft == 3)
+        flow.submitFaceCapture(captureSession: try models.capture(["fr/biden.jpg"]))
+        let mismatch = await states.until { $0.isAwaitingFaceCapture && $0.lastRetryReason != nil }
+        #expect(mismatch?.lastRetryReason == .faceMismatch && mismatch?.attemptsLeft == 2)
+        flow.submitFaceCapture(captureSession: try models.capture(["fr/obama2.jpg"]))
+        #expect(await states.until(\.isTerminal)?.isSucceeded == true, "\(states.seen)")
+        let body = try DeliveryBody.decode(try #require(system.application.accepted(rid)))
+        #expect(body.publicKeys?.keys.sorted() == ["ML-DSA-65", "ML-KEM-768"])
+        #expect(try await system.token(client, rid: rid).status == 200)
+    }
+}
