@@ -14,6 +14,8 @@ enum BenchFace {
         var models: URL
         var images: URL
         var work: URL
+        /// Whether `work` is a temporary folder of this run, removed at the end.
+        var ownsWork = true
         var iterations = 15
         var frameWidth = 640
         var frameHeight = 480
@@ -94,7 +96,9 @@ enum BenchFace {
             case "--peer": options.peer = value
             case "--models": options.models = URL(fileURLWithPath: value)
             case "--images": options.images = URL(fileURLWithPath: value)
-            case "--work": options.work = URL(fileURLWithPath: value)
+            case "--work":
+                options.work = URL(fileURLWithPath: value)
+                options.ownsWork = false
             case "--iterations":
                 guard let n = Int(value), (1...1000).contains(n) else { throw UsageError(description: "bad --iterations \(value)") }
                 options.iterations = n
@@ -108,6 +112,7 @@ enum BenchFace {
 
     static func bench(_ options: Options) throws {
         try FileManager.default.createDirectory(at: options.work, withIntermediateDirectories: true)
+        defer { if options.ownsWork { try? FileManager.default.removeItem(at: options.work) } }
         let loadStart = DispatchTime.now().uptimeNanoseconds
         let embedder = try FaceEmbedder(modelURL: options.models.appendingPathComponent("dlib_face_recognition_resnet_model_v1.dat"))
         let detector = try FaceDetector(modelURL: options.models.appendingPathComponent("mmod_human_face_detector.dat"))

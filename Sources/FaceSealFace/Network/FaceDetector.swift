@@ -36,8 +36,12 @@ public struct FaceDetection: Sendable, Hashable {
 /// Faces smaller than about 40 px are not found (the window is 80×80 at the finest level); scale the
 /// image up first to find smaller ones.
 public struct FaceDetector: Sendable {
-    /// Largest accepted image side: bounds the canvas (about 3.3× the image) and its feature maps.
+    /// Largest accepted image side.
     public static let maximumImageSide = 4096
+    /// Largest accepted pixel count. The canvas is about 3.6× the image and the first layers hold
+    /// several float copies of it (about 150 bytes per image pixel at the peak, 1.2 GB here); scale
+    /// larger photos down, or pass `minimumFaceSize`, first.
+    public static let maximumImagePixels = 8_000_000
 
     private let mean: (red: Float, green: Float, blue: Float)
     private let padding: Int
@@ -117,9 +121,11 @@ public struct FaceDetector: Sendable {
     ///   dlib's. An authenticator, whose user fills the frame, can afford 100–120 px.
     public func detect(in image: RGBImage, threshold: Float = 0, minimumFaceSize: Int = 0) throws -> [FaceDetection] {
         guard image.width > 0, image.height > 0,
-              image.width <= Self.maximumImageSide, image.height <= Self.maximumImageSide
+              image.width <= Self.maximumImageSide, image.height <= Self.maximumImageSide,
+              image.width * image.height <= Self.maximumImagePixels
         else {
-            throw DlibNetworkError.badInput("image of \(image.width)×\(image.height); sides must be 1…\(Self.maximumImageSide)")
+            throw DlibNetworkError.badInput("image of \(image.width)×\(image.height); sides must be 1…\(Self.maximumImageSide)"
+                                            + " and the area at most \(Self.maximumImagePixels) pixels")
         }
         guard image.pixels.count == image.width * image.height * 3 else {
             throw DlibNetworkError.badInput("image has \(image.pixels.count) bytes, expected \(image.width * image.height * 3)")

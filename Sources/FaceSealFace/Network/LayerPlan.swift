@@ -140,10 +140,14 @@ struct LayerPlan: Sendable {
             case .markResidualInput:
                 tag1 = x
             case .branchToResidualInput:
+                guard let saved = tag1 else { throw DlibNetworkError.inconsistentNetwork("skip before any tag") }
                 tag2 = x
-                x = tag1!
+                x = saved
             case .addResidual(let fromBlockOutput, let relu):
-                x = Self.addZeroPadded(x, (fromBlockOutput ? tag2 : tag1)!, relu: relu)
+                guard let other = fromBlockOutput ? tag2 : tag1 else {
+                    throw DlibNetworkError.inconsistentNetwork("add_prev before its tag")
+                }
+                x = Self.addZeroPadded(x, other, relu: relu)
             case .fullyConnected(let fc):
                 guard x.values.count == fc.inputs else {
                     throw DlibNetworkError.badInput("fully connected layer expects \(fc.inputs) inputs, gets \(x.values.count)")
