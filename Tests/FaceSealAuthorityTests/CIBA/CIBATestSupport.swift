@@ -98,7 +98,7 @@ extension AuthorityHarness {
         request.timeout = .seconds(120)
         switch auth {
         case .basic, .none:
-            // These may be answered with a Basic challenge, which URLSession never completes (see RawHTTPClient).
+            // These may be answered with a Basic challenge, whose body URLSession withholds (see RawHTTPClient).
             return try await RawHTTPClient.send(request)
         case .post, .assertion:
             return try await client.send(request)

@@ -4,9 +4,9 @@ import Foundation
 import Glibc
 #endif
 
-/// A minimal HTTP/1.1 client over a POSIX socket, for requests whose answer is `401` with
-/// `WWW-Authenticate: Basic`: FoundationNetworking's URLSession (under `HTTPClient`) turns such an answer into an
-/// authentication challenge and never completes the task, so those responses are read off the wire here.
+/// A minimal HTTP/1.1 client over a POSIX socket, for requests whose answer may be `401` with
+/// `WWW-Authenticate: Basic`: FoundationNetworking's URLSession (under `HTTPClient`) treats such an answer as an
+/// authentication challenge and withholds its body, and these tests check the OAuth error body too.
 enum RawHTTPClient {
     enum Failure: Error { case connect, send, malformedResponse }
 

@@ -22,43 +22,34 @@ import Glibc
         let binary = try #require(AdminCLI.binary, "the faceseal binary is not built (swift build --build-tests builds it)")
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                let process = Process()
-                process.executableURL = binary
-                process.arguments = ["serve"] + arguments
-                let out = Pipe()
-                let err = Pipe()
-                process.standardOutput = out
-                process.standardError = err
-                do {
-                    try process.run()
-                } catch {
-                    continuation.resume(throwing: error)
-                    return
-                }
-                var run = Run()
-                var output = Data()
-                while !String(decoding: output, as: UTF8.self).contains("listening on") {
-                    let chunk = out.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    output += chunk
-                }
-                let text = String(decoding: output, as: UTF8.self)
-                if let range = text.range(of: "listening on "), let url = URL(string: String(text[range.upperBound...].prefix { !$0.isNewline })) {
-                    if let response = try? RawHTTPClient.exchange(HTTPClientRequest(url: url.appendingPathComponent(".well-known/openid-configuration"))) {
-                        run.discoveryStatus = response.status.code
-                        run.discoveryBody = String(decoding: response.body, as: UTF8.self)
-                    }
-                    kill(process.processIdentifier, SIGTERM)
-                }
-                output += out.fileHandleForReading.readDataToEndOfFile()
-                let errors = err.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                run.status = process.terminationStatus
-                run.stdout = String(decoding: output, as: UTF8.self)
-                run.stderr = String(decoding: errors, as: UTF8.self)
-                continuation.resume(returning: run)
+                continuation.resume(with: Result { try runServe(binary: binary.path, arguments: ["serve"] + arguments) })
             }
         }
+    }
+
+    /// Blocking: spawns the binary, waits for its URL, asks for discovery, signals, collects the outcome.
+    private static func runServe(binary: String, arguments: [String]) throws -> Run {
+        let child = try SpawnedProcess(binary: binary, arguments: arguments)
+        var run = Run()
+        var output = Data()
+        while !String(decoding: output, as: UTF8.self).contains("listening on") {
+            let chunk = child.output.availableData
+            if chunk.isEmpty { break }
+            output += chunk
+        }
+        let text = String(decoding: output, as: UTF8.self)
+        if let range = text.range(of: "listening on "), let url = URL(string: String(text[range.upperBound...].prefix { !$0.isNewline })) {
+            if let response = try? RawHTTPClient.exchange(HTTPClientRequest(url: url.appendingPathComponent(".well-known/openid-configuration"))) {
+                run.discoveryStatus = response.status.code
+                run.discoveryBody = String(decoding: response.body, as: UTF8.self)
+            }
+            kill(child.pid, SIGTERM)
+        }
+        output += child.output.readDataToEndOfFile()
+        run.stderr = String(decoding: child.errors.readDataToEndOfFile(), as: UTF8.self)
+        run.status = child.wait()
+        run.stdout = String(decoding: output, as: UTF8.self)
+        return run
     }
 
     private func scratchDirectory() throws -> URL {
@@ -129,5 +120,57 @@ import Glibc
         #expect(run.status == 1)
         #expect(run.stderr.contains("chmod 600"))
         #expect(run.discoveryStatus == nil)
+    }
+}
+
+/// A child process started with `posix_spawn`, its standard output and error on pipes.
+///
+/// Not `Foundation.Process`: its `run()` on Linux intermittently crashes reading `/proc/self/fd` in a process with
+/// many descriptors open (swift-corelibs-foundation PR #5472), which a test run full of sockets is.
+struct SpawnedProcess {
+    enum Failure: Error { case pipe, spawn(Int32) }
+
+    let pid: pid_t
+    let output: FileHandle
+    let errors: FileHandle
+
+    init(binary: String, arguments: [String]) throws {
+        var out: [Int32] = [-1, -1]
+        var err: [Int32] = [-1, -1]
+        guard pipe(&out) == 0 else { throw Failure.pipe }
+        guard pipe(&err) == 0 else {
+            close(out[0]); close(out[1])
+            throw Failure.pipe
+        }
+        // Close-on-exec, so no other child spawned meanwhile keeps these pipes open (dup2 clears it on 1 and 2).
+        for descriptor in out + err { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_adddup2(&actions, out[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, err[1], 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([binary] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=/usr/bin:/bin"), nil]
+        var pid = pid_t()
+        let status = posix_spawn(&pid, binary, &actions, nil, argv, envp)
+        posix_spawn_file_actions_destroy(&actions)
+        argv.forEach { free($0) }
+        envp.forEach { free($0) }
+        close(out[1])
+        close(err[1])
+        guard status == 0 else {
+            close(out[0]); close(err[0])
+            throw Failure.spawn(status)
+        }
+        self.pid = pid
+        output = FileHandle(fileDescriptor: out[0], closeOnDealloc: true)
+        errors = FileHandle(fileDescriptor: err[0], closeOnDealloc: true)
+    }
+
+    /// Waits for the child; its exit status, or 128 + the signal that ended it.
+    func wait() -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
     }
 }
