@@ -95,57 +95,37 @@ struct ResNetFaceEmbedder: FaceEmbedding {
     func embedding(of chip: RGBImage) throws -> [Float] { try embedder.embedding(of: chip) }
 }
 
-/// A finished capture from image files, handed to the SDK as its opaque `FaceCaptureSession`.
-struct ImageCapture: FaceSealSDK.FaceCaptureSession {
-    /// The engine's session with every accepted frame.
+/// A finished capture from image files: the engine's session (which the SDK accepts as its capture) and the files.
+struct ImageCapture: Sendable {
+    /// The engine's session with every accepted frame; this is what is submitted to a flow.
     let session: FaceSealFace.FaceCaptureSession
     /// The files, for messages.
     let paths: [String]
 }
 
-/// The SDK's face step over the engine: liveness from the 68-point landmarks, the match by mean embedding
-/// distance, enrolment templates from up to five frames.
-struct EngineFaceVerifier: FaceVerifier {
-    /// Told the outcome of each match (distances only; never an embedding).
-    var report: @Sendable (String) -> Void = { _ in }
+/// The SDK's `FaceEngineVerifier`, also reporting each match's distances (never an embedding) so the CLI can show them.
+struct ReportingFaceVerifier: FaceVerifier {
+    let base = FaceEngineVerifier()
+    let report: @Sendable (String) -> Void
 
-    func makeLivenessChallenge() -> FaceSealSDK.LivenessChallenge {
-        var steps: [FaceSealSDK.LivenessChallenge.Step] = [.blink]
-        steps.append([.turnLeft, .turnRight].randomElement() ?? .turnLeft)
-        return FaceSealSDK.LivenessChallenge(steps: steps.shuffled())
-    }
+    func makeLivenessChallenge() -> FaceSealSDK.LivenessChallenge { base.makeLivenessChallenge() }
 
     func checkLiveness(_ session: any FaceSealSDK.FaceCaptureSession, challenge: FaceSealSDK.LivenessChallenge?) async -> FaceCheckOutcome {
-        guard let capture = session as? ImageCapture, !capture.session.faces.isEmpty else { return .retry(.noFaceDetected) }
-        // Still images cannot answer a challenge; the engine's evaluator decides (a photo fails, as it must).
-        let nonce = Array((challenge?.steps.map { $0.rawValue }.joined(separator: ",") ?? "").utf8)
-        do {
-            _ = try capture.session.verifyLiveness(nonce: nonce.isEmpty ? [0] : nonce)
-            return .passed
-        } catch {
-            return .retry(.livenessFailed)
-        }
+        await base.checkLiveness(session, challenge: challenge)
     }
 
     func match(_ session: any FaceSealSDK.FaceCaptureSession, templates: FaceTemplates, threshold: Float) async -> FaceCheckOutcome {
-        guard let capture = session as? ImageCapture, !capture.session.faces.isEmpty else { return .retry(.noFaceDetected) }
-        do {
-            let result = try capture.session.match(templates: templates.embeddings, matcher: FaceMatcher(threshold: threshold))
-            report(String(format: "face: mean embedding distance %.3f over %d frame(s) against %d template(s), threshold %.2f → %@",
-                          result.averageDistance, result.frameDistances.count, templates.embeddings.count, threshold,
-                          result.isMatch ? "match" : "MISMATCH"))
-            return result.isMatch ? .passed : .retry(.faceMismatch)
-        } catch {
-            return .retry(.noFaceDetected)
+        let outcome = await base.match(session, templates: templates, threshold: threshold)
+        if let capture = session as? FaceSealFace.FaceCaptureSession,
+           let result = try? capture.match(templates: templates.embeddings, matcher: FaceMatcher(threshold: threshold)) {
+            let verdict = outcome == .passed ? "match" : "MISMATCH"
+            report("face: mean embedding distance \(String(format: "%.3f", result.averageDistance)) over \(result.frameDistances.count) frame(s) "
+                   + "against \(templates.embeddings.count) template(s), threshold \(String(format: "%.2f", threshold)) → \(verdict)")
         }
+        return outcome
     }
 
     func enrolmentTemplates(from session: any FaceSealSDK.FaceCaptureSession) async -> EnrolmentCaptureOutcome {
-        guard let capture = session as? ImageCapture, !capture.session.faces.isEmpty else { return .retry(.noFaceDetected) }
-        do {
-            return .templates(FaceTemplates(embeddings: try capture.session.embeddings(maxFrames: 5)))
-        } catch {
-            return .retry(.noFaceDetected)
-        }
+        await base.enrolmentTemplates(from: session)
     }
 }

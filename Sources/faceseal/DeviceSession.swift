@@ -32,16 +32,14 @@ final class DeviceSession: Sendable {
     let directory: URL
     let authenticator: Authenticator
     let client: HTTPAuthorityClient
-    let vault: AmbientTrackingVault
     let tokens: PolicyFaceTokens
     let say: @Sendable (String) -> Void
 
-    private init(directory: URL, authenticator: Authenticator, client: HTTPAuthorityClient, vault: AmbientTrackingVault,
-                 tokens: PolicyFaceTokens, say: @escaping @Sendable (String) -> Void) {
+    private init(directory: URL, authenticator: Authenticator, client: HTTPAuthorityClient, tokens: PolicyFaceTokens,
+                 say: @escaping @Sendable (String) -> Void) {
         self.directory = directory
         self.authenticator = authenticator
         self.client = client
-        self.vault = vault
         self.tokens = tokens
         self.say = say
     }
@@ -76,20 +74,16 @@ final class DeviceSession: Sendable {
             userPresence = TerminalUserPresence { answer in ["y", "yes"].contains(answer.lowercased()) }
         }
         do {
-            let sealer = try AESRecordSealer(keyFile: directory.appendingPathComponent("secrets/vault.key"))
-            let files = try FileKeyVault(
-                directory: directory.appendingPathComponent("vault"), installationMarker: directory.appendingPathComponent("installed"),
-                factory: P256SoftwareKeyFactory(), sealer: sealer, userPresence: userPresence, enrolmentEpoch: { "faceseal-device-1" })
-            let vault = AmbientTrackingVault(files, index: directory.appendingPathComponent("ambient-keys"))
-            let pin = try AuthorityKeyPin(file: directory.appendingPathComponent("vault/authority.pin"))
-            let client = HTTPAuthorityClient(baseURL: baseURL, pin: pin, deviceName: deviceName ?? ProcessInfo.processInfo.hostName)
-            let verifier: any FaceVerifier = faceEngine.map { _ in EngineFaceVerifier(report: say) } ?? NoFaceVerifier()
-            let tokens = PolicyFaceTokens(matchThreshold: Double(DeviceFaceEngine.matchThreshold), owner: tokenOwner ?? ("", ""))
-            let environment = AuthenticatorEnvironment(
-                authority: client, delivery: HTTPDeliveryPoster(), faceVerifier: verifier, faceTokens: tokens,
-                vault: vault, recordSealer: sealer)
+            let verifier: any FaceVerifier = faceEngine == nil ? NoFaceVerifier() : ReportingFaceVerifier(report: say)
+            let device = try FileBackedDevice(
+                vaultDirectory: directory, appDataDirectory: directory.appendingPathComponent("app"), authorityURL: baseURL,
+                faceVerifier: verifier, userPresence: userPresence, deviceName: deviceName ?? ProcessInfo.processInfo.hostName)
+            // A first token records the tenant's liveness policy, which the enrolment shows before the capture.
+            let tokens = PolicyFaceTokens(owner: tokenOwner ?? ("", ""))
+            var environment = device.environment
+            environment.faceTokens = tokens
             let authenticator = try await Authenticator.open(environment: environment)
-            return DeviceSession(directory: directory, authenticator: authenticator, client: client, vault: vault, tokens: tokens, say: say)
+            return DeviceSession(directory: directory, authenticator: authenticator, client: device.authority, tokens: tokens, say: say)
         } catch let error as DeviceCommandError {
             throw error
         } catch {
@@ -132,19 +126,12 @@ final class DeviceSession: Sendable {
 
     /// The links waiting in the outbox of every enrolment, long-polling up to `wait` seconds when there is one.
     func pendingLinks(wait: Int) async throws(DeviceCommandError) -> [String] {
-        let ids = vault.ambientKeyIds()
-        guard !ids.isEmpty else { throw .state("this device holds no key: enrol first") }
-        var links: [String] = []
-        for id in ids {
-            do {
-                let signer = try vault.signer(deviceKeyId: id, presence: nil)
-                links += try await client.pendingLinks(signer: signer, wait: ids.count == 1 ? wait : 0)
-            } catch {
-                // A key the authority no longer knows (revoked, rotated away) has no outbox; the others still do.
-                say("outbox: key \(id.prefix(8))… skipped (\(error))")
-            }
+        guard !authenticator.keys.isEmpty else { throw .state("this device holds no key: enrol first") }
+        do {
+            return try await authenticator.pendingLinks(from: client, wait: wait).map { String(decoding: $0, as: UTF8.self) }
+        } catch {
+            throw .refused("cannot read the outbox: \(error)")
         }
-        return links
     }
 
     // MARK: Enrolment
@@ -177,7 +164,7 @@ final class DeviceSession: Sendable {
                 }
                 lastCapture = .some(reason)
                 say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
-                flow.submitFaceCapture(captureSession: capture)
+                flow.submitFaceCapture(captureSession: capture.session)
             case .succeeded(let key):
                 await flow.waitUntilIdle()
                 return key
@@ -242,7 +229,7 @@ final class DeviceSession: Sendable {
                 if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
                 submitted = true
                 say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
-                flow.submitFaceCapture(captureSession: capture)
+                flow.submitFaceCapture(captureSession: capture.session)
             case .postingResultFailed(let reason, true) where retries < 2:
                 retries += 1
                 say("retry: the completion failed (\(reason)); posting it again")
@@ -293,7 +280,7 @@ final class DeviceSession: Sendable {
                 if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
                 submitted = true
                 say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
-                flow.submitFaceCapture(captureSession: capture)
+                flow.submitFaceCapture(captureSession: capture.session)
             case .deliveryFailed(let status) where retries < 2:
                 retries += 1
                 say("retry: the application did not accept the delivery (\(status)); sending the same bytes again")
@@ -353,111 +340,28 @@ struct NoFaceVerifier: FaceVerifier {
     func enrolmentTemplates(from session: any FaceSealSDK.FaceCaptureSession) async -> EnrolmentCaptureOutcome { .retry(.noFaceDetected) }
 }
 
-/// The file vault, noting the ids of the ambient keys it creates so the CLI can read the outbox (SPEC §4.6) — the
-/// SDK keeps which device key belongs to which enrolment inside its sealed records.
-final class AmbientTrackingVault: KeyVault {
-    private let base: FileKeyVault
-    private let index: URL
-    private let lock = Mutex(())
-
-    init(_ base: FileKeyVault, index: URL) {
-        self.base = base
-        self.index = index
-    }
-
-    /// The ambient keys that still exist, oldest first.
-    func ambientKeyIds() -> [String] {
-        lock.withLock { _ in readIndex().filter { base.hasKeyMaterial(deviceKeyId: $0) } }
-    }
-
-    private func readIndex() -> [String] {
-        guard let data = try? Data(contentsOf: index), data.count <= 1 << 16 else { return [] }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-    }
-
-    private func writeIndex(_ ids: [String]) {
-        try? Data(ids.map { $0 + "\n" }.joined().utf8).write(to: index, options: .atomic)
-    }
-
-    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
-        let descriptor = try base.createKey(protection: protection, alias: alias)
-        if protection == .ambient {
-            lock.withLock { _ in writeIndex(readIndex() + [descriptor.deviceKeyId]) }
-        }
-        return descriptor
-    }
-
-    func deleteKey(deviceKeyId: String) throws(VaultError) {
-        try base.deleteKey(deviceKeyId: deviceKeyId)
-        lock.withLock { _ in writeIndex(readIndex().filter { $0 != deviceKeyId }) }
-    }
-
-    func hasKeyMaterial(deviceKeyId: String) -> Bool { base.hasKeyMaterial(deviceKeyId: deviceKeyId) }
-    func signer(deviceKeyId: String, presence: UserPresenceProof?) throws(VaultError) -> any DeviceRequestSigner {
-        try base.signer(deviceKeyId: deviceKeyId, presence: presence)
-    }
-    func readRecordFile() throws(VaultError) -> [UInt8]? { try base.readRecordFile() }
-    func writeRecordFile(_ bytes: [UInt8]) throws(VaultError) { try base.writeRecordFile(bytes) }
-    func isFreshInstall() -> Bool { base.isFreshInstall() }
-    func markInstalled() throws(VaultError) { try base.markInstalled() }
-    var userPresence: any UserPresence { base.userPresence }
-}
-
-/// Face tokens through the SDK's `WireFaceTokens`, except that a first token records the tenant's liveness policy.
-///
-/// `WireFaceTokens.create` always writes `liveness_required: true`, which a tenant that switched liveness off
-/// (the demo's: a server has no camera) could never satisfy with still images. The policy is what the enrolment
-/// shows (`awaitingFaceCapture` without a liveness challenge), recorded here before the capture is submitted.
+/// The SDK's `WireFaceTokens`, choosing for a first token whether it requires liveness: the tenant's policy, which
+/// the CLI learns from the enrolment's `awaitingFaceCapture` (no liveness challenge shown) just before the capture.
 final class PolicyFaceTokens: FaceTokenOpener {
-    private let base: WireFaceTokens
-    private let matchThreshold: Double
-    private let owner: (subject: String, tenant: String)
+    private let withLiveness: WireFaceTokens
+    private let withoutLiveness: WireFaceTokens
     private let liveness = Mutex(true)
 
-    init(matchThreshold: Double, owner: (subject: String, tenant: String)) {
-        base = WireFaceTokens(matchThreshold: matchThreshold, tokenSubject: owner.subject, tokenTenant: owner.tenant)
-        self.matchThreshold = matchThreshold
-        self.owner = owner
+    init(owner: (subject: String, tenant: String)) {
+        let threshold = Double(DeviceFaceEngine.matchThreshold)
+        withLiveness = WireFaceTokens(matchThreshold: threshold, tokenSubject: owner.subject, tokenTenant: owner.tenant, livenessRequired: true)
+        withoutLiveness = WireFaceTokens(matchThreshold: threshold, tokenSubject: owner.subject, tokenTenant: owner.tenant, livenessRequired: false)
     }
 
     /// Whether a token created from now on requires liveness.
     func setLivenessRequired(_ required: Bool) { liveness.withLock { $0 = required } }
 
     func open(_ envelope: FaceSealSDK.FaceTokenEnvelope, password: String?) async throws(FaceTokenOpenError) -> any OpenedFaceToken {
-        try await base.open(envelope, password: password)
+        try await withLiveness.open(envelope, password: password)
     }
 
     func create(templates: FaceTemplates, password: String?, keyPolicy: [String]) async throws(KeyOperationError) -> NewFaceToken {
-        let livenessRequired = liveness.withLock { $0 }
-        if livenessRequired { return try await base.create(templates: templates, password: password, keyPolicy: keyPolicy) }
-        var algorithms: [KeyAlgorithm] = []
-        for name in keyPolicy {
-            guard let algorithm = KeyAlgorithm(rawValue: name) else { throw .unsupportedAlgorithm(name) }
-            if !algorithms.contains(algorithm) { algorithms.append(algorithm) }
-        }
-        var scrypt: ScryptParameters?
-        var passwordKey: SymmetricKey?
-        if let password {
-            let parameters = ScryptParameters(logN: 15, salt: SecureRandom.bytes(count: 16))
-            do { passwordKey = try FaceTokenSeal.passwordKey(password: password, parameters: parameters) } catch {
-                throw .internalFailure("scrypt failed")
-            }
-            scrypt = parameters
-        }
-        let header = FaceTokenHeader(
-            tid: "tok_" + Base64URL.encode(SecureRandom.bytes(count: 12)), sub: owner.subject, tenant: owner.tenant, gen: 1,
-            passwordRequired: password != nil, livenessRequired: false, threshold: matchThreshold, scrypt: scrypt,
-            createdAt: Int64(Date().timeIntervalSince1970))
-        var masters: [KeyAlgorithm: [UInt8]] = [:]
-        for algorithm in algorithms { masters[algorithm] = SecureRandom.bytes(count: 32) }
-        defer { for key in masters.keys { secureZero(&masters[key]!) } }
-        let share = SecureRandom.bytes(count: FaceTokenSeal.serverShareByteCount)
-        do {
-            let sealed = try FaceTokenSeal.seal(header: header, body: FaceTokenBody(templates: templates.embeddings, masters: masters),
-                                                serverShare: share, passwordKey: passwordKey)
-            return NewFaceToken(token: sealed.encoded(), serverShare: share)
-        } catch {
-            throw .internalFailure("sealing failed: \(error)")
-        }
+        let tokens = liveness.withLock { $0 } ? withLiveness : withoutLiveness
+        return try await tokens.create(templates: templates, password: password, keyPolicy: keyPolicy)
     }
 }
