@@ -51,13 +51,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Test helpers shared by several test targets (child processes without Foundation.Process).
+        .target(name: "FaceSealTestSupport", path: "Tests/FaceSealTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealCryptoTests", dependencies: ["FaceSealCrypto"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealFaceTests", dependencies: ["FaceSealFace"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealWireTests", dependencies: ["FaceSealWire"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealHTTPTests", dependencies: ["FaceSealHTTP"], swiftSettings: swiftSettings),
-        .testTarget(name: "FaceSealAuthorityTests", dependencies: ["FaceSealAuthority", "FaceSealHTTP", "FaceSealWire"], swiftSettings: swiftSettings),
-        .testTarget(name: "FaceSealSDKTests", dependencies: ["FaceSealSDK", "FaceSealAuthority"], swiftSettings: swiftSettings),
-        .testTarget(name: "FaceSealRelyingPartyTests", dependencies: ["FaceSealRelyingParty", "FaceSealAuthority"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealAuthorityTests", dependencies: ["FaceSealAuthority", "FaceSealHTTP", "FaceSealWire", "FaceSealTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealSDKTests", dependencies: ["FaceSealSDK", "FaceSealAuthority", "FaceSealTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealRelyingPartyTests", dependencies: ["FaceSealRelyingParty", "FaceSealAuthority", "FaceSealTestSupport"], swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import FaceSealTestSupport
 import Foundation
 import FaceSealCrypto
 import FaceSealHTTP
@@ -24,19 +25,14 @@ import Testing
 
     /// A child process whose standard output arrives line by line.
     final class Child: Sendable {
-        let process: Process
+        let process: SpawnedProcess
         let lines: AsyncStream<String>
 
         init(_ arguments: [String]) throws {
-            let process = Process()
-            process.executableURL = CommandLineTests.binary
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
+            // posix_spawn, not Foundation.Process (see SpawnedProcess).
+            let process = try SpawnedProcess(binary: CommandLineTests.binary.path, arguments: arguments)
             let (stream, continuation) = AsyncStream.makeStream(of: String.self)
-            let reader = pipe.fileHandleForReading
-            try process.run()
+            let reader = process.output
             // A plain thread does the blocking reads, so no concurrency-pool thread waits on the pipe.
             Thread.detachNewThread {
                 var buffer = Data()
@@ -65,8 +61,8 @@ import Testing
         }
 
         func terminate() {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
+            process.terminate()
+            _ = process.wait()
         }
     }
 
@@ -146,8 +142,7 @@ import Testing
                                                           rotatedToken: token(generation + 1), receiptSHA256: receipt))
             generation += 1
             for await line in child.lines { output.append(line) }
-            child.process.waitUntilExit()
-            return (output, child.process.terminationStatus)
+            return (output, child.process.wait())
         }
 
         let (keysOutput, keysStatus) = try await request(["public-keys", "--context", "mail", "--message", "Link your mail key"]) { id in

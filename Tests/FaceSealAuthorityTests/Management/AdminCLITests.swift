@@ -1,6 +1,7 @@
 import FaceSealCrypto
 import FaceSealHTTP
 import FaceSealWire
+import FaceSealTestSupport
 import Foundation
 import Testing
 @testable import FaceSealAuthority
@@ -36,24 +37,18 @@ struct AdminCLI {
         let command = full
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                let process = Process()
-                process.executableURL = binary
-                process.arguments = command
-                process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { first, _ in first }
-                let out = Pipe()
-                let err = Pipe()
-                process.standardOutput = out
-                process.standardError = err
+                // posix_spawn, not Foundation.Process: see SpawnedProcess.
+                let process: SpawnedProcess
                 do {
-                    try process.run()
+                    process = try SpawnedProcess(binary: binary.path, arguments: command, environment: environment)
                 } catch {
                     continuation.resume(throwing: error)
                     return
                 }
-                let stdout = out.fileHandleForReading.readDataToEndOfFile()
-                let stderr = err.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                let stdout = process.output.readDataToEndOfFile()
+                let stderr = process.errors.readDataToEndOfFile()
+                let status = process.wait()
+                continuation.resume(returning: Result(status: status, stdout: String(decoding: stdout, as: UTF8.self),
                                                       stderr: String(decoding: stderr, as: UTF8.self)))
             }
         }
