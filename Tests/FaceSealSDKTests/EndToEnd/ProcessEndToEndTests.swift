@@ -1,4 +1,5 @@
 import FaceSealHTTP
+import FaceSealTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -36,7 +37,7 @@ struct ProcessEndToEndTests {
     static func binary() async throws -> String {
         let path = packageRoot.appendingPathComponent(".build/debug/faceseal").path
         if !FileManager.default.isExecutableFile(atPath: path) {
-            let build = try ChildProcess.start("swift", ["build", "--package-path", packageRoot.path, "--product", "faceseal"])
+            let build = try ChildProcess.start("/usr/bin/env", ["swift", "build", "--package-path", packageRoot.path, "--product", "faceseal"])
             let status = try await build.exit(within: .seconds(900))
             try #require(status == 0, "swift build --product faceseal failed:\n\(build.output)")
         }
@@ -210,45 +211,14 @@ final class ChildProcess: Sendable {
 
     private init(pid: pid_t) { self.pid = pid }
 
-    enum SpawnFailure: Error { case pipe, spawn(Int32) }
-
-    /// Starts `executable` (looked up on PATH when it has no slash) with this process's environment.
-    ///
-    /// `posix_spawnp`, not `Foundation.Process`: its `run()` on Linux can crash reading `/proc/self/fd` in a process
-    /// with many descriptors open (swift-corelibs-foundation #5472), which a test run full of sockets is.
+    /// Starts `executable` (an absolute path) with this process's environment, through the shared `posix_spawn`
+    /// helper (not `Foundation.Process`, whose `run()` can crash in a descriptor-heavy test process on Linux).
     static func start(_ executable: String, _ arguments: [String]) throws -> ChildProcess {
-        var out: [Int32] = [-1, -1]
-        var err: [Int32] = [-1, -1]
-        guard pipe(&out) == 0 else { throw SpawnFailure.pipe }
-        guard pipe(&err) == 0 else {
-            close(out[0]); close(out[1])
-            throw SpawnFailure.pipe
-        }
-        // Close-on-exec, so no other child spawned meanwhile keeps these pipes open (dup2 clears it on 1 and 2).
-        for descriptor in out + err { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_adddup2(&actions, out[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, err[1], 2)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        var pid = pid_t()
-        let status = posix_spawnp(&pid, executable, &actions, nil, argv, envp)
-        posix_spawn_file_actions_destroy(&actions)
-        argv.forEach { free($0) }
-        envp.forEach { free($0) }
-        close(out[1])
-        close(err[1])
-        guard status == 0 else {
-            close(out[0]); close(err[0])
-            throw SpawnFailure.spawn(status)
-        }
-        let spawned = pid
-        let child = ChildProcess(pid: spawned)
+        let spawnedProcess = try SpawnedProcess(binary: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment)
+        let child = ChildProcess(pid: spawnedProcess.pid)
         // One reader thread per stream until end of file, one thread waiting for the exit; the exit is announced once
         // both streams ended and the process terminated, so the output is complete when a waiter resumes.
-        for (descriptor, isError) in [(out[0], false), (err[0], true)] {
-            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        for (handle, isError) in [(spawnedProcess.output, false), (spawnedProcess.errors, true)] {
             Thread.detachNewThread {
                 while true {
                     let data = handle.availableData
@@ -258,12 +228,7 @@ final class ChildProcess: Sendable {
                 child.finished(status: nil)
             }
         }
-        Thread.detachNewThread {
-            var status: Int32 = 0
-            while waitpid(spawned, &status, 0) < 0 && errno == EINTR {}
-            let signal = status & 0x7F
-            child.finished(status: signal == 0 ? (status >> 8) & 0xFF : 128 + signal)
-        }
+        Thread.detachNewThread { child.finished(status: spawnedProcess.wait()) }
         return child
     }
 
