@@ -141,18 +141,24 @@ final class DemoRun: Sendable {
         let deliveryURL = URL(string: Self.trimmed(applicationURL.absoluteString) + "/faceseal/delivery")!
         line("  delivery endpoint \(deliveryURL.absoluteString)")
 
-        defer {
-            // Stopped in reverse order; errors on the way out change nothing.
-            let servers = [applicationServer, authorityServer]
-            let done = DispatchSemaphore(value: 0)
-            Task {
-                for server in servers { await server.stop() }
-                await store.close()
-                done.signal()
-            }
-            done.wait()
+        // The servers stop (in reverse order) whatever happens next; errors on the way out change nothing.
+        let outcome: Result<Bool, any Error>
+        do {
+            outcome = .success(try await runWithServers(root: root, engine: engine, issuer: issuer, adminKey: adminKey,
+                                                        applicationSlot: applicationSlot, deliveryURL: deliveryURL,
+                                                        photos: (enrolPhotos, approvalPhotos, photoB)))
+        } catch {
+            outcome = .failure(error)
         }
+        await applicationServer.stop()
+        await authorityServer.stop()
+        await store.close()
+        return try outcome.get()
+    }
 
+    private func runWithServers(root: URL, engine: DeviceFaceEngine, issuer: String, adminKey: String, applicationSlot: DemoRouterSlot,
+                                deliveryURL: URL, photos: (enrol: [String], approve: [String], impostor: String)) async throws -> Bool {
+        let (enrolPhotos, approvalPhotos, photoB) = photos
         // 4. Management API.
         step("management API: tenant, application, user, invitation")
         let admin = DemoManagement(baseURL: issuer, apiKey: adminKey)
