@@ -107,7 +107,7 @@ final class DemoRun: Sendable {
         do {
             engine = try DeviceFaceEngine.load(progress: { self.line("  " + $0) })
         } catch {
-            throw DemoError("\(error) (run `make setup`)")
+            throw DemoError("\(error)")
         }
         let photosA = try usablePhotos(of: Self.personA, engine: engine, needed: 7)
         let photoB = try usablePhotos(of: Self.personB, engine: engine, needed: 1)[0]
