@@ -38,6 +38,10 @@ enum FaceSealCommand {
             }
         case "rp":
             return await RPCommand.run(rest)
+        case "device":
+            return await DeviceCommand.run(rest)
+        case "demo":
+            return await DemoCommand.run(rest)
         default:
             printError("faceseal: unknown command '\(command)'\n\(usage)")
             return 64

@@ -1,0 +1,182 @@
+import FaceSealSDK
+import FaceSealWire
+import Foundation
+
+/// `faceseal device`: the authenticator for Linux, on the SDK's public API.
+enum DeviceCommand {
+    static func run(_ arguments: [String]) async -> Int32 {
+        let options: DeviceOptions
+        do {
+            options = try DeviceOptions.parse(arguments)
+        } catch {
+            printError("faceseal device: \(error)\n\(DeviceOptions.usage)")
+            return 64
+        }
+        if options.action == .help {
+            print(DeviceOptions.usage)
+            return 0
+        }
+        do {
+            try await perform(options, say: { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) })
+            return 0
+        } catch .usage(let text) {
+            printError("faceseal device: \(text)\n\(DeviceOptions.usage)")
+            return 64
+        } catch {
+            printError("faceseal device: \(error)")
+            return 1
+        }
+    }
+
+    /// Runs one parsed command, writing every line through `say`.
+    static func perform(_ options: DeviceOptions, say: @escaping @Sendable (String) -> Void) async throws(DeviceCommandError) {
+        switch options.action {
+        case .help:
+            say(DeviceOptions.usage)
+        case .enrol(let linkText, let faces, let passwordFile, let subject, let tenant):
+            let link = try readLink(linkText)
+            let issuer: String
+            do {
+                issuer = try LinkSignature.parse(link).claims.iss
+            } catch {
+                throw .refused("the enrolment link does not parse: \(error)")
+            }
+            let password = try passwordFile.map(readPassword)
+            try checkReadable(faces)
+            let engine = try DeviceFaceEngine.load(progress: say)
+            let capture = try engine.capture(images: faces)
+            say("capture: \(capture.session.faces.count) face(s) from \(faces.count) image(s)")
+            let session = try await DeviceSession.open(
+                directory: options.stateDirectory, authority: options.authority ?? issuer, presence: options.presence,
+                deviceName: options.deviceName, faceEngine: engine, tokenOwner: subject.map { ($0, tenant ?? "") }, say: say)
+            defer { session.persistAudit() }
+            let key = try await session.enrol(link: link, capture: capture, password: password)
+            say("enrolled: key \(key.id) for \(key.email) at \(key.appLabel)")
+        case .inbox(let wait):
+            let session = try await open(options, engine: nil, say: say)
+            defer { session.persistAudit() }
+            for link in try await session.pendingLinks(wait: wait) { say(link) }
+        case .approve(let linkText, let faces, let passwordFile, let wait):
+            let password = try passwordFile.map(readPassword)
+            try checkReadable(faces)
+            let engine = try DeviceFaceEngine.load(progress: say)
+            let capture = try engine.capture(images: faces)
+            say("capture: \(capture.session.faces.count) face(s) from \(faces.count) image(s)")
+            let session = try await open(options, engine: engine, say: say)
+            defer { session.persistAudit() }
+            let link: [UInt8]
+            if let linkText {
+                link = try readLink(linkText)
+            } else {
+                say("inbox: waiting up to \(wait) s for a link…")
+                guard let first = try await session.pendingLinks(wait: wait).first else {
+                    throw .refused("no link arrived within \(wait) s")
+                }
+                link = Array(first.utf8)
+            }
+            switch try await session.approve(link: link, capture: capture, password: password) {
+            case .signedIn(let rp): say("approved: sign-in at \(rp)")
+            case .ceremony(let rp, let kind): say("approved: \(kind) for \(rp)")
+            }
+        case .keys:
+            let session = try await open(options, engine: nil, say: say)
+            defer { session.persistAudit() }
+            let keys = session.authenticator.keys
+            if keys.isEmpty { say("no keys") }
+            for key in keys.sorted(by: { $0.createdAt < $1.createdAt }) {
+                say("\(key.id)  \(key.appLabel)  \(key.email)  client=\(key.clientId)  since \(DeviceStates.time(Int64(key.createdAt.timeIntervalSince1970)))")
+            }
+        case .rotate:
+            let session = try await open(options, engine: nil, say: say)
+            defer { session.persistAudit() }
+            let flow: KeyRotationFlow
+            do { flow = try session.authenticator.startKeyRotationFlow() } catch { throw .refused("\(error)") }
+            var printer = StatePrinter(say: say)
+            for await state in flow.stateStream() {
+                printer.show(DeviceStates.describe(state))
+                switch state {
+                case .confirming: flow.approve()
+                case .failed(let reason):
+                    await flow.waitUntilIdle()
+                    throw .refused("rotation failed: \(reason)")
+                default: break
+                }
+            }
+            await flow.waitUntilIdle()
+        case .revoke(let keyId):
+            let session = try await open(options, engine: nil, say: say)
+            defer { session.persistAudit() }
+            let flow: RevocationFlow
+            do { flow = try session.authenticator.startRevocationFlow(keyId: keyId) } catch { throw .refused("\(error)") }
+            var printer = StatePrinter(say: say)
+            for await state in flow.stateStream() {
+                printer.show(DeviceStates.describe(state))
+                switch state {
+                case .confirming: flow.approve()
+                case .failed(let reason):
+                    await flow.waitUntilIdle()
+                    throw .refused("revocation failed: \(reason)")
+                default: break
+                }
+            }
+            await flow.waitUntilIdle()
+        case .branding:
+            let session = try await open(options, engine: nil, say: say)
+            defer { session.persistAudit() }
+            let summary: BrandingSyncSummary
+            do { summary = try await session.authenticator.syncBranding() } catch { throw .refused("branding sync failed: \(error)") }
+            say("branding: \(summary.updatedKeyIds.count) key(s) updated, \(summary.replacedKeys.count) removed")
+            for notice in summary.replacedKeys { say("removed: \(DeviceStates.notice(notice))") }
+            for key in session.authenticator.keys {
+                let branding = session.authenticator.brandingFor(keyId: key.id)
+                say("\(key.id)  \(branding?.displayName ?? key.appLabel)  colour=\(branding?.primaryColor ?? "-")  logo=\(branding?.logoURL?.absoluteString ?? "-")")
+            }
+        case .audit(let limit):
+            let session = try await open(options, engine: nil, say: say)
+            defer { session.persistAudit() }
+            for entry in session.auditEntries(limit: limit) {
+                say("\(DeviceStates.time(Int64(entry.timestamp.timeIntervalSince1970)))  \(entry.kind.rawValue)  \(entry.identityId ?? "-")  \(entry.note)")
+            }
+        }
+    }
+
+    private static func open(_ options: DeviceOptions, engine: DeviceFaceEngine?, say: @escaping @Sendable (String) -> Void) async throws(DeviceCommandError) -> DeviceSession {
+        try await DeviceSession.open(directory: options.stateDirectory, authority: options.authority, presence: options.presence,
+                                     deviceName: options.deviceName, faceEngine: engine, say: say)
+    }
+
+    /// Fails fast, before the models load, on a path that is not a readable file.
+    static func checkReadable(_ paths: [String]) throws(DeviceCommandError) {
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                  FileManager.default.isReadableFile(atPath: path) else {
+                throw .image(path: path, reason: "cannot read the file")
+            }
+        }
+    }
+
+    /// The link text, or the contents of `@FILE`; at most 16 KiB.
+    static func readLink(_ text: String) throws(DeviceCommandError) -> [UInt8] {
+        var value = text
+        if text.hasPrefix("@") {
+            let path = String(text.dropFirst())
+            guard let data = FileManager.default.contents(atPath: path) else { throw .usage("cannot read the link file \(path)") }
+            guard data.count <= 16 << 10 else { throw .usage("the link file \(path) is larger than 16 KiB") }
+            value = String(decoding: data, as: UTF8.self)
+        }
+        value = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !value.isEmpty, value.utf8.count <= 16 << 10 else { throw .usage("the link is empty or larger than 16 KiB") }
+        return Array(value.utf8)
+    }
+
+    /// The password from a file (a trailing newline is not part of it); at most 1 KiB.
+    static func readPassword(_ path: String) throws(DeviceCommandError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else { throw .usage("cannot read the password file \(path)") }
+        guard data.count <= 1024 else { throw .usage("the password file \(path) is larger than 1 KiB") }
+        var text = String(decoding: data, as: UTF8.self)
+        while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+        guard !text.isEmpty else { throw .usage("the password file \(path) is empty") }
+        return text
+    }
+}

@@ -1,0 +1,367 @@
+import FaceSealCrypto
+import FaceSealSDK
+import FaceSealWire
+import Foundation
+import Synchronization
+
+/// Why a `faceseal device` command did not succeed (exit 1), or could not start (exit 64 for usage).
+enum DeviceCommandError: Error, CustomStringConvertible {
+    case usage(String)
+    case image(path: String, reason: String)
+    case faceModels(String)
+    case state(String)
+    case refused(String)
+
+    var description: String {
+        switch self {
+        case .usage(let text): text
+        case .image(let path, let reason): "\(path): \(reason)"
+        case .faceModels(let text): text
+        case .state(let text): text
+        case .refused(let text): text
+        }
+    }
+}
+
+/// One device's state directory opened with the SDK's real seams: the file vault (AES-GCM-sealed records and keys,
+/// 0600), the pinned authority key, the HTTP authority client and delivery poster, face tokens, and the face engine.
+///
+/// Layout of the directory: `vault/` (keys, records, authority pin), `secrets/vault.key`, `installed`,
+/// `authority-url` (learned from the enrolment link), `ambient-keys` (the ambient device-key ids, to read the outbox).
+final class DeviceSession: Sendable {
+    let directory: URL
+    let authenticator: Authenticator
+    let client: HTTPAuthorityClient
+    let tokens: PolicyFaceTokens
+    let say: @Sendable (String) -> Void
+
+    private init(directory: URL, authenticator: Authenticator, client: HTTPAuthorityClient, tokens: PolicyFaceTokens,
+                 say: @escaping @Sendable (String) -> Void) {
+        self.directory = directory
+        self.authenticator = authenticator
+        self.client = client
+        self.tokens = tokens
+        self.say = say
+    }
+
+    /// Opens (creating if needed) the state directory. `authority` overrides the stored authority URL; an enrolment
+    /// passes the URL from its link. `faces` is the engine (nil for commands that need no face step).
+    static func open(directory path: String, authority: String?, presence: DeviceOptions.Presence, deviceName: String?,
+                     faceEngine: DeviceFaceEngine?, tokenOwner: (subject: String, tenant: String)? = nil,
+                     say: @escaping @Sendable (String) -> Void) async throws(DeviceCommandError) -> DeviceSession {
+        let directory = URL(fileURLWithPath: path)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .state("cannot create \(directory.path): \(error.localizedDescription)")
+        }
+        let urlFile = directory.appendingPathComponent("authority-url")
+        let stored = (try? String(contentsOf: urlFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let base = authority ?? stored, let baseURL = URL(string: base), baseURL.scheme == "http" || baseURL.scheme == "https" else {
+            throw .state("no authority known in \(directory.path): enrol first (or pass --authority URL)")
+        }
+        if stored != base {
+            do { try Data((base + "\n").utf8).write(to: urlFile, options: .atomic) } catch {
+                throw .state("cannot write \(urlFile.path)")
+            }
+        }
+        let userPresence: any UserPresence
+        switch presence {
+        case .scripted:
+            userPresence = ScriptedUserPresence()
+        case .terminal:
+            // A typed confirmation: the Linux stand-in for a biometric prompt (SPEC §6.1).
+            userPresence = TerminalUserPresence { answer in ["y", "yes"].contains(answer.lowercased()) }
+        }
+        do {
+            let verifier: any FaceVerifier = faceEngine == nil ? NoFaceVerifier() : ReportingFaceVerifier(report: say)
+            let device = try FileBackedDevice(
+                vaultDirectory: directory, appDataDirectory: directory.appendingPathComponent("app"), authorityURL: baseURL,
+                faceVerifier: verifier, userPresence: userPresence, deviceName: deviceName ?? ProcessInfo.processInfo.hostName)
+            // A first token records the tenant's liveness policy, which the enrolment shows before the capture.
+            let tokens = PolicyFaceTokens(owner: tokenOwner ?? ("", ""))
+            var environment = device.environment
+            environment.faceTokens = tokens
+            let authenticator = try await Authenticator.open(environment: environment)
+            return DeviceSession(directory: directory, authenticator: authenticator, client: device.authority, tokens: tokens, say: say)
+        } catch let error as DeviceCommandError {
+            throw error
+        } catch {
+            throw .state("cannot open the device state in \(directory.path): \(error)")
+        }
+    }
+
+    // MARK: Audit
+
+    /// The audit file: the SDK keeps its log in memory, so the host keeps it across runs (JSON lines, newest last).
+    private var auditFile: URL { directory.appendingPathComponent("audit.jsonl") }
+
+    /// The persisted entries and this run's, newest first, at most `limit`.
+    func auditEntries(limit: Int) -> [AuditEntry] {
+        let merged = storedAuditEntries() + authenticator.auditLog(limit: Self.auditCapacity).reversed()
+        return Array(merged.reversed().prefix(limit))
+    }
+
+    /// Appends this run's entries to the audit file, keeping the newest `auditCapacity`.
+    func persistAudit() {
+        let current = Array(authenticator.auditLog(limit: Self.auditCapacity).reversed())
+        guard !current.isEmpty else { return }
+        let kept = Array((storedAuditEntries() + current).suffix(Self.auditCapacity))
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        let lines = kept.compactMap { try? encoder.encode($0) }.map { String(decoding: $0, as: UTF8.self) + "\n" }.joined()
+        try? Data(lines.utf8).write(to: auditFile, options: .atomic)
+    }
+
+    static let auditCapacity = 1_000
+
+    private func storedAuditEntries() -> [AuditEntry] {
+        guard let data = try? Data(contentsOf: auditFile), data.count <= 4 << 20 else { return [] }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(AuditEntry.self, from: Data($0)) }
+    }
+
+    // MARK: Outbox
+
+    /// The links waiting in the outbox of every enrolment, long-polling up to `wait` seconds when there is one.
+    func pendingLinks(wait: Int) async throws(DeviceCommandError) -> [String] {
+        guard !authenticator.keys.isEmpty else { throw .state("this device holds no key: enrol first") }
+        do {
+            return try await authenticator.pendingLinks(from: client, wait: wait).map { String(decoding: $0, as: UTF8.self) }
+        } catch {
+            throw .refused("cannot read the outbox: \(error)")
+        }
+    }
+
+    // MARK: Enrolment
+
+    /// Runs the registration flow with `link` and the capture; answers the new key.
+    func enrol(link: [UInt8], capture: ImageCapture, password: String?) async throws(DeviceCommandError) -> Key {
+        let flow = authenticator.startRegistrationFlow()
+        let stream = flow.stateStream()
+        flow.submitLinkPayload(payload: link)
+        var printer = StatePrinter(say: say)
+        var lastCapture: FaceCaptureRetryReason??
+        for await state in stream {
+            printer.show(DeviceStates.describe(state))
+            switch state {
+            case .awaitingLink(let refusal?):
+                flow.cancel()
+                throw .refused("the link was refused: \(refusal.rawValue)")
+            case .downloadingFaceToken(true, let error), .choosingPassword(let error):
+                guard let password, error == nil else {
+                    flow.cancel()
+                    throw .refused(error == nil ? "a password is required (--password-file)" : "the password was refused: \(error!)")
+                }
+                say("progress: deriving the password key (scrypt)…")
+                flow.submitPassword(password: password)
+            case .awaitingFaceCapture(_, _, _, _, _, let reason, let challenge):
+                tokens.setLivenessRequired(challenge != nil)
+                if lastCapture != nil, let reason, reason != .faceMismatch {
+                    flow.cancel()
+                    throw .refused("the capture was refused: \(reason.rawValue)")
+                }
+                lastCapture = .some(reason)
+                say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
+                flow.submitFaceCapture(captureSession: capture.session)
+            case .succeeded(let key):
+                await flow.waitUntilIdle()
+                return key
+            case .failed(let reason):
+                await flow.waitUntilIdle()
+                throw .refused("enrolment failed: \(reason)")
+            default:
+                break
+            }
+        }
+        throw .refused("the enrolment ended without a result")
+    }
+
+    // MARK: Approval
+
+    /// How an approval ended.
+    enum Approval: Sendable, Equatable {
+        case signedIn(rpLabel: String)
+        case ceremony(rpLabel: String, kind: PkiCeremonyKind)
+    }
+
+    /// Approves a link: a login flow first; a link it refuses as a ceremony link goes to a ceremony flow
+    /// (as the reference authenticator does). A face mismatch is retried with the same capture until the
+    /// request's attempts are spent; the SDK then signs the abort.
+    func approve(link: [UInt8], capture: ImageCapture, password: String?) async throws(DeviceCommandError) -> Approval {
+        say("approve: submitting the link to a login flow")
+        if let result = try await approveLogin(link: link, capture: capture, password: password) { return result }
+        say("approve: the login flow names it a ceremony link; submitting it to a ceremony flow")
+        return try await approveCeremony(link: link, capture: capture, password: password)
+    }
+
+    private func approveLogin(link: [UInt8], capture: ImageCapture, password: String?) async throws(DeviceCommandError) -> Approval? {
+        let flow = authenticator.startLoginFlow()
+        let stream = flow.stateStream()
+        flow.submitLinkPayload(payload: link)
+        var printer = StatePrinter(say: say)
+        var retries = 0
+        var submitted = false
+        for await state in stream {
+            printer.show(DeviceStates.describe(state))
+            switch state {
+            case .awaitingLink(.isPkiCeremonyLink?):
+                flow.cancel()
+                await flow.waitUntilIdle()
+                return nil
+            case .awaitingLink(let refusal?):
+                flow.cancel()
+                throw .refused("the link was refused: \(refusal.rawValue)")
+            case .downloadingFaceToken(true, let error):
+                guard let password, error == nil else {
+                    flow.cancel()
+                    throw .refused(error == nil ? "the face token needs a password (--password-file)" : "the password was refused: \(error!)")
+                }
+                say("progress: deriving the password key (scrypt)…")
+                flow.submitPassword(password: password)
+            case .awaitingFaceCapture(_, _, _, _, let attemptsLeft, let reason, _):
+                if submitted, let reason, reason != .faceMismatch {
+                    flow.cancel()
+                    await flow.waitUntilIdle()
+                    throw .refused("the capture was refused: \(reason.rawValue) (still images cannot pass a liveness challenge)")
+                }
+                if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
+                submitted = true
+                say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
+                flow.submitFaceCapture(captureSession: capture.session)
+            case .postingResultFailed(let reason, true) where retries < 2:
+                retries += 1
+                say("retry: the completion failed (\(reason)); posting it again")
+                flow.retry()
+            case .postingResultFailed(let reason, _):
+                flow.cancel()
+                throw .refused("the completion failed: \(reason)")
+            case .succeeded(let label, _):
+                await flow.waitUntilIdle()
+                return .signedIn(rpLabel: label)
+            case .failed(let reason):
+                await flow.waitUntilIdle()
+                throw .refused(Self.failureText(reason))
+            default:
+                break
+            }
+        }
+        throw .refused("the sign-in ended without a result")
+    }
+
+    private func approveCeremony(link: [UInt8], capture: ImageCapture, password: String?) async throws(DeviceCommandError) -> Approval {
+        let flow = authenticator.startPkiCeremonyFlow()
+        let stream = flow.stateStream()
+        flow.submitLinkPayload(payload: link)
+        var printer = StatePrinter(say: say)
+        var retries = 0
+        var submitted = false
+        for await state in stream {
+            printer.show(DeviceStates.describe(state))
+            switch state {
+            case .awaitingLink(let refusal?):
+                flow.cancel()
+                throw .refused("the link was refused: \(refusal.rawValue)")
+            case .downloadingFaceToken(true, let error):
+                guard let password, error == nil else {
+                    flow.cancelCeremony()
+                    await flow.waitUntilIdle()
+                    throw .refused(error == nil ? "the face token needs a password (--password-file)" : "the password was refused: \(error!)")
+                }
+                say("progress: deriving the password key (scrypt)…")
+                flow.submitPassword(password: password)
+            case .awaitingFaceCapture(_, _, _, _, _, let attemptsLeft, let reason, _):
+                if submitted, let reason, reason != .faceMismatch {
+                    flow.cancelCeremony()
+                    await flow.waitUntilIdle()
+                    throw .refused("the capture was refused: \(reason.rawValue) (still images cannot pass a liveness challenge)")
+                }
+                if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
+                submitted = true
+                say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
+                flow.submitFaceCapture(captureSession: capture.session)
+            case .deliveryFailed(let status) where retries < 2:
+                retries += 1
+                say("retry: the application did not accept the delivery (\(status)); sending the same bytes again")
+                flow.retry()
+            case .deliveryFailed(let status):
+                flow.cancelCeremony()
+                await flow.waitUntilIdle()
+                throw .refused("the application did not accept the delivery: \(status)")
+            case .postingResultFailed(let reason, true) where retries < 2:
+                retries += 1
+                say("retry: the completion failed (\(reason)); posting it again")
+                flow.retry()
+            case .postingResultFailed(let reason, _):
+                flow.cancelCeremony()
+                await flow.waitUntilIdle()
+                throw .refused("the completion failed: \(reason)")
+            case .succeeded(let label, let kind, _):
+                await flow.waitUntilIdle()
+                return .ceremony(rpLabel: label, kind: kind)
+            case .failed(let reason):
+                await flow.waitUntilIdle()
+                throw .refused(Self.failureText(reason))
+            default:
+                break
+            }
+        }
+        throw .refused("the ceremony ended without a result")
+    }
+
+    static func failureText(_ reason: FailureReason) -> String {
+        switch reason {
+        case .attemptsExhausted: "face mismatch: every attempt was spent; the request was aborted (attempts_exhausted)"
+        default: "the flow failed: \(reason)"
+        }
+    }
+}
+
+/// Prints a state line only when it differs from the previous one.
+struct StatePrinter {
+    let say: @Sendable (String) -> Void
+    private var last: String?
+
+    init(say: @escaping @Sendable (String) -> Void) { self.say = say }
+
+    mutating func show(_ line: String) {
+        guard line != last else { return }
+        last = line
+        say("state: " + line)
+    }
+}
+
+/// A face verifier for commands that never reach a face step (keys, rotate, revoke, …): refuses any capture.
+struct NoFaceVerifier: FaceVerifier {
+    func makeLivenessChallenge() -> LivenessChallenge { LivenessChallenge(steps: [.blink]) }
+    func checkLiveness(_ session: any FaceSealSDK.FaceCaptureSession, challenge: LivenessChallenge?) async -> FaceCheckOutcome { .retry(.noFaceDetected) }
+    func match(_ session: any FaceSealSDK.FaceCaptureSession, templates: FaceTemplates, threshold: Float) async -> FaceCheckOutcome { .retry(.noFaceDetected) }
+    func enrolmentTemplates(from session: any FaceSealSDK.FaceCaptureSession) async -> EnrolmentCaptureOutcome { .retry(.noFaceDetected) }
+}
+
+/// The SDK's `WireFaceTokens`, choosing for a first token whether it requires liveness: the tenant's policy, which
+/// the CLI learns from the enrolment's `awaitingFaceCapture` (no liveness challenge shown) just before the capture.
+final class PolicyFaceTokens: FaceTokenOpener {
+    private let withLiveness: WireFaceTokens
+    private let withoutLiveness: WireFaceTokens
+    private let liveness = Mutex(true)
+
+    init(owner: (subject: String, tenant: String)) {
+        let threshold = Double(DeviceFaceEngine.matchThreshold)
+        withLiveness = WireFaceTokens(matchThreshold: threshold, tokenSubject: owner.subject, tokenTenant: owner.tenant, livenessRequired: true)
+        withoutLiveness = WireFaceTokens(matchThreshold: threshold, tokenSubject: owner.subject, tokenTenant: owner.tenant, livenessRequired: false)
+    }
+
+    /// Whether a token created from now on requires liveness.
+    func setLivenessRequired(_ required: Bool) { liveness.withLock { $0 = required } }
+
+    func open(_ envelope: FaceSealSDK.FaceTokenEnvelope, password: String?) async throws(FaceTokenOpenError) -> any OpenedFaceToken {
+        try await withLiveness.open(envelope, password: password)
+    }
+
+    func create(templates: FaceTemplates, password: String?, keyPolicy: [String]) async throws(KeyOperationError) -> NewFaceToken {
+        let tokens = liveness.withLock { $0 } ? withLiveness : withoutLiveness
+        return try await tokens.create(templates: templates, password: password, keyPolicy: keyPolicy)
+    }
+}

@@ -1,0 +1,333 @@
+import FaceSealHTTP
+import FaceSealTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// END-TO-END OVER PROCESSES: `faceseal serve`, `faceseal rp` and `faceseal device` run as separate child processes
+/// of the built binary (`.build/debug/faceseal`, built here if missing) and talk over loopback, with real photos from
+/// the set-up cache (`make setup`). One enrolment, one ceremony (public keys) verified by the application, and one
+/// impostor refused as a face mismatch. About a minute; the in-process scenarios live in ScenarioTests.
+@Suite("Process end-to-end (faceseal serve + rp + device as child processes)", .serialized)
+struct ProcessEndToEndTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static var cache: URL {
+        if let path = ProcessInfo.processInfo.environment["FACESEAL_CACHE"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/faceseal")
+    }
+
+    /// The models and photos `make setup` fetches; without them the test is skipped, except under CI, where it must run.
+    static var assetsPresent: Bool {
+        let files = ["models/mmod_human_face_detector.dat", "models/dlib_face_recognition_resnet_model_v1.dat",
+                     "models/shape_predictor_5_face_landmarks.dat", "models/shape_predictor_68_face_landmarks.dat",
+                     "images/johns/John_Salley", "images/johns/John_Savage", "images/faces/dogs.jpg"]
+        return files.allSatisfy { FileManager.default.fileExists(atPath: cache.appendingPathComponent($0).path) }
+            || ProcessInfo.processInfo.environment["CI"] == "true"
+    }
+
+    static func photos(_ person: String) throws -> [String] {
+        let directory = cache.appendingPathComponent("images/johns/\(person)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".jpg") }.sorted()
+        return names.map { directory.appendingPathComponent($0).path }
+    }
+
+    /// The binary, built once if the debug build does not have it yet.
+    static func binary() async throws -> String {
+        let path = packageRoot.appendingPathComponent(".build/debug/faceseal").path
+        if !FileManager.default.isExecutableFile(atPath: path) {
+            let build = try ChildProcess.start("/usr/bin/env", ["swift", "build", "--package-path", packageRoot.path, "--product", "faceseal"])
+            let status = try await build.exit(within: .seconds(900))
+            try #require(status == 0, "swift build --product faceseal failed:\n\(build.output)")
+        }
+        return path
+    }
+
+    @Test("faceseal device: usage errors exit 64, before any model is loaded")
+    func usageErrors() async throws {
+        let binary = try await Self.binary()
+        for arguments in [["device"], ["device", "approve", "--link", "x"], ["device", "--presence", "maybe", "keys"],
+                          ["device", "enrol", "--faces", "a.jpg"], ["device", "approve", "--link", "x", "--next", "--faces", "a.jpg"],
+                          ["device", "keys", "--limit", "3"], ["device", "inbox", "--wait", "99"], ["device", "fly"]] {
+            let child = try ChildProcess.start(binary, arguments)
+            #expect(try await child.exit(within: .seconds(60)) == 64, "\(arguments)")
+            #expect(child.errors.contains("faceseal device:"), "\(arguments): \(child.errors)")
+        }
+    }
+
+    @Test("serve + rp + device: enrol, a public-keys ceremony verified by the application, an impostor refused",
+          .enabled(if: assetsPresent, "run `make setup`: face models and photos are missing"), .timeLimit(.minutes(5)))
+    func enrolCeremonyAndImpostor() async throws {
+        let binary = try await Self.binary()
+        let photosA = try Self.photos("John_Salley")
+        let photoB = try #require(try Self.photos("John_Savage").first)
+        try #require(photosA.count >= 4, "run `make setup`: the johns photos are missing from \(Self.cache.path)")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-process-e2e-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        var children: [ChildProcess] = []
+        defer {
+            for child in children { child.stop() }
+            try? FileManager.default.removeItem(at: root)
+        }
+
+        // The authority.
+        let dataDir = root.appendingPathComponent("authority").path
+        let serve = try ChildProcess.start(binary, ["serve", "--data-dir", dataDir, "--port", "0"])
+        children.append(serve)
+        let listening = try await serve.line(containing: "faceseal: listening on ", within: .seconds(60))
+        let issuer = String(listening.split(separator: " ").last ?? "")
+        let adminKey = try String(contentsOfFile: dataDir + "/admin-api-key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = Management(baseURL: issuer, apiKey: adminKey)
+
+        // Tenant (liveness off: still photos), application, then the application's process, whose port is its own.
+        _ = try await admin.send(.post, "/tenants", [
+            "id": "acme", "name": "Acme",
+            "policy": ["key_algorithms": ["ML-DSA-65", "ML-KEM-768"], "attempts_max": 2, "liveness_required": false,
+                       "password_policy": ["mode": "none"]] as [String: Any],
+        ])
+        let application = try await admin.send(.post, "/tenants/acme/applications", [
+            "label": "Acme Docs", "delivery_mode": "poll", "delivery_endpoint": "http://127.0.0.1:9/faceseal/delivery",
+        ])
+        let clientId = try #require(application["client_id"] as? String)
+        let secretFile = root.appendingPathComponent("client-secret").path
+        try Data(try #require(application["client_secret"] as? String).utf8).write(to: URL(fileURLWithPath: secretFile))
+        let rpDir = root.appendingPathComponent("rp").path
+        let rp = try ChildProcess.start(binary, ["rp", "serve", "--issuer", issuer, "--client-id", clientId,
+                                                 "--client-secret-file", secretFile, "--port", "0", "--state-dir", rpDir])
+        children.append(rp)
+        let deliveryLine = try await rp.line(containing: "delivery endpoint: ", within: .seconds(60))
+        let delivery = String(deliveryLine.split(separator: " ").last ?? "")
+        _ = try await admin.send(.patch, "/tenants/acme/applications/\(clientId)", ["delivery_endpoint": delivery])
+        let subject = try #require(try await admin.send(.post, "/tenants/acme/users", ["email": "ada@example.com"])["subject"] as? String)
+        let link = try #require(try await admin.send(.post, "/tenants/acme/invitations",
+                                                     ["email": "ada@example.com", "client_id": clientId])["link"] as? String)
+        let linkFile = root.appendingPathComponent("invitation").path
+        try Data(link.utf8).write(to: URL(fileURLWithPath: linkFile))
+
+        // Enrolment from three photos of A.
+        let deviceDir = root.appendingPathComponent("device").path
+        let enrol = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "enrol", "--link", "@" + linkFile,
+                                                    "--faces"] + photosA.prefix(3) + ["--subject", subject, "--tenant", "acme"])
+        #expect(try await enrol.exit(within: .seconds(180)) == 0, "enrol: \(enrol.output)\n\(enrol.errors)")
+        #expect(enrol.output.contains("state: registeringKeys"))
+        #expect(enrol.output.contains("state: succeeded(key: "))
+
+        // A public-keys ceremony, approved with another photo of A; the application verifies and pins.
+        let request = try ChildProcess.start(binary, ["rp", "request", "public-keys", "--user", "ada@example.com", "--context", "docs",
+                                                      "--message", "Link your document keys", "--state-dir", rpDir, "--timeout", "120"])
+        let approve = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "approve", "--next", "--wait", "30",
+                                                      "--faces", photosA[3]])
+        #expect(try await approve.exit(within: .seconds(180)) == 0, "approve: \(approve.output)\n\(approve.errors)")
+        #expect(approve.output.contains("state: awaitingLink(refusal: is_pki_ceremony_link)"), "login flow first, then the ceremony flow")
+        #expect(approve.output.contains("state: awaitingFaceCapture(kind: publicKeys, rp: \"Acme Docs\", binding: \"Link your document keys\""))
+        #expect(approve.output.contains("state: deliveringResult"))
+        #expect(approve.output.contains("state: succeeded(rp: \"Acme Docs\", kind: publicKeys"))
+        #expect(try await request.exit(within: .seconds(120)) == 0, "rp request: \(request.output)\n\(request.errors)")
+        #expect(request.output.contains("verified"), "\(request.output)")
+
+        // The impostor: B's photo against A's token, a signature request; mismatch on every attempt, the SDK aborts.
+        let signing = try ChildProcess.start(binary, ["rp", "request", "sign", "--user", "ada@example.com", "--context", "docs",
+                                                      "--message", "Sign contract 7", "--data", "contract 7", "--state-dir", rpDir,
+                                                      "--timeout", "120"])
+        let impostor = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "approve", "--next", "--wait", "30",
+                                                       "--faces", photoB])
+        #expect(try await impostor.exit(within: .seconds(180)) == 1, "impostor: \(impostor.output)\n\(impostor.errors)")
+        #expect(impostor.output.contains("lastRetry: face_mismatch"))
+        #expect(impostor.output.contains("state: failed(reason: attemptsExhausted)"))
+        #expect(!impostor.output.contains("state: deliveringResult"), "nothing may be delivered for an impostor")
+        #expect(impostor.errors.contains("face mismatch"))
+        #expect(try await signing.exit(within: .seconds(120)) == 1, "rp request sign: \(signing.output)\n\(signing.errors)")
+        #expect((signing.output + signing.errors).contains("denied"), "\(signing.output)\n\(signing.errors)")
+
+        // A faceless photo and a missing file: a clear error naming the file, exit 1, nothing submitted.
+        let dogs = Self.cache.appendingPathComponent("images/faces/dogs.jpg").path
+        let faceless = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "approve", "--link", "@" + linkFile, "--faces", dogs])
+        #expect(try await faceless.exit(within: .seconds(120)) == 1)
+        #expect(faceless.errors.contains("dogs.jpg: no face found"), "\(faceless.errors)")
+        #expect(!faceless.output.contains("state:"))
+        let missing = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "approve", "--next", "--faces", root.path + "/none.jpg"])
+        #expect(try await missing.exit(within: .seconds(60)) == 1)
+        #expect(missing.errors.contains("none.jpg: cannot read"), "\(missing.errors)")
+
+        // Key management on the same state directory: list, branding, rotation, audit, then revocation.
+        let keys = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "keys"])
+        #expect(try await keys.exit(within: .seconds(60)) == 0, "\(keys.errors)")
+        let keyId = try #require(keys.output.split(separator: " ").first.map(String.init), "keys: \(keys.output)")
+        #expect(keys.output.contains("Acme Docs") && keys.output.contains("ada@example.com"), "\(keys.output)")
+        let branding = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "branding"])
+        #expect(try await branding.exit(within: .seconds(60)) == 0, "\(branding.output)\n\(branding.errors)")
+        #expect(branding.output.contains("0 removed"), "\(branding.output)")
+        let rotate = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "rotate"])
+        #expect(try await rotate.exit(within: .seconds(60)) == 0, "\(rotate.output)\n\(rotate.errors)")
+        #expect(rotate.output.contains("state: confirming(keys: 1"))
+        #expect(rotate.output.contains("state: succeeded(revokedKeys: 0)"), "\(rotate.output)")
+        let inbox = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "inbox"])
+        #expect(try await inbox.exit(within: .seconds(60)) == 0, "inbox after rotation: \(inbox.output)\n\(inbox.errors)")
+        let audit = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "audit", "--limit", "100"])
+        #expect(try await audit.exit(within: .seconds(60)) == 0)
+        #expect(audit.output.split(separator: "\n").count >= 3, "\(audit.output)")
+        let revoke = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "revoke", "--key", keyId])
+        #expect(try await revoke.exit(within: .seconds(60)) == 0, "\(revoke.output)\n\(revoke.errors)")
+        #expect(revoke.output.contains("state: succeeded(key: \(keyId))"))
+        let none = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "keys"])
+        #expect(try await none.exit(within: .seconds(60)) == 0)
+        #expect(none.output.contains("no keys"), "\(none.output)")
+    }
+}
+
+/// The management API over HTTP with the bootstrap admin key.
+private struct Management {
+    let baseURL: String
+    let apiKey: String
+
+    func send(_ method: HTTPMethod, _ path: String, _ body: [String: Any]) async throws -> [String: Any] {
+        var headers = HTTPHeaders()
+        headers["Authorization"] = "Bearer \(apiKey)"
+        headers["Content-Type"] = "application/json"
+        let url = try #require(URL(string: baseURL + "/manage/v1" + path))
+        let response = try await HTTPClient().send(HTTPClientRequest(method: method, url: url, headers: headers,
+                                                                     body: Array(try JSONSerialization.data(withJSONObject: body))))
+        try #require((200..<300).contains(response.status.code), "\(method) \(path) → \(response.status.code) \(String(decoding: response.body, as: UTF8.self))")
+        if response.body.isEmpty { return [:] }
+        return try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+    }
+}
+
+/// A child process with its standard output and error collected; lines are awaited, not polled for.
+final class ChildProcess: Sendable {
+    private struct Buffers {
+        var output = ""
+        var errors = ""
+        var waiters: [(needle: String, continuation: CheckedContinuation<String?, Never>)] = []
+        var exitStatus: Int32?
+        var terminationStatus: Int32?
+        var streamsOpen = 2
+        var exitWaiters: [CheckedContinuation<Int32, Never>] = []
+    }
+
+    private let pid: pid_t
+    private let state = Mutex(Buffers())
+
+    private init(pid: pid_t) { self.pid = pid }
+
+    /// Starts `executable` (an absolute path) with this process's environment, through the shared `posix_spawn`
+    /// helper (not `Foundation.Process`, whose `run()` can crash in a descriptor-heavy test process on Linux).
+    static func start(_ executable: String, _ arguments: [String]) throws -> ChildProcess {
+        let spawnedProcess = try SpawnedProcess(binary: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment)
+        let child = ChildProcess(pid: spawnedProcess.pid)
+        // One reader thread per stream until end of file, one thread waiting for the exit; the exit is announced once
+        // both streams ended and the process terminated, so the output is complete when a waiter resumes.
+        for (handle, isError) in [(spawnedProcess.output, false), (spawnedProcess.errors, true)] {
+            Thread.detachNewThread {
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
+                    child.append(data, error: isError)
+                }
+                child.finished(status: nil)
+            }
+        }
+        Thread.detachNewThread { child.finished(status: spawnedProcess.wait()) }
+        return child
+    }
+
+    private func finished(status: Int32?) {
+        let ready: Int32? = state.withLock { s in
+            if let status { s.terminationStatus = status } else { s.streamsOpen -= 1 }
+            guard s.exitStatus == nil, s.streamsOpen == 0, let final = s.terminationStatus else { return nil }
+            return final
+        }
+        if let ready { exited(ready) }
+    }
+
+    var output: String { state.withLock { $0.output } }
+    var errors: String { state.withLock { $0.errors } }
+
+    private func append(_ data: Data, error: Bool) {
+        guard !data.isEmpty else { return }
+        let text = String(decoding: data, as: UTF8.self)
+        let resumed: [(CheckedContinuation<String?, Never>, String)] = state.withLock { s in
+            if error { s.errors += text } else { s.output += text }
+            var ready: [(CheckedContinuation<String?, Never>, String)] = []
+            s.waiters.removeAll { waiter in
+                guard let line = Self.line(in: s.output, containing: waiter.needle) else { return false }
+                ready.append((waiter.continuation, line))
+                return true
+            }
+            return ready
+        }
+        for (continuation, line) in resumed { continuation.resume(returning: line) }
+    }
+
+    private func exited(_ status: Int32) {
+        let (exitWaiters, lineWaiters) = state.withLock { s in
+            s.exitStatus = status
+            defer { s.exitWaiters = []; s.waiters = [] }
+            return (s.exitWaiters, s.waiters)
+        }
+        for waiter in exitWaiters { waiter.resume(returning: status) }
+        for waiter in lineWaiters { waiter.continuation.resume(returning: nil) }
+    }
+
+    private static func line(in text: String, containing needle: String) -> String? {
+        text.split(separator: "\n").first { $0.contains(needle) }.map(String.init)
+    }
+
+    /// The first complete output line containing `needle`; fails if the process exits or the time runs out first.
+    func line(containing needle: String, within limit: Duration) async throws -> String {
+        let found: String? = await Self.race(limit, onTimeout: { self.stop() }) {
+            await withCheckedContinuation { continuation in
+                let immediate: String?? = self.state.withLock { s in
+                    if let line = Self.line(in: s.output, containing: needle) { return .some(line) }
+                    if s.exitStatus != nil { return .some(nil) }
+                    s.waiters.append((needle, continuation))
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        }
+        return try #require(found, "no line containing '\(needle)'; output: \(output)\nerrors: \(errors)")
+    }
+
+    /// The exit status; stops the process and fails if it runs longer than `limit`.
+    func exit(within limit: Duration) async throws -> Int32 {
+        let status: Int32? = await Self.race(limit, onTimeout: { self.stop() }) {
+            await withCheckedContinuation { continuation in
+                let done: Int32? = self.state.withLock { s in
+                    if let status = s.exitStatus { return status }
+                    s.exitWaiters.append(continuation)
+                    return nil
+                }
+                if let done { continuation.resume(returning: done) }
+            }
+        }
+        guard let status else {
+            Issue.record("the process did not exit within \(limit); output: \(output)\nerrors: \(errors)")
+            return -1
+        }
+        return status
+    }
+
+    /// SIGTERM, if still running.
+    func stop() {
+        if state.withLock({ $0.terminationStatus == nil }) { kill(pid, SIGTERM) }
+    }
+
+    /// The value of `work`, or nil when `limit` passes first (a watchdog, so a hung child fails the test rather than
+    /// hangs it). `onTimeout` must make `work` finish (stopping the process resumes every waiter).
+    private static func race<T: Sendable>(_ limit: Duration, onTimeout: @escaping @Sendable () -> Void,
+                                          _ work: @escaping @Sendable () async -> T?) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask { await work() }
+            group.addTask {
+                do { try await Task.sleep(for: limit) } catch { return nil }
+                onTimeout()
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+}
