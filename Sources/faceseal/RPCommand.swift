@@ -17,8 +17,7 @@ enum RPCommand {
         --issuer URL               the authority's issuer (discovery at URL/.well-known/openid-configuration)
         --client-id ID             the application's client id
         --client-secret-file PATH  a file holding the client secret (trailing newline ignored)
-        --auth post|basic          client_secret_post (default) or client_secret_basic (on Linux a refused
-                                   Basic login stalls URLSession until its timeout, so post reports errors at once)
+        --auth post|basic          client_secret_post (default) or client_secret_basic
         --port P                   port to listen on (default 8788; 0 picks one, see control.json)
         --host ADDRESS             address to listen on (default 127.0.0.1)
         --public-url URL           how the authenticator reaches this process (default http://HOST:PORT)
