@@ -20,6 +20,10 @@ public struct EnrolmentDetails: WireMessage {
     public var invitation: String
     /// The user's email.
     public var email: String
+    /// The user's subject at the authority: a first device writes it as its new face token's header `sub`.
+    public var subject: String
+    /// The user's tenant: a first device writes it as its new face token's header `tenant`.
+    public var tenant: String
     /// The application's client id.
     public var clientId: String
     /// The application's label.
@@ -38,7 +42,8 @@ public struct EnrolmentDetails: WireMessage {
     public var expiresAt: Int64
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case v, invitation, email, branding
+        case v, invitation, email, branding, tenant
+        case subject = "sub"
         case clientId = "client_id"
         case appLabel = "app_label"
         case tokenExists = "token_exists"
@@ -49,12 +54,14 @@ public struct EnrolmentDetails: WireMessage {
     }
 
     /// Builds the details.
-    public init(v: Int = ProtocolVersion.current, invitation: String, email: String, clientId: String, appLabel: String,
-                branding: BrandingInfo?, tokenExists: Bool, passwordRequired: Bool, livenessRequired: Bool,
-                keyPolicy: KeyPolicy, expiresAt: Int64) {
+    public init(v: Int = ProtocolVersion.current, invitation: String, email: String, subject: String, tenant: String,
+                clientId: String, appLabel: String, branding: BrandingInfo?, tokenExists: Bool, passwordRequired: Bool,
+                livenessRequired: Bool, keyPolicy: KeyPolicy, expiresAt: Int64) {
         self.v = v
         self.invitation = invitation
         self.email = email
+        self.subject = subject
+        self.tenant = tenant
         self.clientId = clientId
         self.appLabel = appLabel
         self.branding = branding

@@ -197,7 +197,7 @@ final class DemoRun: Sendable {
         let deviceSay: @Sendable (String) -> Void = { text in FileHandle.standardOutput.write(Data(("  device │ " + text + "\n").utf8)) }
         let session = try await DeviceSession.open(
             directory: root.appendingPathComponent("device").path, authority: issuer, presence: .scripted, deviceName: "demo-device",
-            faceEngine: engine, tokenOwner: (subject, Self.tenant), say: deviceSay)
+            faceEngine: engine, say: deviceSay)
         let enrolCapture = try engine.capture(images: enrolPhotos)
         let key = try await session.enrol(link: Array(link.utf8), capture: enrolCapture, password: nil)
         line("  enrolled: key \(key.id) for \(key.email) at \(key.appLabel)")

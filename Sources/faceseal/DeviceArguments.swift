@@ -12,7 +12,7 @@ struct DeviceOptions: Equatable {
 
     /// What to do.
     enum Action: Equatable {
-        case enrol(link: String, faces: [String], passwordFile: String?, subject: String?, tenant: String?)
+        case enrol(link: String, faces: [String], passwordFile: String?)
         case inbox(wait: Int)
         case approve(link: String?, faces: [String], passwordFile: String?, wait: Int)
         case keys
@@ -62,7 +62,7 @@ extension DeviceOptions {
     The authenticator for Linux, on the FaceSeal SDK. Its vault and records live in --state-dir
     (default ./faceseal-device, mode 0700). Every flow state is printed as it changes, one line each.
 
-      enrol --link LINK --faces IMG... [--password-file F] [--subject SUB --tenant ID] [--device-name NAME]
+      enrol --link LINK --faces IMG... [--password-file F] [--device-name NAME]
                  enrol this device from an invitation link with face images (several photos of one person);
                  a first device seals the token to the invited user's subject and tenant (given by the invitation)
       inbox [--wait S]          long-polls the outbox (up to S seconds, default 0) and prints each link on a line
@@ -88,8 +88,6 @@ extension DeviceOptions {
         var link: String?
         var faces: [String] = []
         var passwordFile: String?
-        var subject: String?
-        var tenant: String?
         var wait: Int?
         var next = false
         var keyId: String?
@@ -131,8 +129,6 @@ extension DeviceOptions {
                     faces.append(arguments[index])
                 }
             case "--password-file": passwordFile = try value(argument)
-            case "--subject": subject = try value(argument)
-            case "--tenant": tenant = try value(argument)
             case "--wait": wait = try number(argument, 0...30)
             case "--next": next = true
             case "--key": keyId = try value(argument)
@@ -154,8 +150,8 @@ extension DeviceOptions {
         case "enrol", "enroll":
             guard let link else { throw .missingOption("--link") }
             guard !faces.isEmpty else { throw .missingOption("--faces") }
-            options.action = .enrol(link: link, faces: faces, passwordFile: passwordFile, subject: subject, tenant: tenant)
-            allowed = ["link", "faces", "password", "subject", "tenant"]
+            options.action = .enrol(link: link, faces: faces, passwordFile: passwordFile)
+            allowed = ["link", "faces", "password"]
         case "inbox":
             options.action = .inbox(wait: wait ?? 0)
             allowed = ["wait"]
@@ -186,8 +182,8 @@ extension DeviceOptions {
         }
         // An option that belongs to another subcommand is a mistake worth naming, not something to ignore.
         let given: [(String, Bool)] = [
-            ("link", link != nil), ("faces", !faces.isEmpty), ("password", passwordFile != nil), ("subject", subject != nil),
-            ("tenant", tenant != nil), ("wait", wait != nil), ("next", next), ("key", keyId != nil), ("limit", limit != nil),
+            ("link", link != nil), ("faces", !faces.isEmpty), ("password", passwordFile != nil), ("wait", wait != nil),
+            ("next", next), ("key", keyId != nil), ("limit", limit != nil),
         ]
         for (name, present) in given where present && !allowed.contains(name) {
             throw .unknownFlag("--\(name == "password" ? "password-file" : name) (not an option of `\(subcommand)`)")

@@ -33,7 +33,7 @@ enum DeviceCommand {
         switch options.action {
         case .help:
             say(DeviceOptions.usage)
-        case .enrol(let linkText, let faces, let passwordFile, let subject, let tenant):
+        case .enrol(let linkText, let faces, let passwordFile):
             let link = try readLink(linkText)
             let issuer: String
             do {
@@ -48,7 +48,7 @@ enum DeviceCommand {
             say("capture: \(capture.session.faces.count) face(s) from \(faces.count) image(s)")
             let session = try await DeviceSession.open(
                 directory: options.stateDirectory, authority: options.authority ?? issuer, presence: options.presence,
-                deviceName: options.deviceName, faceEngine: engine, tokenOwner: subject.map { ($0, tenant ?? "") }, say: say)
+                deviceName: options.deviceName, faceEngine: engine, say: say)
             defer { session.persistAudit() }
             let key = try await session.enrol(link: link, capture: capture, password: password)
             say("enrolled: key \(key.id) for \(key.email) at \(key.appLabel)")

@@ -47,8 +47,7 @@ final class DeviceSession: Sendable {
     /// Opens (creating if needed) the state directory. `authority` overrides the stored authority URL; an enrolment
     /// passes the URL from its link. `faces` is the engine (nil for commands that need no face step).
     static func open(directory path: String, authority: String?, presence: DeviceOptions.Presence, deviceName: String?,
-                     faceEngine: DeviceFaceEngine?, tokenOwner: (subject: String, tenant: String)? = nil,
-                     say: @escaping @Sendable (String) -> Void) async throws(DeviceCommandError) -> DeviceSession {
+                     faceEngine: DeviceFaceEngine?, say: @escaping @Sendable (String) -> Void) async throws(DeviceCommandError) -> DeviceSession {
         let directory = URL(fileURLWithPath: path)
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -79,7 +78,7 @@ final class DeviceSession: Sendable {
                 vaultDirectory: directory, appDataDirectory: directory.appendingPathComponent("app"), authorityURL: baseURL,
                 faceVerifier: verifier, userPresence: userPresence, deviceName: deviceName ?? ProcessInfo.processInfo.hostName)
             // A first token records the tenant's liveness policy, which the enrolment shows before the capture.
-            let tokens = PolicyFaceTokens(owner: tokenOwner ?? ("", ""))
+            let tokens = PolicyFaceTokens()
             var environment = device.environment
             environment.faceTokens = tokens
             let authenticator = try await Authenticator.open(environment: environment)
@@ -347,10 +346,10 @@ final class PolicyFaceTokens: FaceTokenOpener {
     private let withoutLiveness: WireFaceTokens
     private let liveness = Mutex(true)
 
-    init(owner: (subject: String, tenant: String)) {
+    init() {
         let threshold = Double(DeviceFaceEngine.matchThreshold)
-        withLiveness = WireFaceTokens(matchThreshold: threshold, tokenSubject: owner.subject, tokenTenant: owner.tenant, livenessRequired: true)
-        withoutLiveness = WireFaceTokens(matchThreshold: threshold, tokenSubject: owner.subject, tokenTenant: owner.tenant, livenessRequired: false)
+        withLiveness = WireFaceTokens(matchThreshold: threshold, livenessRequired: true)
+        withoutLiveness = WireFaceTokens(matchThreshold: threshold, livenessRequired: false)
     }
 
     /// Whether a token created from now on requires liveness.
@@ -360,8 +359,9 @@ final class PolicyFaceTokens: FaceTokenOpener {
         try await withLiveness.open(envelope, password: password)
     }
 
-    func create(templates: FaceTemplates, password: String?, keyPolicy: [String]) async throws(KeyOperationError) -> NewFaceToken {
+    func create(templates: FaceTemplates, password: String?, keyPolicy: [String], subject: String,
+                tenant: String) async throws(KeyOperationError) -> NewFaceToken {
         let tokens = liveness.withLock { $0 } ? withLiveness : withoutLiveness
-        return try await tokens.create(templates: templates, password: password, keyPolicy: keyPolicy)
+        return try await tokens.create(templates: templates, password: password, keyPolicy: keyPolicy, subject: subject, tenant: tenant)
     }
 }

@@ -33,7 +33,8 @@ extension Authority {
         let policy = try await store.tenant(id: invitation.tenantID).policy
         let token = try await existingFaceToken(subject: invitation.subject)
         return EnrolmentDetails(
-            invitation: invitation.id, email: user.email, clientId: application.clientID, appLabel: application.label,
+            invitation: invitation.id, email: user.email, subject: invitation.subject, tenant: invitation.tenantID,
+            clientId: application.clientID, appLabel: application.label,
             branding: application.deviceBranding, tokenExists: token != nil,
             passwordRequired: policy.passwordPolicy.mode == .required, livenessRequired: policy.livenessRequired,
             keyPolicy: policy.wireKeyPolicy, expiresAt: Int64(invitation.expiresAt.timeIntervalSince1970))

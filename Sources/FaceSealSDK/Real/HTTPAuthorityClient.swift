@@ -148,7 +148,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
         let wire: FaceSealWire.EnrolmentDetails = try await unsigned(DevicePaths.enrolment(try Self.segment(requestId)))
         guard wire.invitation == requestId else { throw .invalidResponse("details of another invitation") }
         return EnrolmentDetails(
-            requestId: wire.invitation, identityId: "", email: wire.email, clientId: wire.clientId, appLabel: wire.appLabel,
+            requestId: wire.invitation, identityId: "", email: wire.email, subject: wire.subject, tenant: wire.tenant,
+            clientId: wire.clientId, appLabel: wire.appLabel,
             branding: wire.branding.map(Self.branding), hasFaceToken: wire.tokenExists, passwordPolicyRequiresPassword: wire.passwordRequired,
             livenessRequired: wire.livenessRequired, attemptsMax: Self.enrolmentAttempts, expiresAtUnix: wire.expiresAt,
             keyPolicy: wire.keyPolicy.algorithms.map(\.rawValue), minimumDeviceProtocol: ProtocolVersion.minimum)

@@ -13,20 +13,16 @@ public struct WireFaceTokens: FaceTokenOpener {
     public let scryptLogN: Int
     /// The clock for `created_at` of new tokens.
     private let clock: any WallClock
-    /// `sub` and `tenant` written into a new token's header. The authority checks them against the invitation,
-    /// but `EnrolmentDetails` (FaceSealWire) does not carry them yet, so a host that knows them passes them here.
-    private let tokenOwner: (subject: String, tenant: String)
     /// Whether new tokens demand liveness (a tenant may switch it off, e.g. for a camera-less demo).
     public let livenessRequired: Bool
 
     /// Creates the opener.
     public init(matchThreshold: Double = 0.6, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock(),
-                tokenSubject: String = "", tokenTenant: String = "", livenessRequired: Bool = true) {
+                livenessRequired: Bool = true) {
         self.livenessRequired = livenessRequired
         self.matchThreshold = matchThreshold
         self.scryptLogN = scryptLogN
         self.clock = clock
-        tokenOwner = (tokenSubject, tokenTenant)
     }
 
     /// Opens a downloaded token with the server share and, when its header says so, the password (scrypt).
@@ -64,8 +60,10 @@ public struct WireFaceTokens: FaceTokenOpener {
         return OpenedWireFaceToken(header: header, body: body, passwordKey: passwordKey)
     }
 
-    /// Creates a user's first token (generation 1) with fresh masters for every algorithm of `keyPolicy`.
-    public func create(templates: FaceTemplates, password: String?, keyPolicy: [String]) async throws(KeyOperationError) -> NewFaceToken {
+    /// Creates a user's first token (generation 1) with fresh masters for every algorithm of `keyPolicy`, its header
+    /// naming `subject` and `tenant` (from the enrolment details).
+    public func create(templates: FaceTemplates, password: String?, keyPolicy: [String], subject: String,
+                       tenant: String) async throws(KeyOperationError) -> NewFaceToken {
         let algorithms = try Self.algorithms(keyPolicy)
         var scrypt: ScryptParameters?
         var passwordKey: SymmetricKey?
@@ -79,7 +77,7 @@ public struct WireFaceTokens: FaceTokenOpener {
             scrypt = parameters
         }
         let header = FaceTokenHeader(
-            tid: "tok_" + Base64URL.encode(SecureRandom.bytes(count: 12)), sub: tokenOwner.subject, tenant: tokenOwner.tenant, gen: 1,
+            tid: "tok_" + Base64URL.encode(SecureRandom.bytes(count: 12)), sub: subject, tenant: tenant, gen: 1,
             passwordRequired: password != nil, livenessRequired: livenessRequired, threshold: matchThreshold, scrypt: scrypt,
             createdAt: Int64(clock.now().timeIntervalSince1970))
         var masters: [KeyAlgorithm: [UInt8]] = [:]

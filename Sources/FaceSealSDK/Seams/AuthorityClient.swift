@@ -83,6 +83,10 @@ public struct EnrolmentDetails: Sendable, Hashable {
     public let identityId: String
     /// Its email address.
     public let email: String
+    /// The user's subject at the authority: the `sub` a first device's new face token carries.
+    public let subject: String
+    /// The user's tenant: the `tenant` a first device's new face token carries.
+    public let tenant: String
     /// The application enrolled through.
     public let clientId: String
     /// The application's display name.
@@ -106,13 +110,15 @@ public struct EnrolmentDetails: Sendable, Hashable {
 
     /// Creates enrolment details.
     public init(
-        requestId: String, identityId: String, email: String, clientId: String, appLabel: String, branding: Branding?,
-        hasFaceToken: Bool, passwordPolicyRequiresPassword: Bool, livenessRequired: Bool, attemptsMax: Int,
+        requestId: String, identityId: String, email: String, subject: String, tenant: String, clientId: String,
+        appLabel: String, branding: Branding?, hasFaceToken: Bool, passwordPolicyRequiresPassword: Bool, livenessRequired: Bool, attemptsMax: Int,
         expiresAtUnix: Int64, keyPolicy: [String], minimumDeviceProtocol: Int
     ) {
         self.requestId = requestId
         self.identityId = identityId
         self.email = email
+        self.subject = subject
+        self.tenant = tenant
         self.clientId = clientId
         self.appLabel = appLabel
         self.branding = branding

@@ -7,8 +7,10 @@ public protocol FaceTokenOpener: Sendable {
     func open(_ envelope: FaceTokenEnvelope, password: String?) async throws(FaceTokenOpenError) -> any OpenedFaceToken
 
     /// Creates the first face token of a user from enrolment templates, with fresh masters for
-    /// every algorithm of `keyPolicy`.
-    func create(templates: FaceTemplates, password: String?, keyPolicy: [String]) async throws(KeyOperationError) -> NewFaceToken
+    /// every algorithm of `keyPolicy`. `subject` and `tenant` are the enrolment details' (the header's `sub` and
+    /// `tenant`): the authority refuses a token that names another user.
+    func create(templates: FaceTemplates, password: String?, keyPolicy: [String], subject: String,
+                tenant: String) async throws(KeyOperationError) -> NewFaceToken
 }
 
 /// An opened face token: templates and key masters in memory. Implementations zero their secrets

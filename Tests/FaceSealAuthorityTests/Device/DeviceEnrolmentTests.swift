@@ -16,6 +16,8 @@ struct DeviceEnrolmentTests {
             let detailsResponse = try await harness.client.send(HTTPClientRequest(url: harness.url(DevicePaths.enrolment(invitation))))
             let details = try EnrolmentDetails.decode(detailsResponse.body)
             #expect(details.email == "user-1@example.com")
+            #expect(details.subject == "user-1")
+            #expect(details.tenant == (try await harness.store.invitation(id: invitation)).tenantID)
             #expect(details.clientId == "app-1")
             #expect(details.tokenExists == false)
             #expect(details.keyPolicy == KeyPolicy.standard)

@@ -68,8 +68,7 @@ struct TestDevice: Sendable {
         var token: FaceTokenEnvelope?
         var share: [UInt8]?
         if !info.tokenExists {
-            let invitationRecord = try await harness.store.invitation(id: invitation)
-            (token, share) = try Self.sealToken(subject: invitationRecord.subject, tenant: invitationRecord.tenantID, generation: 1)
+            (token, share) = try Self.sealToken(subject: info.subject, tenant: info.tenant, generation: 1)
         }
         let proof = try JWS.sign(payload: WireJSON.encode(["inv": invitation, "jti": jti]), signer: ambientKey, keyID: ambientKID)
         return EnrolmentRequest(

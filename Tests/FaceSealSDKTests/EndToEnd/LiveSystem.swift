@@ -175,10 +175,10 @@ final class LiveSystem: Sendable {
     // MARK: Devices
 
     /// A device: its own vault directory, installation marker, pin file and Authenticator environment.
-    func device(name: String = "phone", deviceProtocol: Int = 7, subject: String, faceVerifier: any FaceVerifier = FakeFaceVerifier(),
+    func device(name: String = "phone", deviceProtocol: Int = 7, faceVerifier: any FaceVerifier = FakeFaceVerifier(),
                 clock: any WallClock = SystemWallClock(), livenessRequired: Bool = true) throws -> Device {
         let directory = root.appendingPathComponent("device-\(name)")
-        return try Device(directory: directory, baseURL: baseURL, deviceProtocol: deviceProtocol, subject: subject, tenant: tenant,
+        return try Device(directory: directory, baseURL: baseURL, deviceProtocol: deviceProtocol,
                           faceVerifier: faceVerifier, clock: clock, name: name, livenessRequired: livenessRequired)
     }
 }
@@ -196,7 +196,7 @@ struct Device: Sendable {
         let value = Mutex("epoch-1")
     }
 
-    init(directory: URL, baseURL: URL, deviceProtocol: Int, subject: String, tenant: String, faceVerifier: any FaceVerifier,
+    init(directory: URL, baseURL: URL, deviceProtocol: Int, faceVerifier: any FaceVerifier,
          clock: any WallClock, name: String, livenessRequired: Bool = true) throws {
         self.directory = directory
         let epoch = Epoch()
@@ -210,8 +210,7 @@ struct Device: Sendable {
         client = HTTPAuthorityClient(baseURL: baseURL, pin: pin, deviceProtocol: deviceProtocol, deviceName: name, clock: clock)
         environment = AuthenticatorEnvironment(
             authority: client, delivery: HTTPDeliveryPoster(), faceVerifier: faceVerifier,
-            faceTokens: WireFaceTokens(scryptLogN: 10, clock: clock, tokenSubject: subject, tokenTenant: tenant,
-                                       livenessRequired: livenessRequired), vault: vault,
+            faceTokens: WireFaceTokens(scryptLogN: 10, clock: clock, livenessRequired: livenessRequired), vault: vault,
             recordSealer: sealer, clock: clock, deviceProtocol: deviceProtocol)
     }
 

@@ -99,7 +99,7 @@ struct ProcessEndToEndTests {
         let deliveryLine = try await rp.line(containing: "delivery endpoint: ", within: .seconds(60))
         let delivery = String(deliveryLine.split(separator: " ").last ?? "")
         _ = try await admin.send(.patch, "/tenants/acme/applications/\(clientId)", ["delivery_endpoint": delivery])
-        let subject = try #require(try await admin.send(.post, "/tenants/acme/users", ["email": "ada@example.com"])["subject"] as? String)
+        _ = try #require(try await admin.send(.post, "/tenants/acme/users", ["email": "ada@example.com"])["subject"] as? String)
         let link = try #require(try await admin.send(.post, "/tenants/acme/invitations",
                                                      ["email": "ada@example.com", "client_id": clientId])["link"] as? String)
         let linkFile = root.appendingPathComponent("invitation").path
@@ -108,7 +108,7 @@ struct ProcessEndToEndTests {
         // Enrolment from three photos of A.
         let deviceDir = root.appendingPathComponent("device").path
         let enrol = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "enrol", "--link", "@" + linkFile,
-                                                    "--faces"] + photosA.prefix(3) + ["--subject", subject, "--tenant", "acme"])
+                                                    "--faces"] + photosA.prefix(3))
         #expect(try await enrol.exit(within: .seconds(180)) == 0, "enrol: \(enrol.output)\n\(enrol.errors)")
         #expect(enrol.output.contains("state: registeringKeys"))
         #expect(enrol.output.contains("state: succeeded(key: "))

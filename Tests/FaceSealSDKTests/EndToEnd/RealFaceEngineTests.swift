@@ -43,8 +43,8 @@ import Testing
         defer { Task { await system.stop() } }
         let client = try await system.createApplication(label: "Acme Billing")
         let email = "barack@example.com"
-        let subject = try await system.createUser(email: email)
-        let device = try system.device(subject: subject, faceVerifier: FaceEngineVerifier(), livenessRequired: false)
+        _ = try await system.createUser(email: email)
+        let device = try system.device(faceVerifier: FaceEngineVerifier(), livenessRequired: false)
         let authn = try await device.open()
         let key = try await device.enrol(authn, link: try await system.invitation(email: email, client: client),
                                          session: try models.capture(["fr/obama.jpg"]))

@@ -19,7 +19,7 @@ struct Enrolled {
         let system = try await LiveSystem.start(policy: policy)
         let client = try await system.createApplication(label: "Acme Billing")
         let subject = try await system.createUser(email: email)
-        let device = try system.device(deviceProtocol: deviceProtocol, subject: subject)
+        let device = try system.device(deviceProtocol: deviceProtocol)
         let authn = try await device.open()
         let key = try await device.enrol(authn, link: try await system.invitation(email: email, client: client), password: password)
         return Enrolled(system: system, client: client, email: email, subject: subject, device: device, authn: authn, key: key)
@@ -220,7 +220,7 @@ extension PkiCeremonyFlow.State {
         let verifier = FakeFaceVerifier()
         let e = try await Enrolled.make()
         defer { Task { await e.system.stop() } }
-        let counting = try e.system.device(name: "phone", subject: e.subject, faceVerifier: verifier)
+        let counting = try e.system.device(name: "phone", faceVerifier: verifier)
         let authn = try await counting.open()
         let app = e.system.application
 
@@ -636,7 +636,7 @@ extension PkiCeremonyFlow.State {
         let e = try await Enrolled.make(policy: policy)
         defer { Task { await e.system.stop() } }
         // The user adds the application on a second device: the first device's enrolment is replaced.
-        let laptop = try e.system.device(name: "laptop", subject: e.subject)
+        let laptop = try e.system.device(name: "laptop")
         let laptopAuthn = try await laptop.open()
         _ = try await laptop.enrol(laptopAuthn, link: try await e.system.invitation(email: e.email, client: e.client))
 
@@ -653,11 +653,10 @@ extension PkiCeremonyFlow.State {
         let system = try await LiveSystem.start()
         defer { Task { await system.stop() } }
         let client = try await system.createApplication(label: "Acme Billing")
-        let subject = try await system.createUser(email: "grace@example.com")
+        _ = try await system.createUser(email: "grace@example.com")
         let device = try FileBackedDevice(
             vaultDirectory: system.root.appendingPathComponent("fb/vault"), appDataDirectory: system.root.appendingPathComponent("fb/app"),
-            authorityURL: system.baseURL, faceVerifier: FakeFaceVerifier(), userPresence: ScriptedUserPresence(), deviceName: "grace-laptop",
-            tokenSubject: subject, tokenTenant: system.tenant)
+            authorityURL: system.baseURL, faceVerifier: FakeFaceVerifier(), userPresence: ScriptedUserPresence(), deviceName: "grace-laptop")
         let authn = try await Authenticator.open(environment: device.environment)
         let registration = authn.startRegistrationFlow()
         var states = Observed(registration.stateStream())

@@ -48,8 +48,12 @@ import Testing
     }
 
     @Test func createdTokenOpensWithTheShareOnly() async throws {
-        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy)
+        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
         #expect(new.serverShare.count == 32)
+        // The header names the owner the enrolment details gave: the authority refuses any other.
+        let header = try FaceSealWire.FaceTokenEnvelope.decode(new.token).parsedHeader()
+        #expect(header.sub == "usr_8f2a")
+        #expect(header.tenant == "acme")
         let opened = try await tokens.open(try envelope(new), password: nil)
         #expect(opened.templates == templates)
         #expect(opened.generation == 1)
@@ -61,7 +65,7 @@ import Testing
     }
 
     @Test func passwordTokenNeedsTheRightPassword() async throws {
-        let new = try await tokens.create(templates: templates, password: "correct horse", keyPolicy: Self.standardPolicy)
+        let new = try await tokens.create(templates: templates, password: "correct horse", keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
         let sealed = try envelope(new)
         #expect(sealed.passwordRequired)
         await #expect(throws: FaceTokenOpenError.passwordRequired) { _ = try await tokens.open(sealed, password: nil) }
@@ -78,7 +82,7 @@ import Testing
     }
 
     @Test func signIsPureMLDSAOverTheDataWithTheSpecKey() async throws {
-        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy)
+        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
         let opened = try await tokens.open(try envelope(new), password: nil)
         let data = Array("invoice 2026-114".utf8)
         let prepared = try await opened.prepareCompletion(for: request(.sign, data: data), issuedAt: Date(timeIntervalSince1970: 1_800_000_000))
@@ -100,7 +104,7 @@ import Testing
     }
 
     @Test func publicKeysThenDecapsulateAgree() async throws {
-        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy)
+        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
         let opened = try await tokens.open(try envelope(new), password: nil)
         let keysPrepared = try await opened.prepareCompletion(for: request(.publicKeys), issuedAt: Date())
         let keysBody = try DeliveryBody.decode(try #require(keysPrepared.deliveryBody))
@@ -118,7 +122,7 @@ import Testing
     }
 
     @Test func keysDependOnApplicationAndContextOnly() async throws {
-        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy)
+        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
         let opened = try await tokens.open(try envelope(new), password: nil)
         func keyId(_ clientId: String, _ context: String) async throws -> String {
             let prepared = try await opened.prepareCompletion(for: request(.publicKeys, clientId: clientId, context: Array(context.utf8)), issuedAt: Date())
@@ -131,7 +135,7 @@ import Testing
     }
 
     @Test func missingMastersAreFilledAndExistingOnesKept() async throws {
-        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: ["ML-DSA-65"])
+        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: ["ML-DSA-65"], subject: "usr_8f2a", tenant: "acme")
         let before = try FaceTokenSeal.open(FaceSealWire.FaceTokenEnvelope.decode(new.token), serverShare: new.serverShare, passwordKey: nil).body
         #expect(before.masters.keys.sorted() == ["ML-DSA-65"])
         let opened = try await tokens.open(try envelope(new), password: nil)
@@ -147,16 +151,16 @@ import Testing
     }
 
     @Test func operationsThatDoNotFitAreRefused() async throws {
-        let kemOnly = try await tokens.create(templates: templates, password: nil, keyPolicy: ["ML-KEM-768"])
+        let kemOnly = try await tokens.create(templates: templates, password: nil, keyPolicy: ["ML-KEM-768"], subject: "usr_8f2a", tenant: "acme")
         let opened = try await tokens.open(try envelope(kemOnly), password: nil)
         await #expect(throws: KeyOperationError.notPermitted) {
             _ = try await opened.prepareCompletion(for: request(.sign, policy: ["ML-KEM-768"], data: [1]), issuedAt: Date())
         }
-        let dsaOnly = try await tokens.open(try envelope(try await tokens.create(templates: templates, password: nil, keyPolicy: ["ML-DSA-65"])), password: nil)
+        let dsaOnly = try await tokens.open(try envelope(try await tokens.create(templates: templates, password: nil, keyPolicy: ["ML-DSA-65"], subject: "usr_8f2a", tenant: "acme")), password: nil)
         await #expect(throws: KeyOperationError.notPermitted) {
             _ = try await dsaOnly.prepareCompletion(for: request(.decapsulate, policy: ["ML-DSA-65"], data: [1]), issuedAt: Date())
         }
-        let both = try await tokens.open(try envelope(try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy)), password: nil)
+        let both = try await tokens.open(try envelope(try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")), password: nil)
         await #expect(throws: KeyOperationError.self) {
             _ = try await both.prepareCompletion(for: request(.decapsulate, data: [1, 2, 3]), issuedAt: Date())
         }

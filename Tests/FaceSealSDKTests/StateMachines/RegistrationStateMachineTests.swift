@@ -51,7 +51,7 @@ import Testing
 
     static func details(hasToken: Bool, passwordPolicy: Bool) -> EnrolmentDetails {
         EnrolmentDetails(
-            requestId: "enr-1", identityId: "id-1", email: "ada@example.com", clientId: "acme", appLabel: "Acme",
+            requestId: "enr-1", identityId: "id-1", email: "ada@example.com", subject: "usr-1", tenant: "acme", clientId: "acme", appLabel: "Acme",
             branding: nil, hasFaceToken: hasToken, passwordPolicyRequiresPassword: passwordPolicy, livenessRequired: true,
             attemptsMax: 2, expiresAtUnix: 1_800_000_600, keyPolicy: ["ML-DSA-65"], minimumDeviceProtocol: 7
         )

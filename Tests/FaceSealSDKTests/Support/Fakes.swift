@@ -173,7 +173,8 @@ struct FakeFaceTokens: FaceTokenOpener {
         return FakeOpenedToken(generation: envelope.generation)
     }
 
-    func create(templates: FaceTemplates, password: String?, keyPolicy: [String]) async throws(KeyOperationError) -> NewFaceToken {
+    func create(templates: FaceTemplates, password: String?, keyPolicy: [String], subject: String,
+                tenant: String) async throws(KeyOperationError) -> NewFaceToken {
         NewFaceToken(token: [1, UInt8(keyPolicy.count)], serverShare: [2])
     }
 }

@@ -73,7 +73,7 @@ struct Harness {
     func scriptEnrolment(payload: String, requestId: String, hasFaceToken: Bool, passwordPolicy: Bool = false, attemptsMax: Int = 3) {
         let link = VerifiedLink(kind: .enrolment, requestId: requestId, issuer: Self.issuer, expiresAtUnix: 1_800_000_600)
         let details = EnrolmentDetails(
-            requestId: requestId, identityId: "id-9", email: "grace@example.com", clientId: "acme", appLabel: "Acme",
+            requestId: requestId, identityId: "id-9", email: "grace@example.com", subject: "usr-9", tenant: "acme", clientId: "acme", appLabel: "Acme",
             branding: Branding(displayName: "Acme", primaryColor: "#123456"), hasFaceToken: hasFaceToken,
             passwordPolicyRequiresPassword: passwordPolicy, livenessRequired: true, attemptsMax: attemptsMax,
             expiresAtUnix: 1_800_000_600, keyPolicy: ["ML-DSA-65"], minimumDeviceProtocol: 7
