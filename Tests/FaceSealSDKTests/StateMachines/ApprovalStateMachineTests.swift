@@ -147,11 +147,7 @@ import Testing
         }
     }
 
-    enum Outcome: Equatable {
-        case transition(View, Action)
-        case ignored
-        case traps
-    }
+    typealias Outcome = TransitionOutcome<View, Action>
 
     static func capture(attemptsLeft: Int = 3, reason: FaceCaptureRetryReason? = nil, challenge: LivenessChallenge? = challenge1) -> Machine.Capture {
         Machine.Capture(attemptsLeft: attemptsLeft, lastRetryReason: reason, livenessChallenge: challenge)
@@ -275,16 +271,7 @@ import Testing
         var m = Self.machine(pair.mode, at: pair.stage)
         let before = m.view
         let action = Self.apply(pair.input, to: &m, mode: pair.mode)
-        switch Self.expected(pair.mode, pair.stage, pair.input) {
-        case .transition(let view, let expectedAction):
-            #expect(m.view == view)
-            #expect(action == expectedAction)
-        case .ignored:
-            #expect(m.view == before)
-            #expect(action == .none)
-        case .traps:
-            Issue.record("trap pair in the non-trapping list")
-        }
+        expectTransition(Self.expected(pair.mode, pair.stage, pair.input), before: before, after: m.view, action: action, none: .none)
     }
 
     @Test("a driver result the machine did not ask for traps", .tags(.impossibleTransitions), arguments: pairs(trapping: true))

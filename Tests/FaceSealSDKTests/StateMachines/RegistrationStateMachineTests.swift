@@ -137,11 +137,7 @@ import Testing
         }
     }
 
-    enum Outcome: Equatable {
-        case transition(View, Action)
-        case ignored
-        case traps
-    }
+    typealias Outcome = TransitionOutcome<View, Action>
 
     static func capture(_ attemptsLeft: Int = 2, _ reason: FaceCaptureRetryReason? = nil, _ challenge: LivenessChallenge? = challenge1) -> Machine.Capture {
         Machine.Capture(attemptsLeft: attemptsLeft, lastRetryReason: reason, livenessChallenge: challenge)
@@ -248,16 +244,7 @@ import Testing
         var m = Self.machine(at: pair.stage)
         let before = m.view
         let action = Self.apply(pair.input, to: &m)
-        switch Self.expected(pair.stage, pair.input) {
-        case .transition(let view, let expectedAction):
-            #expect(m.view == view)
-            #expect(action == expectedAction)
-        case .ignored:
-            #expect(m.view == before)
-            #expect(action == .none)
-        case .traps:
-            Issue.record("trap pair in the non-trapping list")
-        }
+        expectTransition(Self.expected(pair.stage, pair.input), before: before, after: m.view, action: action, none: .none)
     }
 
     @Test("a driver result the machine did not ask for traps", .tags(.impossibleTransitions), arguments: pairs(trapping: true))
