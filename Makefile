@@ -4,7 +4,7 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 export FACESEAL_CACHE ?= $(HOME)/.cache/faceseal
 
-.PHONY: setup build release test demo bench-crypto bench-face clean
+.PHONY: setup build release test demo bench-crypto bench-face bench-wait clean
 
 ## setup: install what is missing (Debian packages, PyPI face models and test images). Idempotent.
 setup:
@@ -29,6 +29,10 @@ bench-crypto: release
 
 bench-face: release
 	@bash scripts/bench-face.sh
+
+## bench-wait: CPU of clients waiting 30 s on a silent server (FaceSeal's HTTPClient, the ping client, curl).
+bench-wait: release
+	.build/release/faceseal bench wait
 
 clean:
 	rm -rf .build
