@@ -93,3 +93,7 @@ public enum DevicePaths {
     /// `GET` the link outbox, long poll (ambient key).
     public static let outbox = "/device/v1/outbox"
 }
+
+extension DeviceErrorResponse {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}

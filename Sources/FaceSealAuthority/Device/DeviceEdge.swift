@@ -37,10 +37,6 @@ struct DeviceReply: Sendable {
 /// A handler behind the signed edge: a plain async function over the authenticated device and the request.
 typealias SignedDeviceHandler = @Sendable (AuthenticatedDevice, HTTPRequest) async throws -> DeviceReply
 
-/// Replay-cache entries outlive the ±120 s acceptance window on both sides, so a `jti` cannot come back
-/// while its `iat` would still be accepted.
-let deviceJTIRetention: TimeInterval = TimeInterval(2 * DeviceSigning.clockSkew)
-
 extension Authority {
     /// Wraps a handler in the device-request edge: parse the signature header, find the key, verify the
     /// signature (method, path with query, body hash, `iat` ±120 s) with the stored key, judge the key's status,
@@ -94,7 +90,7 @@ extension Authority {
         case .replaced:
             throw DeviceFailure(.deviceKeyReplaced, "the application was enrolled on another device")
         }
-        try await registerDeviceJTI(claims.jti)
+        try await registerDeviceJTI(claims)
         if requirement == .userPresent && key.role != .userPresent {
             throw DeviceFailure(.userPresenceRequired, "this endpoint needs the user-present key")
         }
@@ -102,9 +98,13 @@ extension Authority {
         return AuthenticatedDevice(key: key, claims: claims, rotationHint: hint, protocolVersion: version)
     }
 
-    /// Remembers a verified request's `jti`; a second use is `replayed_request`.
-    func registerDeviceJTI(_ jti: String) async throws {
-        let fresh = try await store.registerJTI(jti, expiresAt: clock().addingTimeInterval(deviceJTIRetention))
+    /// Remembers a verified request's `jti`; a second use is `replayed_request`. The entry is kept until
+    /// `max(now, iat) + skew + 1` s: the first second at which its `iat` is refused as stale, so the `jti` can
+    /// never come back while the request would still be accepted (`iat` was checked to be within the skew).
+    func registerDeviceJTI(_ claims: DeviceRequestClaims) async throws {
+        let latest = max(now, claims.iat)
+        let expiresAt = Date(timeIntervalSince1970: TimeInterval(latest + DeviceSigning.clockSkew + 1))
+        let fresh = try await store.registerJTI(claims.jti, expiresAt: expiresAt)
         guard fresh else { throw DeviceFailure(.replayedRequest, "this request was already received") }
     }
 

@@ -63,8 +63,11 @@ extension Authority {
         }
     }
 
-    /// Checks and stores an enrolment: both keys and (first device) the face token, all or nothing.
+    /// Checks and stores an enrolment: both keys and (first device) the face token, all or nothing. The invitation
+    /// is looked up first: without a usable one nothing is verified and no `jti` is written, so the unauthenticated
+    /// caller costs one lookup.
     func enrol(invitationID: String, unverified: UnverifiedDeviceRequest, request: HTTPRequest) async throws -> EnrolmentResponse {
+        let invitation = try await usableInvitation(invitationID)
         let body = try Self.decodeBody(EnrolmentRequest.self, request)
         guard unverified.claims.kid == body.userPresentKey.kid else {
             throw DeviceFailure(.invalidSignature, "an enrolment is signed with its new user-present key")
@@ -76,12 +79,11 @@ extension Authority {
         }
         let claims = try unverified.verify(with: userPresent.public, method: request.method.rawValue,
                                            path: Self.signedPath(of: request), body: request.body, now: now)
-        try await registerDeviceJTI(claims.jti)
+        try await registerDeviceJTI(claims)
         _ = try Self.announcedProtocol(request)
         try Self.verifyProof(body.ambientProof, key: ambient.public, claims: ["inv": invitationID, "jti": claims.jti],
                              name: "ambient_proof")
 
-        let invitation = try await usableInvitation(invitationID)
         let user = try await store.user(subject: invitation.subject)
         let application = try await store.application(clientID: invitation.clientID)
         let policy = try await store.tenant(id: invitation.tenantID).policy
