@@ -73,9 +73,19 @@ extension Authority {
         } catch AuthorityStoreError.notFound {
             throw DeviceFailure(.invalidSignature, "unknown device key")
         }
+        do {
+            try await refuseIfRateLimited(.deviceSignature(keyID: key.keyID))
+        } catch let limited as RateLimited {
+            throw DeviceFailure.rateLimited(limited)
+        }
         let publicKey = try Self.p256PublicKey(storedJWK: key.publicKeyJWK)
-        _ = try unverified.verify(with: publicKey, method: request.method.rawValue, path: Self.signedPath(of: request),
-                                  body: request.body, now: now)
+        do {
+            _ = try unverified.verify(with: publicKey, method: request.method.rawValue, path: Self.signedPath(of: request),
+                                      body: request.body, now: now)
+        } catch .invalidSignature {
+            try await countFailure(.deviceSignature(keyID: key.keyID))
+            throw DeviceErrorCode.invalidSignature
+        }
         let hint: Bool
         switch key.acceptance(at: clock()) {
         case .accepted:
@@ -149,7 +159,9 @@ extension Authority {
     func deviceErrorResponse(_ error: any Error, jti: String?, hint: Bool) -> HTTPResponse {
         let failure = Self.deviceFailure(error)
         guard let jti else { return failure.httpResponse }
-        return signedDeviceResponse(DeviceReply(status: failure.code.httpStatus, body: failure.body), jti: jti, hint: hint)
+        var response = signedDeviceResponse(DeviceReply(status: failure.code.httpStatus, body: failure.body), jti: jti, hint: hint)
+        for field in failure.headers { response.headers[field.name] = field.value }
+        return response
     }
 
     /// Any error of a device handler as the failure the device sees; unknown errors reveal nothing.
