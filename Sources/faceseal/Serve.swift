@@ -273,7 +273,7 @@ enum ServeError: Error, CustomStringConvertible {
 }
 
 /// Holds the router that is set once the server's port (and so the issuer) is known.
-private final class RouterSlot: Sendable {
+final class RouterSlot: Sendable {
     private let slot = Mutex<Router?>(nil)
     func set(_ router: Router) { slot.withLock { $0 = router } }
     func router() throws -> Router {

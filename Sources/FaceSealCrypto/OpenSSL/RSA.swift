@@ -109,10 +109,11 @@ public enum RSA {
             /// The public exponent e (the JWK `e`).
             public let publicExponent: Data
 
-            /// A key from n and e (leading zero bytes are ignored). Cheap: only sizes are checked here; OpenSSL's
-            /// public-key check (``check()``) costs milliseconds per key and runs once, where a key is registered.
-            /// - Throws: ``CryptoError/invalidKeyRepresentation(_:)`` for a modulus outside 2048…4096 bits or an
-            ///   exponent longer than 256 bits.
+            /// A key from n and e (leading zero bytes are ignored). Cheap: sizes and parities are checked here;
+            /// OpenSSL's public-key check (``check()``) costs milliseconds per key and runs once, where a key is
+            /// registered.
+            /// - Throws: ``CryptoError/invalidKeyRepresentation(_:)`` for a modulus outside 2048…4096 bits or even, or
+            ///   an exponent that is even, below 65537 or longer than 256 bits.
             public init<N: DataProtocol, E: DataProtocol>(modulus: N, publicExponent: E) throws(CryptoError) {
                 let n = Array([UInt8](modulus).drop { $0 == 0 })
                 let e = Array([UInt8](publicExponent).drop { $0 == 0 })
@@ -121,6 +122,10 @@ public enum RSA {
                     throw .invalidKeyRepresentation("RSA modulus of \(bits) bits not in \(minimumKeySize)...\(maximumKeySize)")
                 }
                 guard (1...32).contains(e.count) else { throw .invalidKeyRepresentation("RSA exponent length") }
+                // SP 800-56B: an odd modulus, an odd exponent of at least 65537 (0x010001).
+                guard n[n.count - 1] & 1 == 1, e[e.count - 1] & 1 == 1, e.count > 3 || (e.count == 3 && e[0] >= 1) else {
+                    throw .invalidKeyRepresentation("RSA modulus or exponent out of range")
+                }
                 _ = try Self.evpKey(n: n, e: e)
                 self.modulus = Data(n)
                 self.publicExponent = Data(e)
