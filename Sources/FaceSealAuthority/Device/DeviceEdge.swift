@@ -38,7 +38,8 @@ struct DeviceReply: Sendable {
 typealias SignedDeviceHandler = @Sendable (AuthenticatedDevice, HTTPRequest) async throws -> DeviceReply
 
 extension Authority {
-    /// Wraps a handler in the device-request edge: parse the signature header, find the key, verify the
+    /// Wraps a handler in the device-request edge: parse the signature header, find the key (refused with
+    /// `rate_limited` while its failed signatures reached the limit; a failed signature counts), verify the
     /// signature (method, path with query, body hash, `iat` ±120 s) with the stored key, judge the key's status,
     /// refuse a seen `jti`, check the key's role and the announced protocol, then run `handler`. Every answer —
     /// success or error — is signed for the request's `jti`, with the rotation hint when it applies.
