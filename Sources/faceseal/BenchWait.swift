@@ -2,13 +2,12 @@ import FaceSealAuthority
 import FaceSealCrypto
 import FaceSealHTTP
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `faceseal bench wait [--seconds N] [--peer CURL]`: what waiting costs. A loopback server accepts connections
-/// and never answers; three processes wait on it at the same time for N seconds: FaceSeal's `HTTPClient` (one
+/// `faceseal bench wait [--seconds N] [--peer CURL]`: what waiting costs. A loopback server accepts requests and
+/// never answers; three processes wait on it at the same time for N seconds: FaceSeal's `HTTPClient` (one
 /// GET with an N s deadline), the authority's ping client (a ping callback every second, each waiting out its
 /// deadline) and the `curl` command (`-m N`). Each process's CPU time comes from `wait4`'s rusage, and the
 /// FaceSeal processes also report the CPU of the waiting window alone (without start-up). Budget (SPEC §11):
@@ -40,7 +39,7 @@ enum BenchWait {
             return await runChild(role, url: url, seconds: options.seconds)
         }
         do {
-            return try drive(options)
+            return try await drive(options)
         } catch {
             printError("faceseal bench wait: \(error)")
             return 1
@@ -74,13 +73,19 @@ enum BenchWait {
 
     // MARK: Driver
 
-    private static func drive(_ options: Options) throws -> Int32 {
+    private static func drive(_ options: Options) async throws -> Int32 {
         guard access(options.peer, X_OK) == 0 else {
             throw BenchWaitError("no peer at \(options.peer) (apt-get install curl, or pass --peer)")
         }
-        let server = try SilentServer()
-        defer { server.stop() }
-        let url = "http://127.0.0.1:\(server.port)/wait"
+        // FaceSeal's own server, whose one handler never returns (until the server stops and cancels it); no idle
+        // timeout, so only the clients' deadlines end the waits.
+        let server = HTTPServer(configuration: HTTPServer.Configuration(connectionTimeout: .zero), logger: .disabled) { _ in
+            for await _ in AsyncStream<Never>.makeStream().stream {}
+            return .empty(.serviceUnavailable)
+        }
+        try server.start()
+        guard let port = server.port else { throw BenchWaitError("the silent server has no port") }
+        let url = "http://127.0.0.1:\(port)/wait"
         let seconds = String(options.seconds)
         let own = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         let children = [
@@ -88,7 +93,11 @@ enum BenchWait {
             ("authority ping client", try Child(own, ["bench", "wait", "--role", "ping", "--url", url, "--seconds", seconds])),
             ("\(peerVersion(options.peer)) (the command)", try Child(options.peer, ["-s", "-o", "/dev/null", "-m", seconds, url])),
         ]
-        let results = children.map { name, child in (name, child.wait()) }
+        // Reaping blocks: on a thread of its own, never on the pool the server's handlers run on.
+        let results = await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: children.map { name, child in (name, child.wait()) }) }.start()
+        }
+        await server.stop(cancellingHandlers: true)
 
         print("faceseal bench wait: \(children.count) processes wait \(options.seconds) s at once on a loopback server that accepts and never answers")
         print("CPU from getrusage (wait4) of each process; wait_cpu = the waiting window alone, without start-up")
@@ -206,8 +215,8 @@ enum ProcessCPU {
 }
 
 /// A child started with `posix_spawn`, standard output and error on pipes, reaped with `wait4` for its rusage.
-private struct Child {
-    struct Result {
+private struct Child: Sendable {
+    struct Result: Sendable {
         var status: Int32
         var cpu: Double
         var wall: Double
@@ -255,43 +264,5 @@ private struct Child {
         let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         return Result(status: code, cpu: ProcessCPU.seconds(usage), wall: wall, voluntarySwitches: usage.ru_nvcsw,
                       output: text, errors: problems.trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-}
-
-/// A loopback TCP server that accepts every connection and never sends a byte; connections stay open until `stop`.
-private final class SilentServer: Sendable {
-    let port: Int
-    private let listener: Int32
-    private let held = Mutex<[Int32]>([])
-
-    init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw BenchWaitError("socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ready = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 64) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard ready else {
-            close(listener)
-            throw BenchWaitError("cannot listen on 127.0.0.1")
-        }
-        self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
-        Thread { [self] in
-            while case let connection = accept(listener, nil, nil), connection >= 0 {
-                held.withLock { $0.append(connection) }
-            }
-            close(listener)
-        }.start()
-    }
-
-    func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        held.withLock { $0.forEach { close($0) } }
     }
 }

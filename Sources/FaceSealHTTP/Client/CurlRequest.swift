@@ -42,7 +42,7 @@ struct CurlRequest: Sendable {
             lines.append(value.isEmpty ? "\(field.name);" : "\(field.name): \(value)")
         }
         let method = request.method.rawValue
-        let sendsBody = !request.body.isEmpty || !["GET", "HEAD", "DELETE", "OPTIONS"].contains(method)
+        let sendsBody = method != "HEAD" && (!request.body.isEmpty || !["GET", "DELETE", "OPTIONS"].contains(method))
         // No `Expect: 100-continue` round trip, and no form Content-Type the caller did not choose.
         lines.append("Expect:")
         if sendsBody, !request.headers.contains("Content-Type") { lines.append("Content-Type:") }
