@@ -78,7 +78,7 @@ public enum DevicePaths {
     public static func enrolmentToken(_ invitation: String) -> String { "/device/v1/enrolments/\(invitation)/token" }
     /// `GET` request details (ambient key).
     public static func request(_ rid: String) -> String { "/device/v1/requests/\(rid)" }
-    /// `GET` the face token and server share (ambient key).
+    /// `GET` the face token and server share (user-present key).
     public static func requestToken(_ rid: String) -> String { "/device/v1/requests/\(rid)/token" }
     /// `POST` a completion (user-present key).
     public static func completion(_ rid: String) -> String { "/device/v1/requests/\(rid)/completion" }

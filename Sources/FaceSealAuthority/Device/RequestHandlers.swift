@@ -5,8 +5,9 @@ import Foundation
 
 // Request details, face-token download, completion and abort (docs/PROTOCOL.md §4, §5, §7).
 extension Authority {
-    /// A request of the signing key's user; any other (or unknown) request id is `unknown_request`, so a key
-    /// learns nothing about other users' requests.
+    /// A request of the signing key's user and application (the edge already refused an ended key); any other (or
+    /// unknown) request id is `unknown_request`, the same answer, so a key learns nothing about other users' requests
+    /// or its user's requests at other applications.
     func ownRequest(_ rid: String, device: AuthenticatedDevice) async throws -> CIBARequestRecord {
         guard !rid.isEmpty, rid.utf8.count <= 256 else { throw DeviceFailure(.unknownRequest, "no such request for this key") }
         let record: CIBARequestRecord
@@ -15,7 +16,9 @@ extension Authority {
         } catch AuthorityStoreError.notFound {
             throw DeviceFailure(.unknownRequest, "no such request for this key")
         }
-        guard record.subject == device.key.subject else { throw DeviceFailure(.unknownRequest, "no such request for this key") }
+        guard record.subject == device.key.subject, record.clientID == device.key.clientID else {
+            throw DeviceFailure(.unknownRequest, "no such request for this key")
+        }
         return record
     }
 
@@ -52,8 +55,9 @@ extension Authority {
             pkiContext: record.pkiContext, pkiData: record.pkiData, nonce: linkNonce(for: record.authReqID))
     }
 
-    /// `GET /device/v1/requests/{rid}/token` → `FaceTokenDownload`: only to an active key of the request's user,
-    /// only while the request is pending; the downloaded generation is recorded on the request.
+    /// `GET /device/v1/requests/{rid}/token` → `FaceTokenDownload`: only to the user-present key of the request's
+    /// user and application, only while the request is pending; the download is recorded against the request and
+    /// the key.
     func requestToken(rid: String, device: AuthenticatedDevice) async throws -> FaceTokenDownload {
         let record = try await ownRequest(rid, device: device)
         try requirePending(record)
@@ -85,7 +89,8 @@ extension Authority {
         case (.login, _?):
             throw DeviceFailure.invalidRequest("a sign-in delivers nothing: result_sha256 must be absent")
         }
-        guard body.baseGeneration >= 1 else { throw DeviceFailure.invalidRequest("base_generation must be at least 1") }
+        // Range first, so `base_generation + 1` cannot overflow.
+        guard (1..<Int.max).contains(body.baseGeneration) else { throw DeviceFailure.invalidRequest("base_generation is out of range") }
         let header = try FaceTokenCustody.header(of: body.token)
         guard header.gen == body.baseGeneration + 1 else {
             throw DeviceFailure.invalidRequest("the new token's generation must be base_generation + 1")
@@ -93,11 +98,16 @@ extension Authority {
         guard header.sub == record.subject, header.tenant == record.tenantID else {
             throw DeviceFailure.invalidRequest("the token is not this user's")
         }
+        // `amr: pwd` is the stored header's word; password_required never changes across generations.
+        let stored = try await storedHeader(subject: record.subject)
+        guard body.passwordUsed == stored.passwordRequired else {
+            throw DeviceFailure.invalidRequest("password_used must say whether the token needs a password")
+        }
         let rotated = try FaceTokenCustody.record(envelope: body.token, header: header, subject: record.subject,
                                                   serverShare: body.serverShare.bytes, masterKey: keys.masterKey)
         let outcome = try await store.complete(CompletionCommit(
-            authReqID: rid, expectedGeneration: Int64(body.baseGeneration), rotatedToken: rotated, receiptSHA256: receipt,
-            passwordUsed: body.passwordUsed))
+            authReqID: rid, keyID: device.key.keyID, expectedGeneration: Int64(body.baseGeneration), rotatedToken: rotated,
+            receiptSHA256: receipt, passwordUsed: stored.passwordRequired))
         if record.state == .pending { await requestFinished(authReqID: rid) }
         switch outcome {
         case .completed(let stored):
@@ -106,6 +116,15 @@ extension Authority {
         case .stale:
             throw DeviceFailure(.staleToken, "the token was rotated by another completion; start a new request")
         }
+    }
+
+    /// The header of the user's stored face token (the authority wrote it, so a failure is the authority's).
+    func storedHeader(subject: String) async throws -> FaceTokenHeader {
+        let token = try await store.faceToken(subject: subject)
+        guard let header = try? FaceTokenHeader.decode(token.headerJSON) else {
+            throw DeviceFailure(.serverError, "stored token header unreadable")
+        }
+        return header
     }
 
     /// `POST /device/v1/requests/{rid}/abort`: the request is denied at once (`access_denied` for the application).

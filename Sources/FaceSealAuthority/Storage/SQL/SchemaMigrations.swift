@@ -131,6 +131,16 @@ enum SchemaMigrator {
             // The receipt column was nullable from the start: a sign-in completes without one.
             "ALTER TABLE ciba_requests ADD COLUMN password_used {INT} NOT NULL DEFAULT 0",
         ]),
+        SchemaMigration(version: 4, name: "token downloads per request and key", statements: [
+            // Every download, by the key that made it: a completion must come from a key that downloaded, at the
+            // generation it downloaded (SPEC §4.2). It replaces the request's single, never-read column.
+            """
+            CREATE TABLE token_downloads (
+                auth_req_id TEXT NOT NULL REFERENCES ciba_requests(auth_req_id), key_id TEXT NOT NULL,
+                generation {INT} NOT NULL, downloaded_at {INT} NOT NULL, PRIMARY KEY (auth_req_id, key_id))
+            """,
+            "ALTER TABLE ciba_requests DROP COLUMN downloaded_generation",
+        ]),
     ]
 
     /// The newest version this build knows.
