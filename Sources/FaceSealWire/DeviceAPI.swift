@@ -84,6 +84,8 @@ public enum DevicePaths {
     public static func completion(_ rid: String) -> String { "/device/v1/requests/\(rid)/completion" }
     /// `POST` an abort (user-present key).
     public static func abort(_ rid: String) -> String { "/device/v1/requests/\(rid)/abort" }
+    /// `POST` a failed face check (the user-present key that downloaded the token).
+    public static func attempts(_ rid: String) -> String { "/device/v1/requests/\(rid)/attempts" }
     /// `POST` a key rotation (user-present key of each rotated enrolment).
     public static let rotation = "/device/v1/keys/rotation"
     /// `POST` a revocation of one enrolment's keys (user-present key).

@@ -22,6 +22,9 @@ extension Authority {
         router.post("/device/v1/requests/:rid/completion", use: signedDeviceRoute(.userPresent) { [self] device, request in
             .ok(try await complete(rid: request.pathParameter("rid"), device: device, request: request))
         })
+        router.post("/device/v1/requests/:rid/attempts", use: signedDeviceRoute(.userPresent) { [self] device, request in
+            .ok(try await reportAttempt(rid: request.pathParameter("rid"), device: device, request: request))
+        })
         router.post("/device/v1/requests/:rid/abort", use: signedDeviceRoute(.userPresent) { [self] device, request in
             try await abort(rid: request.pathParameter("rid"), device: device, request: request)
             return .noContent

@@ -43,12 +43,15 @@ extension Authority {
         try requirePending(record)
         let application = try await store.application(clientID: record.clientID)
         let policy = try await store.tenant(id: record.tenantID).policy
+        let budget = AttemptBudget(record, policy: policy)
         let ceremony = record.kind == .ceremony
         return RequestDetails(
             rid: record.authReqID, kind: ceremony ? .ceremony : .login, pkiKind: record.pkiKind.flatMap(PKIKind.init(rawValue:)),
             bindingMessage: record.bindingMessage, clientId: application.clientID, rpLabel: application.label,
             branding: application.deviceBranding, expiresAt: Int64(record.expiresAt.timeIntervalSince1970),
-            keyPolicy: policy.wireKeyPolicy, attemptsMax: policy.attemptsMax, livenessRequired: policy.livenessRequired,
+            keyPolicy: policy.wireKeyPolicy, attemptsMax: policy.attemptsMax, attemptsLeft: budget.attemptsLeft,
+            captureRetriesMax: policy.captureRetriesMax, captureRetriesLeft: budget.captureRetriesLeft,
+            livenessRequired: policy.livenessRequired, matchThreshold: policy.matchThreshold,
             minProtocol: ceremony ? ProtocolVersion.ceremonyMinimum : ProtocolVersion.minimum,
             deliveryEndpoint: ceremony ? application.deliveryEndpoint : nil,
             clientNotificationToken: ceremony ? record.clientNotificationToken : nil,
@@ -99,9 +102,15 @@ extension Authority {
             throw DeviceFailure.invalidRequest("the token is not this user's")
         }
         // `amr: pwd` is the stored header's word; password_required never changes across generations.
-        let stored = try await storedHeader(subject: record.subject)
+        let (storedGeneration, stored) = try await storedHeader(subject: record.subject)
         guard body.passwordUsed == stored.passwordRequired else {
             throw DeviceFailure.invalidRequest("password_used must say whether the token needs a password")
+        }
+        // The rotation the compare-and-swap can store is the one from the stored generation: the store's WHERE on
+        // generation and token id guarantees that row is still this header. Any other base is refused or stale there.
+        if Int64(body.baseGeneration) == storedGeneration {
+            let policy = try await store.tenant(id: record.tenantID).policy
+            try TokenRotationRule.check(stored: stored, rotated: header, policy: policy)
         }
         let rotated = try FaceTokenCustody.record(envelope: body.token, header: header, subject: record.subject,
                                                   serverShare: body.serverShare.bytes, masterKey: keys.masterKey)
@@ -118,13 +127,25 @@ extension Authority {
         }
     }
 
-    /// The header of the user's stored face token (the authority wrote it, so a failure is the authority's).
-    func storedHeader(subject: String) async throws -> FaceTokenHeader {
+    /// The generation and header of the user's stored face token (the authority wrote it: a failure is the authority's).
+    func storedHeader(subject: String) async throws -> (generation: Int64, header: FaceTokenHeader) {
         let token = try await store.faceToken(subject: subject)
         guard let header = try? FaceTokenHeader.decode(token.headerJSON) else {
             throw DeviceFailure(.serverError, "stored token header unreadable")
         }
-        return header
+        return (token.generation, header)
+    }
+
+    /// `POST /device/v1/requests/{rid}/attempts`: a failed face check, counted against the request's budget; a spent
+    /// budget denies the request at once. Only the user-present key that downloaded the token for the request reports.
+    func reportAttempt(rid: String, device: AuthenticatedDevice, request: HTTPRequest) async throws -> AttemptsRemaining {
+        let body = try Self.decodeBody(AttemptReport.self, request)
+        guard body.rid == rid else { throw DeviceFailure.invalidRequest("rid does not match the path") }
+        let record = try await ownRequest(rid, device: device)
+        try requirePending(record)
+        let budget = try await store.recordFaceCheckFailure(authReqID: rid, keyID: device.key.keyID, body.kind)
+        if budget.isSpent { await requestFinished(authReqID: rid) }
+        return AttemptsRemaining(rid: rid, attemptsLeft: budget.attemptsLeft, captureRetriesLeft: budget.captureRetriesLeft)
     }
 
     /// `POST /device/v1/requests/{rid}/abort`: the request is denied at once (`access_denied` for the application).

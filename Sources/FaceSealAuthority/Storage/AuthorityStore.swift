@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 /// Everything the authority keeps, behind one interface (SPEC §9). Each method is one transaction:
@@ -97,8 +98,11 @@ public protocol AuthorityStore: Sendable {
     func downloadFaceToken(authReqID: String, keyID: String) async throws -> FaceTokenRecord
     /// The downloads recorded for a request, by key id.
     func tokenDownloads(authReqID: String) async throws -> [TokenDownloadRecord]
-    /// Counts one face mismatch on a pending request; returns the updated request.
-    func recordFaceMismatch(authReqID: String) async throws -> CIBARequestRecord
+    /// Counts a failed face check of a pending, unexpired request (`face_mismatch` against `attemptsMax`,
+    /// `capture_retry` against `captureRetriesMax`), reported by `keyID`, which must have downloaded the token for it
+    /// (else `.invalidInput`). When a count reaches the tenant's current budget the request is denied
+    /// (`attempts_exhausted` / `capture_retries_exhausted`) in the same transaction. Returns what is left.
+    func recordFaceCheckFailure(authReqID: String, keyID: String, _ failure: AttemptKind) async throws -> AttemptBudget
     /// Denies a pending request (abort, refusal) with a reason. A repeat with the same reason returns the
     /// stored request; any other non-pending state throws `.requestNotPending`.
     func denyRequest(authReqID: String, reason: String) async throws -> CIBARequestRecord

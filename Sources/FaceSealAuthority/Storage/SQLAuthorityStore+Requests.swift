@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 // CIBA requests: creation, the completion compare-and-swap, poll bookkeeping, denial and expiry.
@@ -13,7 +14,8 @@ extension SQLAuthorityStore {
             clientNotificationToken: try row.optionalText("client_notification_token"), scope: try row.text("scope"),
             expiresAt: try row.date("expires_at"), intervalSeconds: Int(try row.int("interval_seconds")), state: state,
             createdAt: try row.date("created_at"), lastPolledAt: try row.optionalDate("last_polled_at"),
-            attempts: Int(try row.int("attempts")), stagedGeneration: try row.optionalInt("staged_generation"), receiptSHA256: try row.optionalBlob("receipt_sha256"),
+            attempts: Int(try row.int("attempts")), captureRetries: Int(try row.int("capture_retries")),
+            stagedGeneration: try row.optionalInt("staged_generation"), receiptSHA256: try row.optionalBlob("receipt_sha256"),
             passwordUsed: try row.bool("password_used"),
             idToken: try row.optionalText("id_token"), denyReason: try row.optionalText("deny_reason"),
             finishedAt: try row.optionalDate("finished_at")
@@ -135,11 +137,29 @@ extension SQLAuthorityStore {
         }
     }
 
-    public func recordFaceMismatch(authReqID: String) async throws -> CIBARequestRecord {
+    public func recordFaceCheckFailure(authReqID: String, keyID: String, _ failure: AttemptKind) async throws -> AttemptBudget {
         try await transact { tx, now in
-            _ = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
-            try tx.execute("UPDATE ciba_requests SET attempts = attempts + 1 WHERE auth_req_id = ?", [.text(authReqID)])
-            return try Self.loadRequest(tx, authReqID: authReqID)
+            let request = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
+            // Only the key that downloaded the token ran a face check for this request.
+            guard try tx.queryOne("SELECT generation FROM token_downloads WHERE auth_req_id = ? AND key_id = ?",
+                                  [.text(authReqID), .text(keyID)]) != nil else {
+                throw AuthorityStoreError.invalidInput(field: "keyID", reason: "this key did not download the token for the request")
+            }
+            let policy = try Self.loadTenant(tx, id: request.tenantID).policy
+            var counted = request
+            switch failure {
+            case .faceMismatch: counted.attempts += 1
+            case .captureRetry: counted.captureRetries += 1
+            }
+            let budget = AttemptBudget(counted, policy: policy)
+            try tx.execute("UPDATE ciba_requests SET attempts = ?, capture_retries = ? WHERE auth_req_id = ?",
+                           [.int(counted.attempts), .int(counted.captureRetries), .text(authReqID)])
+            if budget.isSpent {
+                let reason = budget.attemptsLeft == 0 ? "attempts_exhausted" : "capture_retries_exhausted"
+                try tx.execute("UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
+                               [.text(reason), .date(now), .text(authReqID)])
+            }
+            return budget
         }
     }
 

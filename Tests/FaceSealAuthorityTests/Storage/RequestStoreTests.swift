@@ -333,20 +333,51 @@ struct RequestStoreTests {
         }
     }
 
+    @Test("reported face-check failures spend their own budgets; the last one denies in the same step; only the downloading key reports",
+          arguments: StoreBackend.underTest)
+    func faceCheckBudgets(backend: StoreBackend) async throws {
+        try await withStore(backend) { store, clock in
+            try await StoreFixtures.seedEnrolled(store, clock: clock, policy: TenantPolicy(attemptsMax: 2, captureRetriesMax: 2))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-1", clock: clock))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-2", clock: clock))
+            await expectStoreError(.invalidInput(field: "keyID", reason: "this key did not download the token for the request")) {
+                try await store.recordFaceCheckFailure(authReqID: "req-1", keyID: "k1-ambient", .faceMismatch)
+            }
+            #expect(try await store.recordFaceCheckFailure(authReqID: "req-1", keyID: "k1-present", .captureRetry)
+                    == AttemptBudget(attemptsLeft: 2, captureRetriesLeft: 1))
+            #expect(try await store.recordFaceCheckFailure(authReqID: "req-1", keyID: "k1-present", .faceMismatch)
+                    == AttemptBudget(attemptsLeft: 1, captureRetriesLeft: 1))
+            #expect(try await store.request(authReqID: "req-1").state == .pending)
+            #expect(try await store.recordFaceCheckFailure(authReqID: "req-1", keyID: "k1-present", .faceMismatch)
+                    == AttemptBudget(attemptsLeft: 0, captureRetriesLeft: 1))
+            let denied = try await store.request(authReqID: "req-1")
+            #expect(denied.state == .denied)
+            #expect(denied.denyReason == "attempts_exhausted")
+
+            _ = try await store.recordFaceCheckFailure(authReqID: "req-2", keyID: "k1-present", .captureRetry)
+            #expect(try await store.recordFaceCheckFailure(authReqID: "req-2", keyID: "k1-present", .captureRetry)
+                    == AttemptBudget(attemptsLeft: 2, captureRetriesLeft: 0))
+            #expect(try await store.request(authReqID: "req-2").denyReason == "capture_retries_exhausted")
+        }
+    }
+
     @Test("abort denies at once; a later completion is refused and rotates nothing", arguments: StoreBackend.underTest)
     func denial(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in
             try await StoreFixtures.seedEnrolled(store, clock: clock)
             try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-1", clock: clock))
-            #expect(try await store.recordFaceMismatch(authReqID: "req-1").attempts == 1)
-            #expect(try await store.recordFaceMismatch(authReqID: "req-1").attempts == 2)
+            #expect(try await store.recordFaceCheckFailure(authReqID: "req-1", keyID: "k1-present", .faceMismatch)
+                    == AttemptBudget(attemptsLeft: 2, captureRetriesLeft: 10))
+            #expect(try await store.request(authReqID: "req-1").attempts == 1)
             let denied = try await store.denyRequest(authReqID: "req-1", reason: "attempts_exhausted")
             #expect(denied.state == .denied)
             #expect(denied.denyReason == "attempts_exhausted")
             #expect(try await store.denyRequest(authReqID: "req-1", reason: "attempts_exhausted") == denied)
             await expectStoreError(.requestNotPending(authReqID: "req-1", state: .denied)) { try await store.denyRequest(authReqID: "req-1", reason: "user_cancelled") }
             await expectStoreError(.requestNotPending(authReqID: "req-1", state: .denied)) { try await store.complete(StoreFixtures.completion("req-1", expected: 1, marker: 2)) }
-            await expectStoreError(.requestNotPending(authReqID: "req-1", state: .denied)) { try await store.recordFaceMismatch(authReqID: "req-1") }
+            await expectStoreError(.requestNotPending(authReqID: "req-1", state: .denied)) {
+                try await store.recordFaceCheckFailure(authReqID: "req-1", keyID: "k1-present", .faceMismatch)
+            }
             #expect(try await store.faceToken(subject: "user-1").generation == 1)
         }
     }

@@ -87,6 +87,8 @@ public struct CIBARequestRecord: Sendable, Hashable {
     public var lastPolledAt: Date?
     /// Face mismatches reported so far.
     public var attempts: Int
+    /// Liveness and capture-quality failures reported so far.
+    public var captureRetries: Int
     /// The token generation the completion stored (completed) or tried to store (stale).
     public var stagedGeneration: Int64?
     /// SHA-256 of the exact delivery body (the receipt), set at completion of a ceremony.
@@ -107,7 +109,7 @@ public struct CIBARequestRecord: Sendable, Hashable {
         bindingMessage: String? = nil, clientNotificationToken: String? = nil, scope: String = "openid",
         expiresAt: Date, intervalSeconds: Int = 5,
         state: CIBARequestState = .pending, createdAt: Date = Date(timeIntervalSince1970: 0),
-        lastPolledAt: Date? = nil, attempts: Int = 0, stagedGeneration: Int64? = nil, receiptSHA256: [UInt8]? = nil, passwordUsed: Bool = false, idToken: String? = nil,
+        lastPolledAt: Date? = nil, attempts: Int = 0, captureRetries: Int = 0, stagedGeneration: Int64? = nil, receiptSHA256: [UInt8]? = nil, passwordUsed: Bool = false, idToken: String? = nil,
         denyReason: String? = nil, finishedAt: Date? = nil
     ) {
         self.authReqID = authReqID
@@ -127,6 +129,7 @@ public struct CIBARequestRecord: Sendable, Hashable {
         self.intervalSeconds = intervalSeconds
         self.lastPolledAt = lastPolledAt
         self.attempts = attempts
+        self.captureRetries = captureRetries
         self.stagedGeneration = stagedGeneration
         self.receiptSHA256 = receiptSHA256
         self.passwordUsed = passwordUsed
@@ -199,6 +202,30 @@ public enum CompletionOutcome: Sendable, Hashable {
             return request
         }
     }
+}
+
+/// What a request has left after a reported failure. When either count is 0 the request was denied in the same
+/// transaction.
+public struct AttemptBudget: Sendable, Hashable {
+    /// Face mismatches left.
+    public var attemptsLeft: Int
+    /// Liveness and capture-quality failures left.
+    public var captureRetriesLeft: Int
+
+    /// Creates a budget.
+    public init(attemptsLeft: Int, captureRetriesLeft: Int) {
+        self.attemptsLeft = attemptsLeft
+        self.captureRetriesLeft = captureRetriesLeft
+    }
+
+    /// The budget of `request` under `policy` (never below 0, also after the policy was lowered).
+    public init(_ request: CIBARequestRecord, policy: TenantPolicy) {
+        attemptsLeft = max(0, policy.attemptsMax - request.attempts)
+        captureRetriesLeft = max(0, policy.captureRetriesMax - request.captureRetries)
+    }
+
+    /// Whether a budget is spent.
+    public var isSpent: Bool { attemptsLeft == 0 || captureRetriesLeft == 0 }
 }
 
 /// What a token-endpoint poll found (CIBA Core §7.3, §11).

@@ -141,6 +141,12 @@ enum SchemaMigrator {
             """,
             "ALTER TABLE ciba_requests DROP COLUMN downloaded_generation",
         ]),
+        SchemaMigration(version: 5, name: "match threshold and capture-retry budget", statements: [
+            // The threshold in millionths (integers only cross the storage boundary); existing tenants get the defaults.
+            "ALTER TABLE tenants ADD COLUMN match_threshold_micros {INT} NOT NULL DEFAULT 520000",
+            "ALTER TABLE tenants ADD COLUMN capture_retries_max {INT} NOT NULL DEFAULT 10",
+            "ALTER TABLE ciba_requests ADD COLUMN capture_retries {INT} NOT NULL DEFAULT 0",
+        ]),
     ]
 
     /// The newest version this build knows.

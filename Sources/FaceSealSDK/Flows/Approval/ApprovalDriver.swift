@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 import Synchronization
 
@@ -13,6 +14,8 @@ final class ApprovalDriver: Sendable {
         var issuer: String?
         var record: KeyRecord?
         var presentSigner: (any DeviceRequestSigner)?
+        /// The tenant's current match threshold (from the request details).
+        var policyThreshold = Float(MatchPolicy.defaultThreshold)
         var envelope: FaceTokenEnvelope?
         var opened: (any OpenedFaceToken)?
         var nextCapture = 0
@@ -107,6 +110,8 @@ final class ApprovalDriver: Sendable {
             send { $0.livenessChecked(outcome, nextChallenge: next) }
         case .matchFace(let capture):
             await matchFace(capture)
+        case .reportAttempt(let requestId, let kind):
+            await reportAttempt(requestId: requestId, kind: kind)
         case .prepareCompletion(let details):
             await prepareCompletion(details)
         case .deliver(let delivery):
@@ -146,7 +151,10 @@ final class ApprovalDriver: Sendable {
                     send { $0.authorityFailed(.linkRefused(.unknownIdentity)) }
                     return
                 }
-                session.withLock { $0.record = record }
+                session.withLock {
+                    $0.record = record
+                    $0.policyThreshold = Float(details.matchThreshold)
+                }
                 send { $0.requestDetailsReceived(details) }
                 return
             } catch .linkRefused(.unknownIdentity) {
@@ -199,12 +207,28 @@ final class ApprovalDriver: Sendable {
     }
 
     private func matchFace(_ capture: CapturedFace) async {
-        guard let opened = session.withLock({ $0.opened }) else {
+        guard let (opened, policyThreshold) = session.withLock({ s in s.opened.map { ($0, s.policyThreshold) } }) else {
             preconditionFailure("matchFace without an opened token")
         }
-        let outcome = await environment.faceVerifier.match(capture.session, templates: opened.templates, threshold: opened.matchThreshold)
+        // The stricter of the token's threshold and the tenant's current one.
+        let threshold = min(opened.matchThreshold, policyThreshold)
+        let outcome = await environment.faceVerifier.match(capture.session, templates: opened.templates, threshold: threshold)
         let next = nextChallenge(after: outcome)
         send { $0.faceMatchChecked(outcome, nextChallenge: next) }
+    }
+
+    private func reportAttempt(requestId: String, kind: AttemptKind) async {
+        guard let record = session.withLock({ $0.record }) else {
+            preconditionFailure("reportAttempt before the request's key was chosen")
+        }
+        do {
+            let signer = try await presentSigner(record)
+            let remaining = ring.absorb(try await environment.authority.reportAttempt(requestId: requestId, kind: kind, signer: signer))
+            send { $0.attemptReported(remaining) }
+        } catch {
+            ring.absorb(error)
+            send { $0.authorityFailed(error) }
+        }
     }
 
     private func prepareCompletion(_ details: RequestDetails) async {
