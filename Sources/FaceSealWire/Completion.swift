@@ -102,6 +102,36 @@ public struct AbortRequest: WireMessage {
     }
 }
 
+extension CompletionRequest {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(baseGeneration, WireRange.generation, "base_generation")
+    }
+}
+
+extension CompletionResponse {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(generation, WireRange.generation, "generation")
+    }
+}
+
+extension AbortRequest {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}
+
+extension AttemptReport {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}
+
+extension AttemptsRemaining {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(attemptsLeft, 0...WireRange.attempts.upperBound, "attempts_left")
+        try WireRange.check(captureRetriesLeft, 0...WireRange.attempts.upperBound, "capture_retries_left")
+    }
+}
+
 /// What a failed face check was, as the device reports it (SPEC §5.4).
 public enum AttemptKind: String, Codable, Sendable, CaseIterable {
     /// A live face that does not match: spends one of `attempts_max`.

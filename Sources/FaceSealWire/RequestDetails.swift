@@ -100,3 +100,18 @@ public struct RequestDetails: WireMessage {
         self.nonce = nonce
     }
 }
+
+extension RequestDetails {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(expiresAt, WireRange.unixTime, "expires_at")
+        try WireRange.check(attemptsMax, WireRange.attempts, "attempts_max")
+        try WireRange.check(attemptsLeft, 0...attemptsMax, "attempts_left")
+        try WireRange.check(captureRetriesMax, WireRange.attempts, "capture_retries_max")
+        try WireRange.check(captureRetriesLeft, 0...captureRetriesMax, "capture_retries_left")
+        guard MatchPolicy.thresholdRange.contains(matchThreshold) else {
+            throw .invalidValue(field: "match_threshold", reason: "must be within \(MatchPolicy.thresholdRange)")
+        }
+        try WireRange.check(minProtocol, WireRange.version, "min_protocol")
+    }
+}

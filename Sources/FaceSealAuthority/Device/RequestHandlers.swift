@@ -66,7 +66,7 @@ extension Authority {
         try requirePending(record)
         try Self.requireCeremonyProtocol(record, device: device)
         let token = try await store.downloadFaceToken(authReqID: rid, keyID: device.key.keyID)
-        return try FaceTokenCustody.download(token, masterKey: keys.masterKey)
+        return try FaceTokenCustody.download(token, masterKey: keys.shareWrappingKey)
     }
 
     /// `POST /device/v1/requests/{rid}/completion`: the rotated token's compare-and-swap with the request's
@@ -92,8 +92,7 @@ extension Authority {
         case (.login, _?):
             throw DeviceFailure.invalidRequest("a sign-in delivers nothing: result_sha256 must be absent")
         }
-        // Range first, so `base_generation + 1` cannot overflow.
-        guard (1..<Int.max).contains(body.baseGeneration) else { throw DeviceFailure.invalidRequest("base_generation is out of range") }
+        // `base_generation` was range-checked at decode (`WireRange.generation`), so `+ 1` cannot overflow.
         let header = try FaceTokenCustody.header(of: body.token)
         guard header.gen == body.baseGeneration + 1 else {
             throw DeviceFailure.invalidRequest("the new token's generation must be base_generation + 1")
@@ -113,7 +112,7 @@ extension Authority {
             try TokenRotationRule.check(stored: stored, rotated: header, policy: policy)
         }
         let rotated = try FaceTokenCustody.record(envelope: body.token, header: header, subject: record.subject,
-                                                  serverShare: body.serverShare.bytes, masterKey: keys.masterKey)
+                                                  serverShare: body.serverShare.bytes, masterKey: keys.shareWrappingKey)
         let outcome = try await store.complete(CompletionCommit(
             authReqID: rid, keyID: device.key.keyID, expectedGeneration: Int64(body.baseGeneration), rotatedToken: rotated,
             receiptSHA256: receipt, passwordUsed: stored.passwordRequired))

@@ -18,8 +18,7 @@ enum TokenRotationRule {
         guard versionSteps.contains(VersionStep(from: stored.v, to: rotated.v)) else {
             throw DeviceFailure.invalidRequest("a rotation cannot change the token format from \(stored.v) to \(rotated.v)")
         }
-        // The stored generation came through the same range checks; compare without overflowing all the same.
-        guard stored.gen < Int.max else { throw DeviceFailure.invalidRequest("the token generation is exhausted") }
+        // `gen` is within `WireRange.generation` (checked at decode): `+ 1` cannot overflow.
         var expected = stored.tightened(livenessRequired: policy.livenessRequired, threshold: policy.matchThreshold)
         expected.gen = stored.gen + 1
         expected.v = rotated.v

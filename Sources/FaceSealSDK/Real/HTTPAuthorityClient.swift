@@ -35,7 +35,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
     // MARK: Links
 
     /// Verifies a link: an enrolment link with the key it carries (held provisionally until the enrolment
-    /// response confirms it; a key other than an already pinned one is refused), every other link with the pin.
+    /// response confirms it; once a key is pinned, an enrolment link of another key is refused as `badSignature` and one
+    /// of another issuer as `unknownIdentity`: a link never replaces the pin), every other link with the pin.
     public func verifyLink(_ payload: [UInt8]) async throws(AuthorityFailure) -> VerifiedLink {
         let link: UnverifiedLink
         do {
@@ -49,8 +50,10 @@ public final class HTTPAuthorityClient: AuthorityClient {
             guard let akey = claims.akey?.bytes, let carried = try? Curve25519.Signing.PublicKey(rawRepresentation: akey) else {
                 throw .linkRefused(.malformed)
             }
-            if let pinned = pin.key(issuer: claims.iss), pinned.rawRepresentation != carried.rawRepresentation {
-                throw .linkRefused(.badSignature)
+            if !pin.admitsEnrolment(issuer: claims.iss, key: Array(carried.rawRepresentation)) {
+                // Another key is an impostor's; the pinned key under another issuer name is not an authority this device holds.
+                let sameKey = pin.currentKey()?.rawRepresentation == carried.rawRepresentation
+                throw .linkRefused(sameKey ? .unknownIdentity : .badSignature)
             }
             key = carried
         } else {
@@ -92,11 +95,6 @@ public final class HTTPAuthorityClient: AuthorityClient {
         case .enrolment: throw .invalidResponse("request details of an enrolment")
         }
         guard wire.rid == requestId else { throw .invalidResponse("details of another request") }
-        guard (1...100).contains(wire.attemptsMax), (0...wire.attemptsMax).contains(wire.attemptsLeft),
-              (1...100).contains(wire.captureRetriesMax), (0...wire.captureRetriesMax).contains(wire.captureRetriesLeft),
-              MatchPolicy.thresholdRange.contains(wire.matchThreshold) else {
-            throw .invalidResponse("attempt budgets or match threshold out of range")
-        }
         var endpoint: URL?
         if let text = wire.deliveryEndpoint {
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
@@ -126,9 +124,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
         let reply: AuthorityReply<AttemptsRemaining> = try await signed(.post, DevicePaths.attempts(try Self.segment(requestId)), body: body,
                                                                         signer: signer)
         let answer = reply.value
-        guard answer.rid == requestId, answer.attemptsLeft >= 0, answer.captureRetriesLeft >= 0 else {
-            throw .invalidResponse("the attempts answer is for another request or out of range")
-        }
+        guard answer.rid == requestId else { throw .invalidResponse("the attempts answer is for another request") }
         return AuthorityReply(RemainingAttempts(attemptsLeft: answer.attemptsLeft, captureRetriesLeft: answer.captureRetriesLeft),
                               rotationHint: reply.rotationHint)
     }
@@ -411,7 +407,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
         case .requestNotPending: return .requestNotPending
         case .staleToken: return .staleToken
         case .upgradeRequired: return .upgradeRequired
-        case .serverError: return .transient(message)
+        case .serverError, .rateLimited: return .transient(message)
         case .invalidSignature, .clockSkew, .replayedRequest, .userPresenceRequired, .unknownRequest, .invalidRequest, .invalidInvitation:
             return .refused(code: error.error.rawValue, message: message)
         }

@@ -141,7 +141,6 @@ final class OpenedWireFaceToken: OpenedFaceToken {
             deliverySignature = body.signature
             deliverySHA256 = SHA256.hash(data: body.bytes).bytes
         }
-        guard header.gen < Int.max else { throw .internalFailure("the token generation is exhausted") }
         let share = SecureRandom.bytes(count: FaceTokenSeal.serverShareByteCount)
         // The authority owns the policy: the rotated header carries the tenant's policy where it became stricter.
         var next = header.tightened(livenessRequired: request.livenessRequired, threshold: request.matchThreshold)

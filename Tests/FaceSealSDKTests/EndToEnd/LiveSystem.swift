@@ -77,7 +77,7 @@ final class LiveSystem: Sendable {
         let server = HTTPServer(logger: .disabled) { request in try await box.router().respond(to: request) }
         try server.start()
         let baseURL = try #require(server.baseURL)
-        let keys = AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
+        let keys = try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
         let authority = Authority(configuration: AuthorityConfiguration(issuer: baseURL.absoluteString), store: store, keys: keys,
                                   clock: { clock.now() })
         box.set(authority.makeRouter())
@@ -218,6 +218,7 @@ final class LiveSystem: Sendable {
 struct Device: Sendable {
     let directory: URL
     let client: HTTPAuthorityClient
+    let pin: AuthorityKeyPin
     let vault: FileKeyVault
     let presence: ScriptedUserPresence
     let epoch: Epoch
@@ -237,7 +238,7 @@ struct Device: Sendable {
         vault = try FileKeyVault(
             directory: directory.appendingPathComponent("vault"), installationMarker: directory.appendingPathComponent("installed"),
             factory: P256SoftwareKeyFactory(), sealer: sealer, userPresence: presence, enrolmentEpoch: { epoch.value.withLock { $0 } })
-        let pin = try AuthorityKeyPin(file: directory.appendingPathComponent("vault/authority.pin"))
+        pin = try AuthorityKeyPin(file: directory.appendingPathComponent("vault/authority.pin"))
         client = HTTPAuthorityClient(baseURL: baseURL, pin: pin, deviceProtocol: deviceProtocol, deviceName: name, clock: clock)
         environment = AuthenticatorEnvironment(
             authority: client, delivery: HTTPDeliveryPoster(), faceVerifier: faceVerifier,
