@@ -1,4 +1,7 @@
-# Generates the permuted twiddle tables of mlkem_avx2.c / mldsa_avx2.c.
+#!/usr/bin/env python3
+# Prints the regrouped twiddle tables pasted into Sources/CFaceSealPQ/mlkem_avx2.c and mldsa_avx2.c:
+# the FIPS 203 / FIPS 204 zetas in the lane order the short NTT layers use (see the comments there).
+# PQKernelTests checks the kernels against the portable Swift, which validates the tables.
 Q=3329
 def brv(x,bits):
     return int(bin(x)[2:].zfill(bits)[::-1],2)
@@ -47,7 +50,7 @@ for L in (8,4,2):
     out+=kem_table("fs_mlkem_zetas_fwd%d"%L, L, False)
 for L in (2,4,8):
     out+=kem_table("fs_mlkem_zetas_inv%d"%L, L, True)
-open('/tmp/gen/mlkem_tables.h','w').write(out)
+print(out)
 
 # ML-DSA
 q=8380417
@@ -76,5 +79,4 @@ out+="};\n"
 for L in (2,1):
     out+=dsa_table("fs_mldsa_zetas_fwd%d"%L,L,False)
     out+=dsa_table("fs_mldsa_zetas_inv%d"%L,L,True)
-open('/tmp/gen/mldsa_tables.h','w').write(out)
-print("ok", dz[1:5])
+print(out)

@@ -27,9 +27,11 @@ enum BenchCrypto {
         var opensslModule: String?
         var pythonLibrary: String?
         var batches = 9
+        /// Only the rows whose name contains this (for profiling one operation, e.g. under callgrind).
+        var only: String?
     }
 
-    static let usage = "usage: faceseal bench crypto [--all] [--peer DIR] [--openssl MODULE --python-library LIB] [--batches N (≥ 1, default 9)]"
+    static let usage = "usage: faceseal bench crypto [--all] [--peer DIR] [--openssl MODULE --python-library LIB] [--batches N (≥ 1, default 9)] [--only TEXT]"
 
     static func run(_ arguments: [String]) async -> Int32 {
         let options: Options
@@ -98,7 +100,7 @@ enum BenchCrypto {
         for set in dsaSets {
             table += try BenchMLDSA.operations(set, peer: mldsa, openssl: evp, includeReusedKeys: set == MLDSA65.parameters)
         }
-        return table.map { $0.withPortableColumn() }
+        return table.filter { options.only.map($0.name.contains) ?? true }.map { $0.withPortableColumn() }
     }
 
     struct UsageError: Error {
@@ -127,6 +129,9 @@ enum BenchCrypto {
             case "--python-library":
                 guard let path = value(argument) else { return .failure(UsageError(message: "--python-library needs a path")) }
                 options.pythonLibrary = path
+            case "--only":
+                guard let text = value(argument) else { return .failure(UsageError(message: "--only needs a row name")) }
+                options.only = text
             case "--batches":
                 guard let text = value(argument), let n = Int(text), (1...1000).contains(n) else {
                     return .failure(UsageError(message: "--batches needs a number from 1 to 1000"))

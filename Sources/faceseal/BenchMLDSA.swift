@@ -96,10 +96,6 @@ enum BenchMLDSA {
         let peerSignature = BenchSlots(count: 1, size: sigSize)
         let peerPK = BenchSlots(count: 1, size: pkSize), peerSK = BenchSlots(count: 1, size: skSize)
 
-        func equals(_ data: Data, _ slots: BenchSlots, _ i: Int) -> Bool {
-            data.count == slots.size && data.withUnsafeBytes { memcmp($0.baseAddress!, slots.bytes(i), slots.size) == 0 }
-        }
-
         let pycryptodome = "pycryptodome-4.4.0"
         let isDefaultSet = level == 65
         var table: [BenchOperation] = []
@@ -168,10 +164,6 @@ enum BenchMLDSA {
         message: @escaping (Int) -> UnsafeRawBufferPointer, context: @escaping (Int) -> UnsafeRawBufferPointer,
         peerSign: BenchSide, peerVerify: BenchSide
     ) throws {
-        func equals(_ data: Data, _ slots: BenchSlots, _ i: Int) -> Bool {
-            data.count == slots.size && data.withUnsafeBytes { memcmp($0.baseAddress!, slots.bytes(i), slots.size) == 0 }
-        }
-
         let name = Variant.parameters.name
         let privateKeys = try (0..<keyCount).map { i in
             try MLDSAPrivateKey<Variant>(seedRepresentation: UnsafeRawBufferPointer(seeds[i]))
@@ -262,4 +254,9 @@ enum BenchMLDSA {
             if let side = fromBytes[table[index].name] ?? kept[table[index].name] { table[index].peers.append(side) }
         }
     }
+}
+
+/// Whether `data` equals slot `i` of `slots` byte for byte.
+private func equals(_ data: Data, _ slots: BenchSlots, _ i: Int) -> Bool {
+    data.count == slots.size && data.withUnsafeBytes { memcmp($0.baseAddress!, slots.bytes(i), slots.size) == 0 }
 }
