@@ -38,7 +38,8 @@ struct DeviceReply: Sendable {
 typealias SignedDeviceHandler = @Sendable (AuthenticatedDevice, HTTPRequest) async throws -> DeviceReply
 
 extension Authority {
-    /// Wraps a handler in the device-request edge: parse the signature header, find the key, verify the
+    /// Wraps a handler in the device-request edge: parse the signature header, find the key (refused with
+    /// `rate_limited` while its failed signatures reached the limit; a failed signature counts), verify the
     /// signature (method, path with query, body hash, `iat` ±120 s) with the stored key, judge the key's status,
     /// refuse a seen `jti`, check the key's role and the announced protocol, then run `handler`. Every answer —
     /// success or error — is signed for the request's `jti`, with the rotation hint when it applies.
@@ -73,9 +74,19 @@ extension Authority {
         } catch AuthorityStoreError.notFound {
             throw DeviceFailure(.invalidSignature, "unknown device key")
         }
+        do {
+            try await refuseIfRateLimited(.deviceSignature(keyID: key.keyID))
+        } catch let limited as RateLimited {
+            throw DeviceFailure.rateLimited(limited)
+        }
         let publicKey = try Self.p256PublicKey(storedJWK: key.publicKeyJWK)
-        _ = try unverified.verify(with: publicKey, method: request.method.rawValue, path: Self.signedPath(of: request),
-                                  body: request.body, now: now)
+        do {
+            _ = try unverified.verify(with: publicKey, method: request.method.rawValue, path: Self.signedPath(of: request),
+                                      body: request.body, now: now)
+        } catch .invalidSignature {
+            try await countFailure(.deviceSignature(keyID: key.keyID))
+            throw DeviceErrorCode.invalidSignature
+        }
         let hint: Bool
         switch key.acceptance(at: clock()) {
         case .accepted:
@@ -149,7 +160,9 @@ extension Authority {
     func deviceErrorResponse(_ error: any Error, jti: String?, hint: Bool) -> HTTPResponse {
         let failure = Self.deviceFailure(error)
         guard let jti else { return failure.httpResponse }
-        return signedDeviceResponse(DeviceReply(status: failure.code.httpStatus, body: failure.body), jti: jti, hint: hint)
+        var response = signedDeviceResponse(DeviceReply(status: failure.code.httpStatus, body: failure.body), jti: jti, hint: hint)
+        for field in failure.headers { response.headers[field.name] = field.value }
+        return response
     }
 
     /// Any error of a device handler as the failure the device sees; unknown errors reveal nothing.

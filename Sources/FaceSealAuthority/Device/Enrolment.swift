@@ -46,7 +46,7 @@ extension Authority {
         guard let token = try await existingFaceToken(subject: invitation.subject) else {
             throw DeviceFailure(.invalidInvitation, "the user has no face token yet: this is a first enrolment")
         }
-        return try FaceTokenCustody.download(token, masterKey: keys.masterKey)
+        return try FaceTokenCustody.download(token, masterKey: keys.shareWrappingKey)
     }
 
     /// `POST /device/v1/enrolments/{inv}`: the edge of the enrolment, whose key comes in the body. Every answer
@@ -99,7 +99,7 @@ extension Authority {
             }
             try Self.checkTokenPolicy(header, policy: policy)
             initialToken = try FaceTokenCustody.record(envelope: envelope, header: header, subject: invitation.subject,
-                                                       serverShare: share.bytes, masterKey: keys.masterKey)
+                                                       serverShare: share.bytes, masterKey: keys.shareWrappingKey)
         case (nil, nil, _?):
             initialToken = nil
         case (_, _, nil):
