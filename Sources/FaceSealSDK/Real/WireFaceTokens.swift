@@ -7,7 +7,7 @@ import Foundation
 /// An SDK ``FaceTokenEnvelope``'s `token` is the exact JSON of the wire envelope (`FaceSealWire.FaceTokenEnvelope`),
 /// as downloaded; a ``NewFaceToken``'s and a ``PreparedCompletion``'s token bytes are the same encoding.
 public struct WireFaceTokens: FaceTokenOpener {
-    /// The match threshold written into new tokens: dlib's face-distance threshold.
+    /// The match threshold written into new tokens (default: `MatchPolicy.defaultThreshold`, the face engine's).
     public let matchThreshold: Double
     /// scrypt cost of new password-protected tokens (log2 N).
     public let scryptLogN: Int
@@ -17,7 +17,7 @@ public struct WireFaceTokens: FaceTokenOpener {
     public let livenessRequired: Bool
 
     /// Creates the opener.
-    public init(matchThreshold: Double = 0.6, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock(),
+    public init(matchThreshold: Double = MatchPolicy.defaultThreshold, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock(),
                 livenessRequired: Bool = true) {
         self.livenessRequired = livenessRequired
         self.matchThreshold = matchThreshold
@@ -142,7 +142,8 @@ final class OpenedWireFaceToken: OpenedFaceToken {
             deliverySHA256 = SHA256.hash(data: body.bytes).bytes
         }
         let share = SecureRandom.bytes(count: FaceTokenSeal.serverShareByteCount)
-        var next = header
+        // The authority owns the policy: the rotated header carries the tenant's policy where it became stricter.
+        var next = header.tightened(livenessRequired: request.livenessRequired, threshold: request.matchThreshold)
         next.gen += 1
         var masterBytes: [String: [UInt8]] = filled.mapValues { $0.copyBytes() }
         defer { for key in masterBytes.keys { secureZero(&masterBytes[key]!) } }

@@ -35,16 +35,38 @@ import Testing
     }
 
     func request(_ kind: PkiCeremonyKind?, policy: [String] = standardPolicy, clientId: String = "app_billing",
-                 context: [UInt8] = Array("invoices".utf8), data: [UInt8] = []) -> FaceSealSDK.RequestDetails {
+                 context: [UInt8] = Array("invoices".utf8), data: [UInt8] = [], livenessRequired: Bool = false,
+                 matchThreshold: Double = MatchPolicy.defaultThreshold) -> FaceSealSDK.RequestDetails {
         FaceSealSDK.RequestDetails(
             requestId: "rid_1", identityId: "", clientId: clientId, rpLabel: "Billing", branding: nil, bindingMessage: "Sign",
-            pkiKind: kind, expiresAtUnix: 2_000_000_000, attemptsMax: 3, minimumDeviceProtocol: 7, keyPolicy: policy,
+            pkiKind: kind, expiresAtUnix: 2_000_000_000, attemptsMax: 3, livenessRequired: livenessRequired,
+            matchThreshold: matchThreshold, minimumDeviceProtocol: 7, keyPolicy: policy,
             pkiContext: context, pkiData: data, deliveryEndpoint: URL(string: "https://rp.test/delivery"), clientNotificationToken: "bearer")
     }
 
     /// The masters inside a prepared completion's rotated token.
     func masters(_ prepared: PreparedCompletion) throws -> (header: FaceTokenHeader, body: FaceTokenBody) {
         try FaceTokenSeal.open(FaceSealWire.FaceTokenEnvelope.decode(prepared.rotatedToken), serverShare: prepared.rotatedServerShare, passwordKey: nil)
+    }
+
+    @Test func theRotatedHeaderCarriesAStricterPolicyAndNothingElseChanges() async throws {
+        let lax = WireFaceTokens(matchThreshold: 0.6, scryptLogN: 10, clock: FixedTestClock(), livenessRequired: false)
+        let new = try await lax.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
+        let stored = try FaceSealWire.FaceTokenEnvelope.decode(new.token).parsedHeader()
+        let opened = try await lax.open(try envelope(new), password: nil)
+        let strict = try masters(try await opened.prepareCompletion(for: request(nil, livenessRequired: true, matchThreshold: 0.45),
+                                                                    issuedAt: Date())).header
+        var expected = stored
+        expected.gen = 2
+        expected.livenessRequired = true
+        expected.threshold = 0.45
+        #expect(strict == expected)
+        // A looser policy loosens nothing.
+        let loose = try masters(try await opened.prepareCompletion(for: request(nil, livenessRequired: false, matchThreshold: 0.9),
+                                                                   issuedAt: Date())).header
+        expected = stored
+        expected.gen = 2
+        #expect(loose == expected)
     }
 
     @Test func createdTokenOpensWithTheShareOnly() async throws {
@@ -57,7 +79,7 @@ import Testing
         let opened = try await tokens.open(try envelope(new), password: nil)
         #expect(opened.templates == templates)
         #expect(opened.generation == 1)
-        #expect(abs(opened.matchThreshold - 0.6) < 1e-6)
+        #expect(opened.matchThreshold == Float(MatchPolicy.defaultThreshold))
         var wrongShare = try envelope(new)
         wrongShare = FaceSealSDK.FaceTokenEnvelope(token: wrongShare.token, serverShare: [UInt8](repeating: 7, count: 32),
                                                     passwordRequired: false, livenessRequired: true, generation: 1)
