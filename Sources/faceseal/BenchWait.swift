@@ -106,10 +106,8 @@ enum BenchWait {
         print("CPU from getrusage (wait4) of each process; wait_cpu = the window alone, without start-up")
         let budget = 0.01 * Double(options.seconds)
         var missed = false
-        var windows: [Double?] = []
         for (name, result) in results {
             let window = result.output.split(separator: "\n").first { $0.hasPrefix("wait_cpu=") }.flatMap { Double($0.dropFirst(9)) }
-            windows.append(window)
             let core = 100 * result.cpu / result.wall
             var line = "\(pad(name, 34)) process_cpu=\(format(result.cpu)) s  core=\(format(core, digits: 3)) %  wall=\(format(result.wall, digits: 1)) s"
                 + "  voluntary_switches=\(result.voluntarySwitches)"
@@ -127,8 +125,6 @@ enum BenchWait {
         for (name, result) in results.prefix(2) {
             print("ratio=\(format(result.cpu / peerCPU, digits: 2)) \(name) / curl, process CPU")
         }
-        // Both windows open right after start-up, so the difference is what the waiting request itself cost.
-        print("HTTPClient's own share of its window (wait_cpu minus the baseline's): \(format((windows[0] ?? 0) - (windows[2] ?? 0))) s")
         return missed ? 1 : 0
     }
 
