@@ -90,14 +90,14 @@ extension Authority {
         var initialToken: FaceTokenRecord?
         switch (body.token, body.serverShare, existing) {
         case (let envelope?, let share?, nil):
-            let header = try FaceTokenCustody.header(of: envelope)
+            let header = try FaceTokenCustody.uploadedHeader(of: envelope)
             guard header.gen == 1 else { throw DeviceFailure.invalidRequest("a new token starts at generation 1") }
             guard header.sub == invitation.subject, header.tenant == invitation.tenantID else {
                 throw DeviceFailure.invalidRequest("the token is not the invited user's")
             }
             try Self.checkTokenPolicy(header, policy: policy)
             initialToken = try FaceTokenCustody.record(envelope: envelope, header: header, subject: invitation.subject,
-                                                       serverShare: share.bytes, masterKey: keys.masterKey)
+                                                       serverShare: share.secret, masterKey: keys.masterKey)
         case (nil, nil, _?):
             initialToken = nil
         case (_, _, nil):

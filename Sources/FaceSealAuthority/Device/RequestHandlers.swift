@@ -86,7 +86,7 @@ extension Authority {
             throw DeviceFailure.invalidRequest("a sign-in delivers nothing: result_sha256 must be absent")
         }
         guard body.baseGeneration >= 1 else { throw DeviceFailure.invalidRequest("base_generation must be at least 1") }
-        let header = try FaceTokenCustody.header(of: body.token)
+        let header = try FaceTokenCustody.uploadedHeader(of: body.token)
         guard header.gen == body.baseGeneration + 1 else {
             throw DeviceFailure.invalidRequest("the new token's generation must be base_generation + 1")
         }
@@ -94,7 +94,7 @@ extension Authority {
             throw DeviceFailure.invalidRequest("the token is not this user's")
         }
         let rotated = try FaceTokenCustody.record(envelope: body.token, header: header, subject: record.subject,
-                                                  serverShare: body.serverShare.bytes, masterKey: keys.masterKey)
+                                                  serverShare: body.serverShare.secret, masterKey: keys.masterKey)
         let outcome = try await store.complete(CompletionCommit(
             authReqID: rid, expectedGeneration: Int64(body.baseGeneration), rotatedToken: rotated, receiptSHA256: receipt,
             passwordUsed: body.passwordUsed))

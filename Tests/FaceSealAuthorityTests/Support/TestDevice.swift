@@ -66,7 +66,7 @@ struct TestDevice: Sendable {
         guard details.status.code == 200 else { throw TestDeviceError.refused(details.status.code, nil) }
         let info = try EnrolmentDetails.decode(details.body)
         var token: FaceTokenEnvelope?
-        var share: [UInt8]?
+        var share: SecretBytes?
         if !info.tokenExists {
             (token, share) = try Self.sealToken(subject: info.subject, tenant: info.tenant, generation: 1)
         }
@@ -87,18 +87,29 @@ struct TestDevice: Sendable {
     // MARK: Face tokens
 
     /// A sealed token (one template, a master per default algorithm, no password) and its fresh server share.
-    static func sealToken(subject: String, tenant: String, generation: Int, tid: String = "tok_test") throws -> (FaceTokenEnvelope, [UInt8]) {
+    static func sealToken(subject: String, tenant: String, generation: Int, tid: String = "tok_test") throws -> (FaceTokenEnvelope, SecretBytes) {
         let header = FaceTokenHeader(tid: tid, sub: subject, tenant: tenant, gen: generation, passwordRequired: false,
                                      livenessRequired: true, threshold: 0.5, scrypt: nil, createdAt: 1_800_000_000)
-        let body = FaceTokenBody(templates: [Array(repeating: 0.25, count: 128)],
-                                 masters: [.mlDSA65: Array(repeating: 1, count: 32), .mlKEM768: Array(repeating: 2, count: 32)])
-        let share = SecureRandom.bytes(count: 32)
-        return (try FaceTokenSeal.seal(header: header, body: body, serverShare: share, passwordKey: nil), share)
+        var masters = FaceTokenMasters()
+        masters.fill(.mlDSA65)
+        masters.fill(.mlKEM768)
+        let share = SecretBytes(randomCount: 32)
+        return (try FaceTokenSeal.seal(header: header, templates: [Array(repeating: 0.25, count: 128)], masters: masters, serverShare: share,
+                                       passwordKey: nil), share)
+    }
+
+    /// Opens both layers of a downloaded token with its share (proving the share fits); answers the header.
+    static func open(_ download: FaceTokenDownload) throws -> FaceTokenHeader {
+        let header = try download.token.checkedHeader()
+        let layers = try FaceTokenSeal.layerKeys(serverShare: download.serverShare.secret, passwordKey: nil, header: header)
+        _ = try FaceTokenSeal.openTemplates(download.token, keys: layers)
+        _ = try FaceTokenSeal.openMasters(download.token, keys: layers)
+        return header
     }
 
     /// Opens a downloaded token (proving the share fits) and re-seals it at the next generation with a fresh share.
-    static func rotate(_ download: FaceTokenDownload) throws -> (envelope: FaceTokenEnvelope, share: [UInt8], base: Int) {
-        let (header, _) = try FaceTokenSeal.open(download.token, serverShare: download.serverShare.bytes, passwordKey: nil)
+    static func rotate(_ download: FaceTokenDownload) throws -> (envelope: FaceTokenEnvelope, share: SecretBytes, base: Int) {
+        let header = try open(download)
         let (envelope, share) = try sealToken(subject: header.sub, tenant: header.tenant, generation: header.gen + 1, tid: header.tid)
         return (envelope, share, header.gen)
     }

@@ -1,13 +1,27 @@
-import FaceSealAuthority
 import FaceSealCrypto
 import FaceSealHTTP
 import FaceSealWire
 import Foundation
 import Synchronization
 import Testing
+@testable import FaceSealAuthority
 @testable import FaceSealSDK
 
-/// A real authority (SQLite in a temporary directory, its router on an ephemeral loopback port), set up
+/// The databases a live system runs on: SQLite always; PostgreSQL when a server is configured
+/// (`FACESEAL_TEST_POSTGRES_URL`, set by scripts/with-postgres.sh) — and always under CI, where a missing server fails.
+enum LiveDatabase: String, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    static var postgresURL: String? { ProcessInfo.processInfo.environment["FACESEAL_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 } }
+    static var underTest: [LiveDatabase] {
+        postgresURL != nil || ProcessInfo.processInfo.environment["CI"]?.lowercased() == "true" ? [.sqlite, .postgres] : [.sqlite]
+    }
+}
+
+/// A real authority (SQLite in a temporary directory or a fresh PostgreSQL schema, its router on an ephemeral loopback port), set up
 /// through its management API, plus an application (CIBA client and delivery endpoint) and devices running the
 /// real SDK seams (HTTP authority client, delivery poster, face tokens, file vault with P-256 and AES-GCM).
 /// The face step is the fake verifier (these scenarios are about the flows; the engine has its own tests).
@@ -22,6 +36,8 @@ final class LiveSystem: Sendable {
     let tenant = "acme"
     /// The authority's clock: the real time plus a skew a test may advance (request expiry).
     let clock: SkewedClock
+    /// The PostgreSQL schema to drop at `stop()`, if the system runs on PostgreSQL.
+    let postgresSchema: (url: String, schema: String)?
 
     struct Policy {
         var algorithms = ["ML-DSA-65", "ML-KEM-768"]
@@ -32,8 +48,9 @@ final class LiveSystem: Sendable {
     }
 
     private init(authority: Authority, server: HTTPServer, baseURL: URL, root: URL, adminKey: String, application: RelyingParty,
-                 clock: SkewedClock) {
+                 clock: SkewedClock, postgresSchema: (url: String, schema: String)?) {
         self.clock = clock
+        self.postgresSchema = postgresSchema
         self.authority = authority
         self.server = server
         self.baseURL = baseURL
@@ -42,11 +59,22 @@ final class LiveSystem: Sendable {
         self.application = application
     }
 
-    static func start(policy: Policy = Policy()) async throws -> LiveSystem {
+    static func start(policy: Policy = Policy(), database: LiveDatabase = .sqlite) async throws -> LiveSystem {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let clock = SkewedClock()
-        let store = try await SQLAuthorityStore.open(.sqlite(path: root.appendingPathComponent("authority.sqlite").path), clock: clock)
+        var postgresSchema: (url: String, schema: String)?
+        let location: StoreLocation
+        switch database {
+        case .sqlite:
+            location = .sqlite(path: root.appendingPathComponent("authority.sqlite").path)
+        case .postgres:
+            guard let url = LiveDatabase.postgresURL else { throw SetupError("CI=true but FACESEAL_TEST_POSTGRES_URL is unset (scripts/with-postgres.sh)") }
+            let schema = "e2e_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            postgresSchema = (url, schema)
+            location = .postgres(url: url, poolSize: 4, schema: schema)
+        }
+        let store = try await SQLAuthorityStore.open(location, clock: clock)
         let box = RouterSlot()
         let server = HTTPServer(logger: .disabled) { request in try await box.router().respond(to: request) }
         try server.start()
@@ -58,7 +86,7 @@ final class LiveSystem: Sendable {
         let adminKey = try #require(try await authority.bootstrapAdminKey())
         let application = try RelyingParty()
         let system = LiveSystem(authority: authority, server: server, baseURL: baseURL, root: root, adminKey: adminKey, application: application,
-                                 clock: clock)
+                                 clock: clock, postgresSchema: postgresSchema)
         _ = try await system.manage("POST", "/tenants", [
             "id": "acme", "name": "Acme",
             "policy": ["key_algorithms": policy.algorithms, "attempts_max": policy.attemptsMax, "liveness_required": policy.livenessRequired,
@@ -70,6 +98,13 @@ final class LiveSystem: Sendable {
     func stop() async {
         await server.stop()
         await application.server.stop()
+        if let (url, schema) = postgresSchema, let store = authority.store as? SQLAuthorityStore {
+            await store.close()
+            if let database = try? await PostgresDatabase(url: url, schema: nil, poolSize: 1) {
+                try? await database.executeStandalone("DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE")
+                await database.close()
+            }
+        }
         try? FileManager.default.removeItem(at: root)
     }
 
