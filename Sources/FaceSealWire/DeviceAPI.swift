@@ -28,6 +28,8 @@ public enum DeviceErrorCode: String, Codable, Sendable, CaseIterable, Error {
     case invalidRequest = "invalid_request"
     /// The invitation is unknown, used or expired.
     case invalidInvitation = "invalid_invitation"
+    /// Too many failed signatures for this key id recently: retry after the response's `Retry-After` seconds.
+    case rateLimited = "rate_limited"
     /// Something else went wrong on the authority.
     case serverError = "server_error"
 
@@ -40,6 +42,7 @@ public enum DeviceErrorCode: String, Codable, Sendable, CaseIterable, Error {
         case .requestExpired, .requestNotPending, .staleToken: 409
         case .upgradeRequired: 426
         case .invalidRequest: 400
+        case .rateLimited: 429
         case .serverError: 500
         }
     }
@@ -92,4 +95,8 @@ public enum DevicePaths {
     public static let branding = "/device/v1/branding"
     /// `GET` the link outbox, long poll (ambient key).
     public static let outbox = "/device/v1/outbox"
+}
+
+extension DeviceErrorResponse {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
 }

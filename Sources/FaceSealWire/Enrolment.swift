@@ -163,3 +163,18 @@ public struct EnrolmentResponse: WireMessage {
         self.replacedKeys = replacedKeys
     }
 }
+
+extension EnrolmentDetails {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(expiresAt, WireRange.unixTime, "expires_at")
+    }
+}
+
+extension EnrolmentRequest {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}
+
+extension EnrolmentResponse {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}

@@ -170,3 +170,20 @@ public struct FaceTokenDownload: WireMessage {
         self.serverShare = Base64URLSecret(serverShare)
     }
 }
+
+extension FaceTokenHeader {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(gen, WireRange.generation, "gen")
+        try WireRange.check(createdAt, WireRange.unixTime, "created_at")
+        if let scrypt {
+            try WireRange.check(scrypt.logN, WireRange.scryptLogN, "scrypt.log_n")
+            try WireRange.check(scrypt.r, WireRange.scryptFactor, "scrypt.r")
+            try WireRange.check(scrypt.p, WireRange.scryptFactor, "scrypt.p")
+        }
+    }
+}
+
+extension FaceTokenDownload {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}

@@ -83,3 +83,12 @@ public struct RequestDetails: WireMessage {
         self.nonce = nonce
     }
 }
+
+extension RequestDetails {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(expiresAt, WireRange.unixTime, "expires_at")
+        try WireRange.check(attemptsMax, WireRange.attempts, "attempts_max")
+        try WireRange.check(minProtocol, WireRange.version, "min_protocol")
+    }
+}

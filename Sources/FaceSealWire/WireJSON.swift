@@ -8,16 +8,26 @@ public protocol WireMessage: Codable, Sendable, Equatable {
     associatedtype CodingKeys: CodingKey & CaseIterable
     /// The largest encoding accepted, in bytes.
     static var maxBytes: Int { get }
+    /// Refuses an integer outside its field's ``WireRange``. ``decode(_:)`` runs it before anyone reads the message,
+    /// so no value from another process reaches arithmetic that could overflow. Every message with an integer
+    /// field implements it.
+    func checkRanges() throws(WireError)
 }
 
 extension WireMessage {
     /// The default limit: 64 KiB.
     public static var maxBytes: Int { 64 * 1024 }
 
-    /// Parses `bytes`, refusing oversized input, unknown top-level fields and every malformed value.
+    /// No integer fields: nothing to check.
+    public func checkRanges() throws(WireError) {}
+
+    /// Parses `bytes`, refusing oversized input, unknown top-level fields, integers out of range and every
+    /// malformed value.
     public static func decode(_ bytes: some Collection<UInt8>) throws(WireError) -> Self {
-        try WireJSON.decode(Self.self, from: Array(bytes), limit: maxBytes,
-                            fields: Set(CodingKeys.allCases.map(\.stringValue)))
+        let message = try WireJSON.decode(Self.self, from: Array(bytes), limit: maxBytes,
+                                          fields: Set(CodingKeys.allCases.map(\.stringValue)))
+        try message.checkRanges()
+        return message
     }
 
     /// The canonical encoding: JSON with sorted keys, no insignificant whitespace.

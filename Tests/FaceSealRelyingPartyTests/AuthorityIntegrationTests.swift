@@ -112,7 +112,7 @@ extension RelyingPartyError {
         try server.start()
         let issuer = server.baseURL!
         let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer.absoluteString), store: store,
-                                  keys: AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)),
+                                  keys: try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)),
                                   clock: { clock.now() })
         slot.set(authority.makeRouter())
         let pins = InMemoryKeyPinStore()

@@ -95,7 +95,7 @@ import Testing
         try server.start()
         let issuer = server.baseURL!.absoluteString
         let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer, pollInterval: 1), store: store,
-                                  keys: AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)))
+                                  keys: try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)))
         slot.set(authority.makeRouter())
 
         // The sample application.

@@ -3,7 +3,7 @@ import FaceSealWire
 import Foundation
 
 /// How the authority keeps face tokens (SPEC §5.1): the envelope as the device sent it, and the server share
-/// encrypted under the master key (AES-256-GCM) in its own column. The share's box is bound to the token's
+/// encrypted (AES-256-GCM) under the share-wrapping key derived from the master key, in its own column. The share's box is bound to the token's
 /// subject, id and generation (its additional data), so a share cannot be moved onto another token row. The share
 /// goes from the request straight into that box and from the box straight into the download: only ever in `SecretBytes`.
 ///
@@ -23,7 +23,7 @@ enum FaceTokenCustody {
 
     /// A record for an uploaded token envelope (checked by ``uploadedHeader(of:)``) and its share.
     static func record(envelope: FaceTokenEnvelope, header: FaceTokenHeader, subject: String, serverShare: SecretBytes,
-                       masterKey: SymmetricKey) throws -> FaceTokenRecord {
+                       wrappingKey: SymmetricKey) throws -> FaceTokenRecord {
         guard serverShare.count == shareByteCount else {
             throw DeviceFailure.invalidRequest("server_share must be \(shareByteCount) bytes")
         }
@@ -31,7 +31,7 @@ enum FaceTokenCustody {
         let aad = shareAAD(subject: subject, tokenID: header.tid, generation: generation)
         let box: AES.GCM.SealedBox
         do {
-            box = try AES.GCM.seal(serverShare, using: masterKey, authenticating: aad)
+            box = try AES.GCM.seal(serverShare, using: wrappingKey, authenticating: aad)
         } catch {
             throw DeviceFailure(.serverError, "share encryption failed")
         }
@@ -47,12 +47,12 @@ enum FaceTokenCustody {
     }
 
     /// The envelope and the decrypted share of a stored token, as a download.
-    static func download(_ token: FaceTokenRecord, masterKey: SymmetricKey) throws -> FaceTokenDownload {
+    static func download(_ token: FaceTokenRecord, wrappingKey: SymmetricKey) throws -> FaceTokenDownload {
         let aad = shareAAD(subject: token.subject, tokenID: token.tokenID, generation: token.generation)
         let share: SecretBytes
         do {
             let box = try AES.GCM.SealedBox(combined: token.encryptedServerShare)
-            share = try AES.GCM.openSecret(box, using: masterKey, authenticating: aad)
+            share = try AES.GCM.openSecret(box, using: wrappingKey, authenticating: aad)
         } catch {
             throw DeviceFailure(.serverError, "stored share unreadable")
         }

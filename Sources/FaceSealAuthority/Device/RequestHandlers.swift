@@ -59,7 +59,7 @@ extension Authority {
         try requirePending(record)
         try Self.requireCeremonyProtocol(record, device: device)
         let token = try await store.downloadFaceToken(authReqID: rid, keyID: device.key.keyID)
-        return try FaceTokenCustody.download(token, masterKey: keys.masterKey)
+        return try FaceTokenCustody.download(token, wrappingKey: keys.shareWrappingKey)
     }
 
     /// `POST /device/v1/requests/{rid}/completion`: the rotated token's compare-and-swap with the request's
@@ -94,7 +94,7 @@ extension Authority {
             throw DeviceFailure.invalidRequest("the token is not this user's")
         }
         let rotated = try FaceTokenCustody.record(envelope: body.token, header: header, subject: record.subject,
-                                                  serverShare: body.serverShare.secret, masterKey: keys.masterKey)
+                                                  serverShare: body.serverShare.secret, wrappingKey: keys.shareWrappingKey)
         let outcome = try await store.complete(CompletionCommit(
             authReqID: rid, expectedGeneration: Int64(body.baseGeneration), rotatedToken: rotated, receiptSHA256: receipt,
             passwordUsed: body.passwordUsed))

@@ -85,8 +85,10 @@ public protocol AuthorityStore: Sendable {
     // MARK: CIBA requests
 
     /// Stores a new pending request. `.conflict(.cibaRequest)` for a duplicate id; the client and user
-    /// must exist and belong to the request's tenant.
-    func createRequest(_ request: CIBARequestRecord) async throws -> CIBARequestRecord
+    /// must exist and belong to the request's tenant. With a `pendingLimit`, throws `PendingRequestLimitReached`
+    /// when the user already has that many unexpired pending requests of this client (checked and inserted in
+    /// one transaction that locks the user, so concurrent requests cannot overshoot it).
+    func createRequest(_ request: CIBARequestRecord, pendingLimit: Int?) async throws -> CIBARequestRecord
     /// The request `authReqID`, or `.notFound(.cibaRequest)`.
     func request(authReqID: String) async throws -> CIBARequestRecord
     /// Face-token download (SPEC §5.1), in one transaction: the request must be pending and unexpired, and
@@ -121,6 +123,14 @@ public protocol AuthorityStore: Sendable {
     /// replay. Entries whose time has passed are purged in the same transaction.
     func registerJTI(_ jti: String, expiresAt: Date) async throws -> Bool
 
+    // MARK: Rate limits
+
+    /// Counts one failure under `key` in a fixed window of `window` seconds (a new window starts with the first
+    /// failure after the last one ended); returns the window as counted.
+    func countFailure(key: String, window: TimeInterval) async throws -> FailureWindow
+    /// The current window of `key`, or nil when it has none or it ended.
+    func failureWindow(key: String) async throws -> FailureWindow?
+
     // MARK: Link outbox
 
     /// Queues a link for a device; returns it with its sequence number.
@@ -146,8 +156,23 @@ public protocol AuthorityStore: Sendable {
     /// Marks a signing key retired (idempotent).
     func retireSigningKey(keyID: String) async throws -> SigningKeyRecord
 
+    // MARK: Wrapped secrets
+
+    /// Re-wraps every secret still wrapped the old way (`wrap_version` 0): each face token's encrypted server share
+    /// through `share`, each signing key's encrypted private key through `signingKey`, and marks them version 1, in
+    /// one transaction (a second process finds nothing left). Returns how many were re-wrapped.
+    func rewrapLegacySecrets(share: @escaping @Sendable (FaceTokenRecord) throws -> [UInt8],
+                             signingKey: @escaping @Sendable (SigningKeyRecord) throws -> [UInt8]) async throws -> Int
+
     // MARK: Life cycle
 
     /// Closes the store's connections; later calls fail with `.unavailable`.
     func close() async
+}
+
+extension AuthorityStore {
+    /// Stores a new pending request without a limit on the user's pending requests.
+    public func createRequest(_ request: CIBARequestRecord) async throws -> CIBARequestRecord {
+        try await createRequest(request, pendingLimit: nil)
+    }
 }

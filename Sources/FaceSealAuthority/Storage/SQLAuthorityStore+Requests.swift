@@ -65,14 +65,16 @@ extension SQLAuthorityStore {
 
     // MARK: Operations
 
-    public func createRequest(_ request: CIBARequestRecord) async throws -> CIBARequestRecord {
+    public func createRequest(_ request: CIBARequestRecord, pendingLimit: Int?) async throws -> CIBARequestRecord {
         try Self.checkRequest(request)
+        let dialect = database.dialect
         return try await transact(conflict: (.cibaRequest, request.authReqID)) { tx, now in
             let application = try Self.loadApplication(tx, clientID: request.clientID)
-            let user = try Self.loadUser(tx, subject: request.subject)
+            let user = try Self.loadUser(tx, subject: request.subject, lock: pendingLimit.map { _ in dialect })
             guard application.tenantID == request.tenantID else { throw AuthorityStoreError.notFound(.application, id: request.clientID) }
             guard user.tenantID == request.tenantID else { throw AuthorityStoreError.notFound(.user, id: request.subject) }
             guard request.expiresAt > now else { throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed") }
+            if let pendingLimit { try Self.checkPendingLimit(tx, request: request, limit: pendingLimit, now: now) }
             try tx.execute(
                 """
                 INSERT INTO ciba_requests (auth_req_id, tenant_id, client_id, subject, kind, pki_kind, pki_context, pki_data,

@@ -63,8 +63,8 @@ extension SQLAuthorityStore {
         return try application(from: row)
     }
 
-    static func loadUser(_ tx: any SQLTransaction, subject: String) throws -> UserRecord {
-        guard let row = try tx.queryOne("SELECT * FROM users WHERE subject = ?", [.text(subject)]) else {
+    static func loadUser(_ tx: any SQLTransaction, subject: String, lock: SQLDialect? = nil) throws -> UserRecord {
+        guard let row = try tx.queryOne("SELECT * FROM users WHERE subject = ?" + (lock?.forUpdate ?? ""), [.text(subject)]) else {
             throw AuthorityStoreError.notFound(.user, id: subject)
         }
         return try user(from: row)

@@ -79,6 +79,8 @@ public final class SQLAuthorityStore: AuthorityStore {
         } catch SQLError.uniqueViolation(let message) {
             if let conflict { throw AuthorityStoreError.conflict(conflict.0, id: conflict.1) }
             throw AuthorityStoreError.database("unique constraint: \(message)")
+        } catch let limit as PendingRequestLimitReached {
+            throw limit
         } catch {
             throw Self.storeError(error)
         }

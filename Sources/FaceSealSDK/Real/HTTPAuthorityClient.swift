@@ -395,7 +395,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
         case .requestNotPending: return .requestNotPending
         case .staleToken: return .staleToken
         case .upgradeRequired: return .upgradeRequired
-        case .serverError: return .transient(message)
+        case .serverError, .rateLimited: return .transient(message)
         case .invalidSignature, .clockSkew, .replayedRequest, .userPresenceRequired, .unknownRequest, .invalidRequest, .invalidInvitation:
             return .refused(code: error.error.rawValue, message: message)
         }

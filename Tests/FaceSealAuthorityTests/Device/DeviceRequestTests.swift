@@ -174,7 +174,7 @@ struct DeviceRequestTests {
             let oldEnvelope = FaceTokenEnvelope(header: formatOne.encoded(), nonce: Array(repeating: 3, count: 12), sealed: Array(repeating: 4, count: 40))
             let share = SecretBytes(randomCount: 32)
             let old = try FaceTokenCustody.record(envelope: oldEnvelope, header: formatOne, subject: "user-1", serverShare: share,
-                                                  masterKey: harness.authority.keys.masterKey)
+                                                  wrappingKey: harness.authority.keys.shareWrappingKey)
             #expect(old.sealedBody == oldEnvelope.nonce.bytes + oldEnvelope.sealed.bytes)
             try await harness.store.transact { tx, _ in
                 _ = try tx.execute("UPDATE face_tokens SET header_json = ?, sealed_body = ?, encrypted_server_share = ? WHERE subject = ?",

@@ -79,7 +79,7 @@ final class LiveSystem: Sendable {
         let server = HTTPServer(logger: .disabled) { request in try await box.router().respond(to: request) }
         try server.start()
         let baseURL = try #require(server.baseURL)
-        let keys = AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
+        let keys = try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
         let authority = Authority(configuration: AuthorityConfiguration(issuer: baseURL.absoluteString), store: store, keys: keys,
                                   clock: { clock.now() })
         box.set(authority.makeRouter())

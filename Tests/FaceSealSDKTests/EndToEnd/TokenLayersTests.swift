@@ -93,7 +93,7 @@ import Testing
         let e = try await Enrolled.make(database: database)
         defer { Task { await e.system.stop() } }
         let store = try #require(e.system.authority.store as? SQLAuthorityStore)
-        let masterKey = e.system.authority.keys.masterKey
+        let wrappingKey = e.system.authority.keys.shareWrappingKey
         var header = try FaceTokenHeader.decode(try await store.faceToken(subject: e.subject).headerJSON)
         #expect(header.v == 2)
 
@@ -103,7 +103,7 @@ import Testing
         let share = SecretBytes(randomCount: 32)
         let formatOne = try FormatOneToken.seal(header: header, templates: [[0.1, 0.2]], masters: ["ML-DSA-65": dsa, "ML-KEM-768": kem],
                                                 share: share)
-        let old = try FaceTokenCustody.record(envelope: formatOne, header: header, subject: e.subject, serverShare: share, masterKey: masterKey)
+        let old = try FaceTokenCustody.record(envelope: formatOne, header: header, subject: e.subject, serverShare: share, wrappingKey: wrappingKey)
         let subject = e.subject
         try await store.transact { tx, _ in
             _ = try tx.execute("UPDATE face_tokens SET header_json = ?, sealed_body = ?, encrypted_server_share = ? WHERE subject = ?",
@@ -117,7 +117,7 @@ import Testing
         let spec = try WireFaceTokensTests.specMLDSA(master: dsa, clientId: e.client.clientId, context: Array("invoices".utf8))
         #expect(try e.deliveredKeys(keysRequest.rid)["ML-DSA-65"]?.bytes == Array(spec.rawRepresentation))
 
-        let download = try FaceTokenCustody.download(try await store.faceToken(subject: e.subject), masterKey: masterKey)
+        let download = try FaceTokenCustody.download(try await store.faceToken(subject: e.subject), wrappingKey: wrappingKey)
         let migrated = try WireFaceTokensTests.contents(download.token.encoded(), share: download.serverShare.secret)
         var expected = header
         expected.v = 2

@@ -131,6 +131,21 @@ enum SchemaMigrator {
             // The receipt column was nullable from the start: a sign-in completes without one.
             "ALTER TABLE ciba_requests ADD COLUMN password_used {INT} NOT NULL DEFAULT 0",
         ]),
+        SchemaMigration(version: 4, name: "rate limits", statements: [
+            // Failure counters shared by every process on the database (failed client authentications, failed
+            // device signatures): one fixed window per key.
+            "CREATE TABLE rate_counters (key TEXT PRIMARY KEY, window_ends_at {INT} NOT NULL, count {INT} NOT NULL)",
+            "CREATE INDEX ciba_requests_by_user ON ciba_requests (subject, client_id, state)",
+        ]),
+        SchemaMigration(version: 5, name: "wrapping key versions", statements: [
+            // Secrets at rest were wrapped under the raw master key (version 0); from here on under a key derived for
+            // the purpose (version 1, the default of every new row). Rows already there are marked 0, and the
+            // authority re-wraps them at start (`Authority.migrateWrappedSecrets`).
+            "ALTER TABLE face_tokens ADD COLUMN wrap_version {INT} NOT NULL DEFAULT 1",
+            "UPDATE face_tokens SET wrap_version = 0",
+            "ALTER TABLE signing_keys ADD COLUMN wrap_version {INT} NOT NULL DEFAULT 1",
+            "UPDATE signing_keys SET wrap_version = 0",
+        ]),
     ]
 
     /// The newest version this build knows.
