@@ -117,7 +117,7 @@ public struct FaceTokenEnvelope: WireMessage {
     /// The parsed header (readable without opening the token: it tells whether a password is needed).
     public func parsedHeader() throws(WireError) -> FaceTokenHeader { try FaceTokenHeader.decode(header.bytes) }
 
-    /// The parsed header, checked against the envelope's shape: a readable format, a generation of at least 1, 12-byte
+    /// The parsed header (its integers range-checked), checked against the envelope's shape: a readable format, 12-byte
     /// nonces, layers at least a tag long, and the keys layer present exactly in format 2.
     public func checkedHeader() throws(FaceTokenError) -> FaceTokenHeader {
         let header: FaceTokenHeader
@@ -127,7 +127,6 @@ public struct FaceTokenEnvelope: WireMessage {
             throw .malformed("header")
         }
         guard FaceTokenHeader.readableFormats.contains(header.v) else { throw .malformed("token format \(header.v)") }
-        guard header.gen >= 1 else { throw .malformed("generation below 1") }
         try Self.checkLayer(nonce: nonce.bytes, sealed: sealed.bytes)
         switch (header.v, keysNonce, keysSealed) {
         case (1, nil, nil):

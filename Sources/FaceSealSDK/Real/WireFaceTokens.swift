@@ -170,9 +170,8 @@ final class UnlockedWireFaceToken: FaceTokenKeys {
         let share = SecretBytes(randomCount: FaceTokenSeal.serverShareByteCount)
         // A format-1 token migrates here: its rotation is sealed in the current format.
         var next = header
-        let (generation, overflow) = header.gen.addingReportingOverflow(1)
-        guard !overflow else { throw .internalFailure("the token generation is at its limit") }
-        next.gen = generation
+        // The header's generation was range-checked when it was decoded (at most 2^31 − 1), so this cannot overflow.
+        next.gen += 1
         next.v = FaceTokenHeader.currentFormat
         do {
             let sealed = try FaceTokenSeal.seal(header: next, templates: templates.embeddings, masters: filled, serverShare: share,
