@@ -7,7 +7,7 @@ import Foundation
 /// An SDK ``FaceTokenEnvelope``'s `token` is the exact JSON of the wire envelope (`FaceSealWire.FaceTokenEnvelope`),
 /// as downloaded; a ``NewFaceToken``'s and a ``PreparedCompletion``'s token bytes are the same encoding.
 public struct WireFaceTokens: FaceTokenOpener {
-    /// The match threshold written into new tokens: dlib's face-distance threshold.
+    /// The match threshold written into new tokens (default: `MatchPolicy.defaultThreshold`, the face engine's).
     public let matchThreshold: Double
     /// scrypt cost of new password-protected tokens (log2 N).
     public let scryptLogN: Int
@@ -17,7 +17,7 @@ public struct WireFaceTokens: FaceTokenOpener {
     public let livenessRequired: Bool
 
     /// Creates the opener.
-    public init(matchThreshold: Double = 0.6, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock(),
+    public init(matchThreshold: Double = MatchPolicy.defaultThreshold, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock(),
                 livenessRequired: Bool = true) {
         self.livenessRequired = livenessRequired
         self.matchThreshold = matchThreshold
@@ -168,9 +168,10 @@ final class UnlockedWireFaceToken: FaceTokenKeys {
             deliverySHA256 = SHA256.hash(data: body.bytes).bytes
         }
         let share = SecretBytes(randomCount: FaceTokenSeal.serverShareByteCount)
-        // A format-1 token migrates here: its rotation is sealed in the current format.
-        var next = header
-        // The header's generation was range-checked when it was decoded (at most 2^31 − 1), so this cannot overflow.
+        // The authority owns the policy: the rotated header carries the tenant's policy where it became stricter. A
+        // format-1 token migrates here: its rotation is sealed in the current format. The generation was range-checked
+        // when the header was decoded (at most 2^31 − 1), so `+ 1` cannot overflow.
+        var next = header.tightened(livenessRequired: request.livenessRequired, threshold: request.matchThreshold)
         next.gen += 1
         next.v = FaceTokenHeader.currentFormat
         do {

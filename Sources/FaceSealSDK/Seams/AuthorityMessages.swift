@@ -45,6 +45,16 @@ public struct RequestDetails: Sendable, Hashable {
     public let expiresAtUnix: Int64
     /// How many face mismatches the user may have.
     public let attemptsMax: Int
+    /// How many of them are left: the authority counts, so a new flow on the same link does not reset them.
+    public let attemptsLeft: Int
+    /// How many liveness and capture-quality failures the request allows.
+    public let captureRetriesMax: Int
+    /// How many of them are left (counted by the authority).
+    public let captureRetriesLeft: Int
+    /// Whether the tenant requires liveness now: it runs when this or the token header asks for it.
+    public let livenessRequired: Bool
+    /// The tenant's match threshold now: the match uses the lower of this and the token header's.
+    public let matchThreshold: Double
     /// The lowest device protocol that may answer this request.
     public let minimumDeviceProtocol: Int
     /// The tenant's key policy (algorithm names such as `ML-DSA-65`, `ML-KEM-768`).
@@ -58,10 +68,12 @@ public struct RequestDetails: Sendable, Hashable {
     /// The application's `client_notification_token`, the delivery's bearer (ceremonies only).
     public let clientNotificationToken: String?
 
-    /// Creates request details.
+    /// Creates request details; `attemptsLeft` and `captureRetriesLeft` default to the whole budget.
     public init(
         requestId: String, identityId: String, clientId: String, rpLabel: String, branding: Branding?,
-        bindingMessage: String?, pkiKind: PkiCeremonyKind?, expiresAtUnix: Int64, attemptsMax: Int,
+        bindingMessage: String?, pkiKind: PkiCeremonyKind?, expiresAtUnix: Int64, attemptsMax: Int, attemptsLeft: Int? = nil,
+        captureRetriesMax: Int = 10, captureRetriesLeft: Int? = nil, livenessRequired: Bool = false,
+        matchThreshold: Double = MatchPolicy.defaultThreshold,
         minimumDeviceProtocol: Int, keyPolicy: [String], pkiContext: [UInt8] = [], pkiData: [UInt8] = [],
         deliveryEndpoint: URL? = nil, clientNotificationToken: String? = nil
     ) {
@@ -74,12 +86,36 @@ public struct RequestDetails: Sendable, Hashable {
         self.pkiKind = pkiKind
         self.expiresAtUnix = expiresAtUnix
         self.attemptsMax = attemptsMax
+        self.attemptsLeft = attemptsLeft ?? attemptsMax
+        self.captureRetriesMax = captureRetriesMax
+        self.captureRetriesLeft = captureRetriesLeft ?? captureRetriesMax
+        self.livenessRequired = livenessRequired
+        self.matchThreshold = matchThreshold
         self.minimumDeviceProtocol = minimumDeviceProtocol
         self.keyPolicy = keyPolicy
         self.pkiContext = pkiContext
         self.pkiData = pkiData
         self.deliveryEndpoint = deliveryEndpoint
         self.clientNotificationToken = clientNotificationToken
+    }
+}
+
+/// What a failed face check was, as the SDK reports it to the authority (SPEC §5.4): the wire protocol's type
+/// (`face_mismatch`, `capture_retry`).
+public typealias AttemptKind = FaceSealWire.AttemptKind
+
+/// What a request has left after a reported failure, as the authority counts it. When either is 0 the authority
+/// has denied the request.
+public struct RemainingAttempts: Sendable, Hashable {
+    /// Face mismatches left.
+    public let attemptsLeft: Int
+    /// Liveness and capture-quality failures left.
+    public let captureRetriesLeft: Int
+
+    /// Creates the counts.
+    public init(attemptsLeft: Int, captureRetriesLeft: Int) {
+        self.attemptsLeft = attemptsLeft
+        self.captureRetriesLeft = captureRetriesLeft
     }
 }
 

@@ -52,23 +52,23 @@ struct DeviceRequestTests {
             let (stranger, _) = try await TestDevice.enrolled(in: harness, subject: "user-2", clientID: "app-1")
             try await createPendingRequest(harness, "req-1")
 
-            expectDeviceError(try await stranger.send(.get, DevicePaths.requestToken("req-1")), .unknownRequest)
-            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-none")), .unknownRequest)
-            #expect(try await harness.store.request(authReqID: "req-1").downloadedGeneration == nil)
+            expectDeviceError(try await stranger.send(.get, DevicePaths.requestToken("req-1"), as: .userPresent), .unknownRequest)
+            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-none"), as: .userPresent), .unknownRequest)
+            #expect(try await harness.store.tokenDownloads(authReqID: "req-1").isEmpty)
 
             let download = try await downloadToken(device, "req-1")
             // The share opens the token: it was kept encrypted and decrypted back exactly.
             _ = try TestDevice.open(download)
-            #expect(try await harness.store.request(authReqID: "req-1").downloadedGeneration == 1)
+            #expect(try await harness.store.tokenDownloads(authReqID: "req-1").map(\.generation) == [1])
             let stored = try await harness.store.faceToken(subject: "user-1")
             #expect(stored.encryptedServerShare != download.serverShare.secret.copyBytes())
             #expect(!stored.encryptedServerShare.contains(subsequence: download.serverShare.secret.copyBytes()))
 
             _ = try await device.post(DevicePaths.abort("req-1"), AbortRequest(rid: "req-1", reason: .userCancelled))
-            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-1")), .requestNotPending)
+            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-1"), as: .userPresent), .requestNotPending)
             try await createPendingRequest(harness, "req-2")
             harness.clock.advance(by: 301)
-            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-2")), .requestExpired)
+            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-2"), as: .userPresent), .requestExpired)
         }
     }
 
@@ -135,7 +135,7 @@ struct DeviceRequestTests {
             try await createPendingRequest(harness, "req-1")
             let download = try await downloadToken(device, "req-1")
             let delivered = receipt("the delivery body")
-            let completion = try TestDevice.completion(rid: "req-1", from: download, receipt: delivered, passwordUsed: true)
+            let completion = try TestDevice.completion(rid: "req-1", from: download, receipt: delivered)
             let first = try await device.post(DevicePaths.completion("req-1"), completion)
             #expect(first.status == 200)
             let answer = try first.decode(CompletionResponse.self)
@@ -149,7 +149,7 @@ struct DeviceRequestTests {
             let stored = try await harness.store.request(authReqID: "req-1")
             #expect(stored.state == .completed)
             #expect(stored.receiptSHA256 == delivered)
-            #expect(stored.passwordUsed)
+            #expect(!stored.passwordUsed)
 
             // The rotated token opens with the share the device chose.
             try await createPendingRequest(harness, "req-2")

@@ -1,22 +1,20 @@
+@testable import FaceSealAuthority
 import FaceSealCrypto
 import FaceSealHTTP
 import FaceSealWire
 import Foundation
 import Synchronization
 import Testing
-@testable import FaceSealAuthority
 @testable import FaceSealSDK
 
-/// The databases a live system runs on: SQLite always; PostgreSQL when a server is configured
-/// (`FACESEAL_TEST_POSTGRES_URL`, set by scripts/with-postgres.sh) — and always under CI, where a missing server fails.
-enum LiveDatabase: String, Sendable, CustomTestStringConvertible {
-    case sqlite
-    case postgres
+/// The databases a live system can run on: SQLite always; PostgreSQL when a server is configured
+/// (`scripts/with-postgres.sh`), and always under CI, where a missing server must fail.
+enum LiveBackend: String, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
 
     var testDescription: String { rawValue }
-
     static var postgresURL: String? { ProcessInfo.processInfo.environment["FACESEAL_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 } }
-    static var underTest: [LiveDatabase] {
+    static var underTest: [LiveBackend] {
         postgresURL != nil || ProcessInfo.processInfo.environment["CI"]?.lowercased() == "true" ? [.sqlite, .postgres] : [.sqlite]
     }
 }
@@ -36,7 +34,7 @@ final class LiveSystem: Sendable {
     let tenant = "acme"
     /// The authority's clock: the real time plus a skew a test may advance (request expiry).
     let clock: SkewedClock
-    /// The PostgreSQL schema to drop at `stop()`, if the system runs on PostgreSQL.
+    /// The PostgreSQL schema to drop at `stop()`, when on PostgreSQL.
     let postgresSchema: (url: String, schema: String)?
 
     struct Policy {
@@ -59,20 +57,20 @@ final class LiveSystem: Sendable {
         self.application = application
     }
 
-    static func start(policy: Policy = Policy(), database: LiveDatabase = .sqlite) async throws -> LiveSystem {
+    static func start(policy: Policy = Policy(), backend: LiveBackend = .sqlite) async throws -> LiveSystem {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let clock = SkewedClock()
-        var postgresSchema: (url: String, schema: String)?
         let location: StoreLocation
-        switch database {
+        var postgresSchema: (url: String, schema: String)?
+        switch backend {
         case .sqlite:
             location = .sqlite(path: root.appendingPathComponent("authority.sqlite").path)
         case .postgres:
-            guard let url = LiveDatabase.postgresURL else { throw SetupError("CI=true but FACESEAL_TEST_POSTGRES_URL is unset (scripts/with-postgres.sh)") }
+            guard let url = LiveBackend.postgresURL else { throw SetupError("FACESEAL_TEST_POSTGRES_URL is unset (use scripts/with-postgres.sh)") }
             let schema = "e2e_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            location = .postgres(url: url, poolSize: 8, schema: schema)
             postgresSchema = (url, schema)
-            location = .postgres(url: url, poolSize: 4, schema: schema)
         }
         let store = try await SQLAuthorityStore.open(location, clock: clock)
         let box = RouterSlot()
@@ -98,14 +96,12 @@ final class LiveSystem: Sendable {
     func stop() async {
         await server.stop()
         await application.server.stop()
-        if let (url, schema) = postgresSchema, let store = authority.store as? SQLAuthorityStore {
-            await store.close()
-            if let database = try? await PostgresDatabase(url: url, schema: nil, poolSize: 1) {
-                try? await database.executeStandalone("DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE")
-                await database.close()
-            }
-        }
+        await authority.store.close()
         try? FileManager.default.removeItem(at: root)
+        if let (url, schema) = postgresSchema, let database = try? await PostgresDatabase(url: url, schema: nil, poolSize: 1) {
+            try? await database.executeStandalone("DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE")
+            await database.close()
+        }
     }
 
     // MARK: Management API

@@ -88,9 +88,9 @@ import Testing
         #expect(recorder.recorded == ["templates", "templates", "keys after 4 match(es)"])
     }
 
-    @Test(arguments: LiveDatabase.underTest)
-    func aFormatOneTokenInStorageMigratesToFormatTwoAtItsNextCompletion(database: LiveDatabase) async throws {
-        let e = try await Enrolled.make(database: database)
+    @Test(arguments: LiveBackend.underTest)
+    func aFormatOneTokenInStorageMigratesToFormatTwoAtItsNextCompletion(backend: LiveBackend) async throws {
+        let e = try await Enrolled.make(backend: backend)
         defer { Task { await e.system.stop() } }
         let store = try #require(e.system.authority.store as? SQLAuthorityStore)
         let wrappingKey = e.system.authority.keys.shareWrappingKey

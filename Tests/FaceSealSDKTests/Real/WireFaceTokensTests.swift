@@ -35,10 +35,12 @@ import Testing
     }
 
     func request(_ kind: PkiCeremonyKind?, policy: [String] = standardPolicy, clientId: String = "app_billing",
-                 context: [UInt8] = Array("invoices".utf8), data: [UInt8] = []) -> FaceSealSDK.RequestDetails {
+                 context: [UInt8] = Array("invoices".utf8), data: [UInt8] = [], livenessRequired: Bool = false,
+                 matchThreshold: Double = MatchPolicy.defaultThreshold) -> FaceSealSDK.RequestDetails {
         FaceSealSDK.RequestDetails(
             requestId: "rid_1", identityId: "", clientId: clientId, rpLabel: "Billing", branding: nil, bindingMessage: "Sign",
-            pkiKind: kind, expiresAtUnix: 2_000_000_000, attemptsMax: 3, minimumDeviceProtocol: 7, keyPolicy: policy,
+            pkiKind: kind, expiresAtUnix: 2_000_000_000, attemptsMax: 3, livenessRequired: livenessRequired,
+            matchThreshold: matchThreshold, minimumDeviceProtocol: 7, keyPolicy: policy,
             pkiContext: context, pkiData: data, deliveryEndpoint: URL(string: "https://rp.test/delivery"), clientNotificationToken: "bearer")
     }
 
@@ -55,6 +57,26 @@ import Testing
         try Self.contents(prepared.rotatedToken, share: prepared.rotatedServerShare)
     }
 
+    @Test func theRotatedHeaderCarriesAStricterPolicyAndNothingElseChanges() async throws {
+        let lax = WireFaceTokens(matchThreshold: 0.6, scryptLogN: 10, clock: FixedTestClock(), livenessRequired: false)
+        let new = try await lax.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
+        let stored = try FaceSealWire.FaceTokenEnvelope.decode(new.token).parsedHeader()
+        let opened = try await lax.open(try envelope(new), password: nil)
+        let strict = try masters(try await opened.openKeys().prepareCompletion(for: request(nil, livenessRequired: true, matchThreshold: 0.45),
+                                                                    issuedAt: Date())).header
+        var expected = stored
+        expected.gen = 2
+        expected.livenessRequired = true
+        expected.threshold = 0.45
+        #expect(strict == expected)
+        // A looser policy loosens nothing.
+        let loose = try masters(try await opened.openKeys().prepareCompletion(for: request(nil, livenessRequired: false, matchThreshold: 0.9),
+                                                                   issuedAt: Date())).header
+        expected = stored
+        expected.gen = 2
+        #expect(loose == expected)
+    }
+
     @Test func createdTokenOpensWithTheShareOnly() async throws {
         let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
         #expect(new.serverShare.count == 32)
@@ -65,7 +87,7 @@ import Testing
         let opened = try await tokens.open(try envelope(new), password: nil)
         #expect(opened.templates == templates)
         #expect(opened.generation == 1)
-        #expect(abs(opened.matchThreshold - 0.6) < 1e-6)
+        #expect(opened.matchThreshold == Float(MatchPolicy.defaultThreshold))
         var wrongShare = try envelope(new)
         wrongShare = FaceSealSDK.FaceTokenEnvelope(token: wrongShare.token, serverShare: SecretBytes([UInt8](repeating: 7, count: 32)),
                                                     passwordRequired: false, livenessRequired: true, generation: 1)
@@ -162,7 +184,7 @@ import Testing
         let dsa = [UInt8](repeating: 0x11, count: 32), kem = [UInt8](repeating: 0x22, count: 32)
         let share = SecretBytes(randomCount: 32)
         let header = FaceTokenHeader(v: 1, tid: "tok_v1", sub: "usr_8f2a", tenant: "acme", gen: 3, passwordRequired: false,
-                                     livenessRequired: true, threshold: 0.6, scrypt: nil, createdAt: 1_700_000_000)
+                                     livenessRequired: true, threshold: 0.5, scrypt: nil, createdAt: 1_700_000_000)
         let old = try FormatOneToken.seal(header: header, templates: templates.embeddings, masters: ["ML-DSA-65": dsa, "ML-KEM-768": kem], share: share)
         let opened = try await tokens.open(FaceSealSDK.FaceTokenEnvelope(token: old.encoded(), serverShare: share, passwordRequired: false,
                                                                         livenessRequired: true, generation: 3), password: nil)
