@@ -67,6 +67,8 @@ extension Authority {
                 if let application = applications[key.clientID] {
                     entries.append(BrandingEntry(kid: kid, clientId: application.clientID, branding: application.deviceBranding))
                 }
+            case .pending:
+                continue
             case .revoked, .terminated, .replaced:
                 dead.append(DeadKey(kid: kid, terminated: enrolment.status == .terminated, replaced: enrolment.status == .replaced))
             }

@@ -54,6 +54,14 @@ public protocol AuthorityStore: Sendable {
     /// both keys, the face token when given (first device), and — when the tenant allows one device per
     /// user — sets the user's keys for the same application on other devices to `replaced`.
     func enrol(_ request: EnrolmentInsert) async throws -> EnrolmentOutcome
+    /// Releases a further device's token (docs/PROTOCOL.md §8.1), once, in one transaction: the enrolment must be
+    /// `pending`, approved, unreleased and within its window (else `.invitationUnusable`; not yet approved:
+    /// `.enrolmentNotActive(status: .pending)`). It and its keys become active, other devices' keys are replaced under
+    /// one device per user, and the enrolment's other approval requests expire.
+    func releaseEnrolmentToken(enrolmentID: String) async throws -> EnrolmentRelease
+    /// Counts a further device's password proof of a pending `password` enrolment: a right one approves it, a wrong one
+    /// counts, and the `budget`-th wrong one ends the enrolment (`revoked`). Answers the wrong proofs left.
+    func recordPasswordProof(enrolmentID: String, accepted: Bool, budget: Int) async throws -> Int
     /// The device with `id`, or `.notFound(.device)`.
     func device(id: String) async throws -> DeviceRecord
     /// The enrolment with `id`, or `.notFound(.enrolment)`.

@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 // Tenants, management API keys, applications and users.
@@ -6,6 +7,9 @@ extension SQLAuthorityStore {
 
     static func tenant(from row: SQLRow) throws -> TenantRecord {
         guard let mode = PasswordMode(rawValue: try row.text("password_mode")) else { throw SQLError.typeMismatch(column: "password_mode") }
+        guard let approval = FurtherDeviceApproval(rawValue: try row.text("further_device_approval")) else {
+            throw SQLError.typeMismatch(column: "further_device_approval")
+        }
         let policy = TenantPolicy(
             keyAlgorithms: try row.text("key_algorithms").split(separator: ",").map(String.init),
             attemptsMax: Int(try row.int("attempts_max")),
@@ -14,7 +18,8 @@ extension SQLAuthorityStore {
             matchThreshold: Double(try row.int("match_threshold_micros")) / thresholdScale,
             passwordPolicy: PasswordPolicy(mode: mode, minimumLength: Int(try row.int("password_min_length"))),
             oneDevicePerUser: try row.bool("one_device_per_user"),
-            requestLifetimeSeconds: Int(try row.int("request_lifetime_seconds"))
+            requestLifetimeSeconds: Int(try row.int("request_lifetime_seconds")),
+            furtherDeviceApproval: approval
         )
         return TenantRecord(id: try row.text("id"), name: try row.text("name"), policy: policy, createdAt: try row.date("created_at"))
     }
@@ -112,15 +117,15 @@ extension SQLAuthorityStore {
                 """
                 INSERT INTO tenants (id, name, key_algorithms, attempts_max, liveness_required, password_mode,
                     password_min_length, one_device_per_user, request_lifetime_seconds, created_at, match_threshold_micros,
-                    capture_retries_max)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    capture_retries_max, further_device_approval)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(tenant.id), .text(tenant.name), .text(policy.keyAlgorithms.joined(separator: ",")),
                     .int(policy.attemptsMax), .bool(policy.livenessRequired), .text(policy.passwordPolicy.mode.rawValue),
                     .int(policy.passwordPolicy.minimumLength), .bool(policy.oneDevicePerUser),
                     .int(policy.requestLifetimeSeconds), .date(now), .integer(Self.thresholdMicros(policy.matchThreshold)),
-                    .int(policy.captureRetriesMax),
+                    .int(policy.captureRetriesMax), .text(policy.furtherDeviceApproval.rawValue),
                 ]
             )
             return try Self.loadTenant(tx, id: tenant.id)
@@ -142,14 +147,15 @@ extension SQLAuthorityStore {
                 """
                 UPDATE tenants SET key_algorithms = ?, attempts_max = ?, liveness_required = ?, password_mode = ?,
                     password_min_length = ?, one_device_per_user = ?, request_lifetime_seconds = ?, match_threshold_micros = ?,
-                    capture_retries_max = ?
+                    capture_retries_max = ?, further_device_approval = ?
                 WHERE id = ?
                 """,
                 [
                     .text(policy.keyAlgorithms.joined(separator: ",")), .int(policy.attemptsMax), .bool(policy.livenessRequired),
                     .text(policy.passwordPolicy.mode.rawValue), .int(policy.passwordPolicy.minimumLength),
                     .bool(policy.oneDevicePerUser), .int(policy.requestLifetimeSeconds),
-                    .integer(Self.thresholdMicros(policy.matchThreshold)), .int(policy.captureRetriesMax), .text(tenantID),
+                    .integer(Self.thresholdMicros(policy.matchThreshold)), .int(policy.captureRetriesMax),
+                    .text(policy.furtherDeviceApproval.rawValue), .text(tenantID),
                 ]
             )
             guard changed == 1 else { throw AuthorityStoreError.notFound(.tenant, id: tenantID) }

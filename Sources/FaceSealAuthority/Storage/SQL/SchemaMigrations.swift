@@ -162,6 +162,21 @@ enum SchemaMigrator {
             "ALTER TABLE tenants ADD COLUMN capture_retries_max {INT} NOT NULL DEFAULT 10",
             "ALTER TABLE ciba_requests ADD COLUMN capture_retries {INT} NOT NULL DEFAULT 0",
         ]),
+        SchemaMigration(version: 8, name: "custody: invitations bound to keys, further-device approval, recovery", statements: [
+            // docs/PROTOCOL.md §8.1. An invitation names the enrolment that consumed it; a further device's enrolment
+            // waits (status 'pending') for its approval, which releases the token once; approval requests point at it.
+            "ALTER TABLE invitations ADD COLUMN kind TEXT NOT NULL DEFAULT 'enrolment'",
+            "ALTER TABLE invitations ADD COLUMN enrolment_id TEXT",
+            "ALTER TABLE enrolments ADD COLUMN approval TEXT",
+            "ALTER TABLE enrolments ADD COLUMN approval_expires_at {INT}",
+            "ALTER TABLE enrolments ADD COLUMN approved_at {INT}",
+            "ALTER TABLE enrolments ADD COLUMN released_at {INT}",
+            "ALTER TABLE enrolments ADD COLUMN password_failures {INT} NOT NULL DEFAULT 0",
+            "ALTER TABLE ciba_requests ADD COLUMN approves_enrolment TEXT",
+            "CREATE INDEX ciba_requests_by_enrolment ON ciba_requests (approves_enrolment)",
+            "ALTER TABLE face_tokens ADD COLUMN password_verifier {BLOB}",
+            "ALTER TABLE tenants ADD COLUMN further_device_approval TEXT NOT NULL DEFAULT 'enrolled_device'",
+        ]),
     ]
 
     /// The newest version this build knows.

@@ -86,11 +86,14 @@ final class RegistrationDriver: Sendable {
             } catch {
                 send { $0.authorityFailed(error) }
             }
-        case .downloadFaceToken(let requestId):
+        case .awaitApproval(let requestId):
+            await awaitApproval(requestId: requestId)
+        case .provePassword(let requestId, let password, let tokenHeader):
+            guard let signer = session.withLock({ $0.userPresentSigner }) else { preconditionFailure("provePassword before registration") }
             do {
-                let envelope = try await environment.authority.enrolmentFaceToken(requestId: requestId)
-                session.withLock { $0.envelope = envelope }
-                send { $0.faceTokenDownloaded(passwordRequired: envelope.passwordRequired, livenessRequired: envelope.livenessRequired) }
+                let outcome = try await environment.authority.provePassword(requestId: requestId, password: password.value,
+                                                                            tokenHeader: tokenHeader, signer: signer)
+                send { $0.passwordProved(outcome) }
             } catch {
                 send { $0.authorityFailed(error) }
             }
@@ -151,6 +154,30 @@ final class RegistrationDriver: Sendable {
         }
     }
 
+    /// Waits for a further device's approval with long polls of the token download (signed with the registration's
+    /// user-present key, so one presence prompt covers the whole enrolment) until the token comes or the authority
+    /// says the approval will not (denied, ran out). Stops when the flow ended meanwhile (cancelled).
+    private func awaitApproval(requestId: String) async {
+        guard let signer = session.withLock({ $0.userPresentSigner }) else { preconditionFailure("awaitApproval before registration") }
+        while !core.read({ $0.isTerminal }) {
+            do {
+                let envelope = try await environment.authority.enrolmentFaceToken(requestId: requestId, signer: signer,
+                                                                                  wait: Self.approvalPollSeconds)
+                session.withLock { $0.envelope = envelope }
+                send { $0.faceTokenReleased(passwordRequired: envelope.passwordRequired, livenessRequired: envelope.livenessRequired) }
+                return
+            } catch .approvalPending {
+                continue
+            } catch {
+                send { $0.authorityFailed(error) }
+                return
+            }
+        }
+    }
+
+    /// How long one approval long poll waits on the authority, seconds.
+    static let approvalPollSeconds = 25
+
     /// Creates the ambient key, then the user-present key; reports what exists if the second fails.
     private func createDeviceKeys(requestId: String) {
         let vault = environment.vault
@@ -196,7 +223,11 @@ final class RegistrationDriver: Sendable {
                 id: receipt.keyId, identityId: receipt.identityId ?? details.identityId, email: details.email, clientId: details.clientId,
                 appLabel: details.appLabel, createdAt: receipt.enrolledAt
             )
-            send { $0.enrolmentRegistered(key) }
+            if let approval = receipt.approval {
+                send { $0.enrolmentPending(key, approval: approval) }
+            } else {
+                send { $0.enrolmentRegistered(key) }
+            }
         } catch let failure as AuthorityFailure {
             send { $0.enrolmentFailed(failure) }
         } catch {
