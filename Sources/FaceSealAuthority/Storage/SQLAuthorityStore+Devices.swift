@@ -250,8 +250,6 @@ extension SQLAuthorityStore {
                 }
             } else if existingToken == nil {
                 throw AuthorityStoreError.invalidInput(field: "initialFaceToken", reason: "the user's first device must create the face token")
-            } else if request.approval == nil {
-                throw AuthorityStoreError.invalidInput(field: "approval", reason: "a further device's enrolment waits for an approval")
             }
 
             if try tx.queryOne("SELECT id FROM enrolments WHERE id = ?", [.text(request.enrolmentID)]) != nil {

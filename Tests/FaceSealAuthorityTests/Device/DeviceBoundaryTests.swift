@@ -121,7 +121,7 @@ struct DeviceBoundaryTests {
     @Test("a password token's completion must say so, and its ID token carries pwd", arguments: StoreBackend.underTest)
     func amrOfAPasswordToken(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
-            try await seedDeviceWorld(harness, policy: TenantPolicy(passwordPolicy: PasswordPolicy(mode: .optional)))
+            try await seedDeviceWorld(harness, policy: TenantPolicy(passwordPolicy: PasswordPolicy(mode: .optional), furtherDeviceApproval: .none))
             try await TestApplication.register(harness)
             let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID,
                                                             tokenPassword: "correct horse")

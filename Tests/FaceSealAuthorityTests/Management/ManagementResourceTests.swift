@@ -225,7 +225,8 @@ struct ManagementResourceTests {
             try await admin.expectError(400, "invalid_request", .post, path, body: #"{"client_id":"\#(clientID)"}"#)
             try await admin.expectError(400, "invalid_request", .post, path, body: #"{"subject":"\#(subject)","email":"alice@example.com","client_id":"\#(clientID)"}"#)
             try await admin.expectError(400, "invalid_field", .post, path, body: #"{"subject":"\#(subject)","client_id":"\#(clientID)","expires_in":10}"#)
-            try await admin.expectError(400, "unknown_field", .post, path, body: #"{"subject":"\#(subject)","client_id":"\#(clientID)","kind":"login"}"#)
+            try await admin.expectError(400, "invalid_field", .post, path, body: #"{"subject":"\#(subject)","client_id":"\#(clientID)","kind":"login"}"#)
+            try await admin.expectError(400, "unknown_field", .post, path, body: #"{"subject":"\#(subject)","client_id":"\#(clientID)","role":"x"}"#)
             let events = try await admin.harness.store.auditEvents(tenantID: "acme", beforeSequence: nil, limit: 50)
             #expect(!events.contains { $0.kind == "invitation.created" })
         }

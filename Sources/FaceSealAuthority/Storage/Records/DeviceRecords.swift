@@ -215,7 +215,8 @@ public struct EnrolmentInsert: Sendable, Hashable {
     /// The face token, for the user's first device (which creates it); `nil` for a further device.
     public var initialFaceToken: FaceTokenRecord?
     /// A further device: the enrolment and its keys are stored `pending` with this approval (`approvedAt` set for
-    /// `none`), and the approval requests (`approvesEnrolment` = the enrolment) are stored with them.
+    /// `none`), and the approval requests (`approvesEnrolment` = the enrolment) are stored with them. Nil: stored active
+    /// at once (the device API passes nil only for a first device).
     public var approval: PendingApproval?
     /// The approval requests of an `enrolled_device` approval, one per application the user has a device for.
     public var approvalRequests: [CIBARequestRecord]
