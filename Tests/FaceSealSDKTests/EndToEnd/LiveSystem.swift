@@ -43,6 +43,7 @@ final class LiveSystem: Sendable {
         var passwordMode = "none"
         var oneDevicePerUser = false
         var livenessRequired = true
+        var furtherDeviceApproval = "enrolled_device"
     }
 
     private init(authority: Authority, server: HTTPServer, baseURL: URL, root: URL, adminKey: String, application: RelyingParty,
@@ -88,7 +89,8 @@ final class LiveSystem: Sendable {
         _ = try await system.manage("POST", "/tenants", [
             "id": "acme", "name": "Acme",
             "policy": ["key_algorithms": policy.algorithms, "attempts_max": policy.attemptsMax, "liveness_required": policy.livenessRequired,
-                       "password_policy": ["mode": policy.passwordMode], "one_device_per_user": policy.oneDevicePerUser],
+                       "password_policy": ["mode": policy.passwordMode], "one_device_per_user": policy.oneDevicePerUser,
+                       "further_device_approval": policy.furtherDeviceApproval],
         ])
         return system
     }
@@ -248,27 +250,57 @@ struct Device: Sendable {
 
     func open() async throws -> Authenticator { try await Authenticator.open(environment: environment) }
 
-    /// Enrols through the registration flow with an invitation link; answers the key.
+    /// Enrols through the registration flow with an invitation link; answers the key. A further device's enrolment is
+    /// approved by `approver` (by default this device, when it already holds an enrolment of the user) with a sign-in
+    /// and a face scan, as docs/PROTOCOL.md §8.1 has it; under `password` approval `password` is proven.
     func enrol(_ authn: Authenticator, link: [UInt8], capture label: String = "ada", password: String? = nil,
-               session: (any FaceCaptureSession)? = nil) async throws -> Key {
+               session: (any FaceCaptureSession)? = nil, approver: (device: Device, authn: Authenticator)? = nil) async throws -> Key {
         let flow = authn.startRegistrationFlow()
         var states = Observed(flow.stateStream())
+        let approving = approver ?? (authn.keys.isEmpty ? nil : (self, authn))
         flow.submitLinkPayload(payload: link)
         while true {
             guard let state = await states.until({ state in
                 switch state {
-                case .awaitingFaceCapture, .succeeded, .failed, .choosingPassword, .downloadingFaceToken(true, _): true
+                case .awaitingFaceCapture, .succeeded, .failed, .choosingPassword, .downloadingFaceToken(true, _), .awaitingApproval: true
                 default: false
                 }
             }) else { throw SetupError("enrolment stream ended: \(states.seen)") }
             if state.isAwaitingFaceCapture { break }
             if state.isTerminal { throw SetupError("enrolment did not reach the face capture: \(states.seen)") }
+            if case .awaitingApproval(.enrolledDevice, let code, _) = state {
+                guard let approving else { throw SetupError("a further device's enrolment needs an approver") }
+                try await approving.device.approveEnrolment(approving.authn, code: code, capture: label)
+                continue
+            }
+            if case .awaitingApproval = state { continue }
             guard let password else { throw SetupError("enrolment asks for a password") }
             flow.submitPassword(password: password)
         }
         flow.submitFaceCapture(captureSession: session ?? capture(label))
         guard case .succeeded(let key) = await states.rest().last else { throw SetupError("enrolment failed: \(states.seen)") }
         return key
+    }
+
+    /// Approves a further device's enrolment from this enrolled device: the approval request from the outbox (its
+    /// binding message names `code`), answered by a `LoginFlow` with a face scan.
+    func approveEnrolment(_ authn: Authenticator, code: String, capture label: String = "ada",
+                          session: (any FaceCaptureSession)? = nil) async throws {
+        var found: [UInt8]?
+        for _ in 0..<3 where found == nil {
+            found = try await links(authn).map { Array($0.utf8) }.first
+        }
+        guard let link = found else { throw SetupError("no approval request in the outbox") }
+        let login = authn.startLoginFlow()
+        var states = Observed(login.stateStream())
+        login.submitLinkPayload(payload: link)
+        guard case .awaitingFaceCapture(let binding, _, _, _, _, _, _) = await states.until({ state in
+            if case .awaitingFaceCapture = state { return true }
+            return state.isTerminal
+        }) else { throw SetupError("the approval did not reach the face capture: \(states.seen)") }
+        guard binding?.hasSuffix("code \(code)") == true else { throw SetupError("the approval names another code: \(binding ?? "none")") }
+        login.submitFaceCapture(captureSession: session ?? capture(label))
+        guard case .succeeded = await states.until(\.isTerminal) else { throw SetupError("the approval failed: \(states.seen)") }
     }
 
     /// The links waiting in this device's outbox, read with an ambient key of `authn`.
