@@ -152,9 +152,9 @@ final class LiveSystem: Sendable {
         try #require(try await manage("POST", "/tenants/\(tenant)/users", ["email": email])["subject"] as? String)
     }
 
-    /// An enrolment invitation's link bytes.
-    func invitation(email: String, client: Client) async throws -> [UInt8] {
-        let created = try await manage("POST", "/tenants/\(tenant)/invitations", ["email": email, "client_id": client.clientId])
+    /// An enrolment (or recovery) invitation's link bytes.
+    func invitation(email: String, client: Client, kind: String = "enrolment") async throws -> [UInt8] {
+        let created = try await manage("POST", "/tenants/\(tenant)/invitations", ["email": email, "client_id": client.clientId, "kind": kind])
         return Array(try #require(created["link"] as? String).utf8)
     }
 
