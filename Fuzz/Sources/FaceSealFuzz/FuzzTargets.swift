@@ -53,6 +53,7 @@ enum FuzzTargets {
         { _ = try KeyRotationRequest.decode($0) }, { _ = try KeyRotationResponse.decode($0) }, { _ = try KeyRevocationRequest.decode($0) },
         { _ = try BrandingSyncResponse.decode($0) }, { _ = try OutboxResponse.decode($0) }, { _ = try FaceTokenHeader.decode($0) },
         { _ = try FaceTokenEnvelope.decode($0) }, { _ = try FaceTokenDownload.decode($0) },
+        { _ = try PasswordProof.decode($0) }, { _ = try PasswordProofResult.decode($0) },
     ]
 
     static func wire(_ bytes: [UInt8]) {
