@@ -164,6 +164,10 @@ final class DeviceSession: Sendable {
                 lastCapture = .some(reason)
                 say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
                 flow.submitFaceCapture(captureSession: capture.session)
+            case .awaitingApproval(.enrolledDevice, let code, _):
+                say("approval: awaiting approval on an enrolled device of this user (`faceseal device approve` there); check that it names code \(code)")
+            case .awaitingApproval(let method, _, _):
+                say("approval: awaiting the authority's release of the face token (\(method.rawValue))")
             case .succeeded(let key):
                 await flow.waitUntilIdle()
                 return key

@@ -64,12 +64,16 @@ struct ProcessEndToEndTests {
         let demo = try ChildProcess.start(binary, ["demo", "--keep"])
         #expect(try await demo.exit(within: .seconds(540)) == 0, "demo: \(demo.output)\n\(demo.errors)")
         #expect(demo.output.contains(": PASS"))
+        // The second device waited for the first one's approval, then got its token once, signed with its own key.
+        #expect(demo.output.contains("laptop │ approval: awaiting approval on an enrolled device"))
+        #expect(demo.output.contains("token released to the laptop"))
         let marker = try #require(demo.output.split(separator: "\n").first { $0.hasPrefix("data directory: ") })
         let root = String(marker.dropFirst("data directory: ".count).prefix { $0 != " " })
         defer { try? FileManager.default.removeItem(atPath: root) }
         let log = try String(contentsOfFile: root + "/authority-http.log", encoding: .utf8)
         #expect(log.contains("POST /device/v1/enrolments/- 200"))
         #expect(log.contains("GET /device/v1/requests/-/token 200"))
+        #expect(log.contains("GET /device/v1/enrolments/-/token"))
         // Every bearer the run created, read back from its database: none is in the log.
         let database = try SQLiteDatabase(path: root + "/authority.sqlite", busyTimeoutMilliseconds: 5_000, synchronous: .normal)
         let bearers = try await database.transaction { tx in
