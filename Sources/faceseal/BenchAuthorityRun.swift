@@ -262,8 +262,12 @@ struct BenchServer: Sendable {
     let child: BenchChild
     let base: String
 
+    /// `FACESEAL_BENCH_WRAP`, e.g. `/usr/bin/valgrind --tool=callgrind`, prefixes the command of every server child
+    /// (for profiles; the figures then include the wrapper).
     static func start(_ binary: String, _ arguments: [String], log: String) async throws -> BenchServer {
-        let child = try BenchChild(binary, arguments, errorsTo: log)
+        let wrap = (ProcessInfo.processInfo.environment["FACESEAL_BENCH_WRAP"] ?? "").split(separator: " ").map(String.init)
+        let child = try wrap.first.map { try BenchChild($0, Array(wrap.dropFirst()) + [binary] + arguments, errorsTo: log) }
+            ?? BenchChild(binary, arguments, errorsTo: log)
         guard let url = await child.line(containing: "listening on ") else {
             let problems = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             throw BenchAuthorityError("\(binary) did not start: \(problems.suffix(2000))")
