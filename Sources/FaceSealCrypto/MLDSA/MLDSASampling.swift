@@ -1,3 +1,5 @@
+import CFaceSealPQ
+
 /// The pseudorandom samplers of FIPS 204 §7.3 (RejNTTPoly, RejBoundedPoly, ExpandA, ExpandS, ExpandMask,
 /// SampleInBall) and the SHAKE256 helper H.
 enum MLDSASampling {
@@ -40,14 +42,15 @@ enum MLDSASampling {
                     for lane in 0..<lanes {
                         counts[lane] = rejectUniform(
                             matrix + 256 * (batch + lane), filled: 0,
-                            stream: UnsafeRawBufferPointer(start: output + outStride * lane, count: firstBlocks * rate))
+                            stream: UnsafeRawBufferPointer(start: output + outStride * lane, count: firstBlocks * rate),
+                            level)
                     }
                     while counts.min() < 256 {
                         sponge.squeeze(blocks: 1, into: output, stride: outStride)
                         for lane in 0..<lanes where counts[lane] < 256 {
                             counts[lane] = rejectUniform(
                                 matrix + 256 * (batch + lane), filled: counts[lane],
-                                stream: UnsafeRawBufferPointer(start: output + outStride * lane, count: rate))
+                                stream: UnsafeRawBufferPointer(start: output + outStride * lane, count: rate), level)
                         }
                     }
                 }
@@ -57,9 +60,13 @@ enum MLDSASampling {
 
     /// Parses 3-byte candidates < q into `polynomial[filled...]`; returns the new count.
     @inline(__always)
-    private static func rejectUniform(
-        _ polynomial: UnsafeMutablePointer<Int32>, filled: Int, stream: UnsafeRawBufferPointer
+    static func rejectUniform(
+        _ polynomial: UnsafeMutablePointer<Int32>, filled: Int, stream: UnsafeRawBufferPointer, _ level: PQKernels.Level
     ) -> Int {
+        guard level == .portable else {
+            return Int(fs_mldsa_rej_uniform(
+                polynomial, Int32(filled), stream.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(stream.count)))
+        }
         var count = filled
         var position = 0
         let bytes = stream.baseAddress!.assumingMemoryBound(to: UInt8.self)

@@ -91,14 +91,14 @@ enum MLKEMEngine {
                 for lane in 0..<lanes {
                     counts[lane] = MLKEMPoly.rejectionSample(
                         s.xofOut + outStride * lane, length: firstBlocks * rate,
-                        into: s.matrix + 256 * (batch + lane), count: 0)
+                        into: s.matrix + 256 * (batch + lane), count: 0, s.level)
                 }
                 while counts.min() < 256 {
                     sponge.squeeze(blocks: 1, into: s.xofOut, stride: outStride)
                     for lane in 0..<lanes where counts[lane] < 256 {
                         counts[lane] = MLKEMPoly.rejectionSample(
                             s.xofOut + outStride * lane, length: rate,
-                            into: s.matrix + 256 * (batch + lane), count: counts[lane])
+                            into: s.matrix + 256 * (batch + lane), count: counts[lane], s.level)
                     }
                 }
             }
