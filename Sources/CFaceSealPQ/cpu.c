@@ -1,5 +1,11 @@
-// Run-time CPU feature detection for the kernels (the binary is built for baseline x86-64).
+// Run-time CPU feature detection for the kernels (the binary is built for baseline x86-64), and wiping.
 #include "faceseal_pq.h"
+#include <string.h>
+
+void fs_pq_wipe(void *p, size_t n) {
+    memset(p, 0, n);
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+}
 
 int fs_pq_cpu_level(void) {
 #if defined(__x86_64__)

@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/// Zeroes n bytes at p; a compiler barrier keeps the stores although the memory is about to die.
+void fs_pq_wipe(void *p, size_t n);
+
 /// 0: portable only; 1: AVX2 kernels usable; 2: AVX2 kernels plus AVX-512VL Keccak.
 int fs_pq_cpu_level(void);
 
