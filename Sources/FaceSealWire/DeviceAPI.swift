@@ -81,12 +81,14 @@ public enum DevicePaths {
     public static func enrolmentToken(_ invitation: String) -> String { "/device/v1/enrolments/\(invitation)/token" }
     /// `GET` request details (ambient key).
     public static func request(_ rid: String) -> String { "/device/v1/requests/\(rid)" }
-    /// `GET` the face token and server share (ambient key).
+    /// `GET` the face token and server share (user-present key).
     public static func requestToken(_ rid: String) -> String { "/device/v1/requests/\(rid)/token" }
     /// `POST` a completion (user-present key).
     public static func completion(_ rid: String) -> String { "/device/v1/requests/\(rid)/completion" }
     /// `POST` an abort (user-present key).
     public static func abort(_ rid: String) -> String { "/device/v1/requests/\(rid)/abort" }
+    /// `POST` a failed face check (the user-present key that downloaded the token).
+    public static func attempts(_ rid: String) -> String { "/device/v1/requests/\(rid)/attempts" }
     /// `POST` a key rotation (user-present key of each rotated enrolment).
     public static let rotation = "/device/v1/keys/rotation"
     /// `POST` a revocation of one enrolment's keys (user-present key).

@@ -137,8 +137,8 @@ import Testing
                 #expect(response.status.code == 204)
                 receipt = SHA256.hash(data: delivered.body).bytes
             }
-            _ = try await store.recordTokenDownload(authReqID: authReqId, generation: generation)
-            _ = try await store.complete(CompletionCommit(authReqID: authReqId, expectedGeneration: generation,
+            _ = try await store.downloadFaceToken(authReqID: authReqId, keyID: "k9-present")
+            _ = try await store.complete(CompletionCommit(authReqID: authReqId, keyID: "k9-present", expectedGeneration: generation,
                                                           rotatedToken: token(generation + 1), receiptSHA256: receipt))
             generation += 1
             for await line in child.lines { output.append(line) }

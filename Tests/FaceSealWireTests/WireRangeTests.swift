@@ -30,18 +30,21 @@ import Testing
     static let samples: [Sample] = [
         Sample(DeviceErrorResponse(.invalidRequest, "x")),
         Sample(RequestDetails(rid: "r", kind: .ceremony, clientId: "c", rpLabel: "l", expiresAt: 1_800_000_000, keyPolicy: .standard,
-                              attemptsMax: 3, livenessRequired: true, minProtocol: 7, nonce: "n")),
+                              attemptsMax: 3, attemptsLeft: 2, captureRetriesMax: 10, captureRetriesLeft: 9, livenessRequired: true,
+                              matchThreshold: 0.52, minProtocol: 7, nonce: "n")),
         Sample(DeliveryBody(authReqId: "a", kind: .sign, iat: 1_800_000_000, keyId: "k", signature: [1])),
         Sample(BackchannelAuthenticationResponse(authReqId: "a", expiresIn: 300, interval: 5)),
         Sample(TokenResponse(accessToken: "at", expiresIn: 600, idToken: "x")),
         Sample(LinkClaims(iss: "http://a", rid: "r", kind: .login, exp: 1_800_000_000, nonce: "n")),
-        Sample(CompletionRequest(rid: "r", resultSHA256: nil, baseGeneration: 1, token: envelope, serverShare: [1], passwordUsed: false)),
+        Sample(CompletionRequest(rid: "r", resultSHA256: nil, baseGeneration: 1, token: envelope, serverShare: SecretBytes([1] as [UInt8]), passwordUsed: false)),
         Sample(CompletionResponse(rid: "r", generation: 2, resultSHA256: nil)),
         Sample(AbortRequest(rid: "r", reason: .userCancelled)),
+        Sample(AttemptReport(rid: "r", kind: .faceMismatch)),
+        Sample(AttemptsRemaining(rid: "r", attemptsLeft: 2, captureRetriesLeft: 9)),
         Sample(EnrolmentDetails(invitation: "i", email: "e", subject: "s", tenant: "t", clientId: "c", appLabel: "a", branding: nil,
                                 tokenExists: false, passwordRequired: false, livenessRequired: true, keyPolicy: .standard,
                                 expiresAt: 1_800_000_000)),
-        Sample(EnrolmentRequest(ambientKey: deviceKey, userPresentKey: deviceKey, ambientProof: "p", token: envelope, serverShare: [1],
+        Sample(EnrolmentRequest(ambientKey: deviceKey, userPresentKey: deviceKey, ambientProof: "p", token: envelope, serverShare: SecretBytes([1] as [UInt8]),
                                 deviceName: "d")),
         Sample(EnrolmentResponse(identityId: "i", email: "e", clientId: "c", appLabel: "a", branding: nil, issuer: "http://a",
                                  authorityKey: [1])),
@@ -54,7 +57,7 @@ import Testing
         Sample(BrandingSyncResponse(entries: [], dead: [])),
         Sample(OutboxResponse(links: [])),
         Sample(header),
-        Sample(FaceTokenDownload(token: envelope, serverShare: [1])),
+        Sample(FaceTokenDownload(token: envelope, serverShare: SecretBytes([1] as [UInt8]))),
     ]
 
     /// The paths of every integer in a JSON value.
@@ -93,6 +96,19 @@ import Testing
                 let hostile = Self.replacing(path[...], in: json, with: .integer(extreme)).serialized
                 #expect(throws: WireError.self, "\(path.joined(separator: ".")) = \(extreme)") { try sample.decode(hostile) }
             }
+        }
+    }
+
+    @Test("a match threshold outside 0.1…1.0 is refused")
+    func matchThresholdRange() throws {
+        let details = RequestDetails(rid: "r", kind: .login, clientId: "c", rpLabel: "l", expiresAt: 1_800_000_000, keyPolicy: .standard,
+                                     attemptsMax: 3, attemptsLeft: 3, captureRetriesMax: 10, captureRetriesLeft: 10,
+                                     livenessRequired: true, matchThreshold: 0.52, minProtocol: 7, nonce: "n")
+        let text = String(decoding: details.encoded(), as: UTF8.self)
+        #expect(try RequestDetails.decode(Array(text.utf8)).matchThreshold == 0.52)
+        for hostile in ["5", "-0.52", "0", "1e308"] {
+            let bytes = Array(text.replacingOccurrences(of: "\"match_threshold\":0.52", with: "\"match_threshold\":\(hostile)").utf8)
+            #expect(throws: WireError.self, "\(hostile)") { try RequestDetails.decode(bytes) }
         }
     }
 

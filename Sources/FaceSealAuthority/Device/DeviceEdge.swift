@@ -7,7 +7,7 @@ import Foundation
 enum DeviceKeyRequirement: Sendable {
     /// Reads and background sync: the ambient key (a user-present key is accepted too).
     case ambient
-    /// Completion, abort, rotation, revocation, enrolment: only the user-present key.
+    /// Token download, completion, abort, rotation, revocation, enrolment: only the user-present key.
     case userPresent
 }
 

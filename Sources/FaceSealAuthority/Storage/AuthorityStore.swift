@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 /// Everything the authority keeps, behind one interface (SPEC §9). Each method is one transaction:
@@ -92,18 +93,23 @@ public protocol AuthorityStore: Sendable {
     /// The request `authReqID`, or `.notFound(.cibaRequest)`.
     func request(authReqID: String) async throws -> CIBARequestRecord
     /// Face-token download (SPEC §5.1), in one transaction: the request must be pending and unexpired, and
-    /// `keyID` a key of the request's user that is active (or the previous key within its rotation overlap).
-    /// Returns the token (with the encrypted server share) and records its generation on the request.
-    /// A key of another user gets `.notFound(.cibaRequest)`; an ended key `.deviceKeyNotActive`.
+    /// `keyID` a key of the request's user and application that is active (or the previous key within its rotation
+    /// overlap). Returns the token (with the encrypted server share) and records the download against the request
+    /// and `keyID` (replacing that key's earlier download for the request). A key of another user or application
+    /// gets `.notFound(.cibaRequest)`; an ended key `.deviceKeyNotActive`.
     func downloadFaceToken(authReqID: String, keyID: String) async throws -> FaceTokenRecord
-    /// Records the token generation a device downloaded for a pending request.
-    func recordTokenDownload(authReqID: String, generation: Int64) async throws -> CIBARequestRecord
-    /// Counts one face mismatch on a pending request; returns the updated request.
-    func recordFaceMismatch(authReqID: String) async throws -> CIBARequestRecord
+    /// The downloads recorded for a request, by key id.
+    func tokenDownloads(authReqID: String) async throws -> [TokenDownloadRecord]
+    /// Counts a failed face check of a pending, unexpired request (`face_mismatch` against `attemptsMax`,
+    /// `capture_retry` against `captureRetriesMax`), reported by `keyID`, which must have downloaded the token for it
+    /// (else `.invalidInput`). When a count reaches the tenant's current budget the request is denied
+    /// (`attempts_exhausted` / `capture_retries_exhausted`) in the same transaction. Returns what is left.
+    func recordFaceCheckFailure(authReqID: String, keyID: String, _ failure: AttemptKind) async throws -> AttemptBudget
     /// Denies a pending request (abort, refusal) with a reason. A repeat with the same reason returns the
     /// stored request; any other non-pending state throws `.requestNotPending`.
     func denyRequest(authReqID: String, reason: String) async throws -> CIBARequestRecord
-    /// The completion compare-and-swap (SPEC §5.3): in one transaction, stores the rotated token only if
+    /// The completion compare-and-swap (SPEC §5.3): in one transaction, refuses (`.invalidInput`) unless
+    /// `keyID` downloaded exactly `expectedGeneration` for the request, then stores the rotated token only if
     /// the current generation equals `expectedGeneration` and marks the request `completed` with its
     /// receipt; otherwise marks the request `stale`. A retry with the same receipt returns the stored
     /// outcome without a second rotation; a different receipt throws `.completionMismatch`.

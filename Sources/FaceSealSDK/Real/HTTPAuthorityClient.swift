@@ -105,16 +105,28 @@ public final class HTTPAuthorityClient: AuthorityClient {
         let details = RequestDetails(
             requestId: wire.rid, identityId: "", clientId: wire.clientId, rpLabel: wire.rpLabel, branding: wire.branding.map(Self.branding),
             bindingMessage: wire.bindingMessage, pkiKind: kind, expiresAtUnix: wire.expiresAt, attemptsMax: wire.attemptsMax,
-            minimumDeviceProtocol: wire.minProtocol, keyPolicy: wire.keyPolicy.algorithms.map(\.rawValue),
+            attemptsLeft: wire.attemptsLeft, captureRetriesMax: wire.captureRetriesMax, captureRetriesLeft: wire.captureRetriesLeft,
+            livenessRequired: wire.livenessRequired, matchThreshold: wire.matchThreshold, minimumDeviceProtocol: wire.minProtocol, keyPolicy: wire.keyPolicy.algorithms.map(\.rawValue),
             pkiContext: wire.pkiContext?.bytes ?? [], pkiData: wire.pkiData?.bytes ?? [], deliveryEndpoint: endpoint,
             clientNotificationToken: wire.clientNotificationToken)
         return AuthorityReply(details, rotationHint: reply.rotationHint)
     }
 
-    /// `GET /device/v1/requests/{rid}/token` with the ambient key.
+    /// `GET /device/v1/requests/{rid}/token` with the user-present key.
     public func downloadFaceToken(requestId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<FaceTokenEnvelope> {
         let reply: AuthorityReply<FaceTokenDownload> = try await signed(.get, DevicePaths.requestToken(try Self.segment(requestId)), signer: signer)
         return AuthorityReply(try Self.envelope(reply.value), rotationHint: reply.rotationHint)
+    }
+
+    /// `POST …/attempts` with the user-present key that downloaded: one failed face check.
+    public func reportAttempt(requestId: String, kind: AttemptKind, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<RemainingAttempts> {
+        let body = AttemptReport(rid: requestId, kind: kind).encoded()
+        let reply: AuthorityReply<AttemptsRemaining> = try await signed(.post, DevicePaths.attempts(try Self.segment(requestId)), body: body,
+                                                                        signer: signer)
+        let answer = reply.value
+        guard answer.rid == requestId else { throw .invalidResponse("the attempts answer is for another request") }
+        return AuthorityReply(RemainingAttempts(attemptsLeft: answer.attemptsLeft, captureRetriesLeft: answer.captureRetriesLeft),
+                              rotationHint: reply.rotationHint)
     }
 
     /// `POST …/completion` with the user-present key: the receipt hash and the rotated token.
@@ -487,8 +499,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
         } catch {
             throw .invalidResponse("the token header does not parse")
         }
-        guard download.serverShare.bytes.count == FaceTokenSeal.serverShareByteCount else { throw .invalidResponse("server share length") }
-        return FaceTokenEnvelope(token: download.token.encoded(), serverShare: download.serverShare.bytes,
+        guard download.serverShare.secret.count == FaceTokenSeal.serverShareByteCount else { throw .invalidResponse("server share length") }
+        return FaceTokenEnvelope(token: download.token.encoded(), serverShare: download.serverShare.secret,
                                  passwordRequired: header.passwordRequired, livenessRequired: header.livenessRequired, generation: header.gen)
     }
 }

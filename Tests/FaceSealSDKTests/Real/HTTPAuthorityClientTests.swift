@@ -30,7 +30,8 @@ import Testing
                 let details = FaceSealWire.RequestDetails(
                     rid: request.pathParameter("rid"), kind: .ceremony, pkiKind: .sign, bindingMessage: "Sign invoice",
                     clientId: "app_billing", rpLabel: "Billing", branding: BrandingInfo(name: "Billing", primaryColor: "#0A84FF"),
-                    expiresAt: 1_800_000_300, keyPolicy: .standard, attemptsMax: 3, livenessRequired: true, minProtocol: 7,
+                    expiresAt: 1_800_000_300, keyPolicy: .standard, attemptsMax: 3, attemptsLeft: 2, captureRetriesMax: 10,
+                    captureRetriesLeft: 9, livenessRequired: true, matchThreshold: 0.5, minProtocol: 7,
                     deliveryEndpoint: "https://rp.test/delivery", clientNotificationToken: "bearer", pkiContext: [1], pkiData: [2],
                     nonce: "n")
                 let jti = (try? DeviceRequestSignature.parse(request.headers[DeviceSigning.requestHeader]).claims.jti) ?? ""

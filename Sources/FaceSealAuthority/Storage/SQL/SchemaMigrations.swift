@@ -146,6 +146,22 @@ enum SchemaMigrator {
             "ALTER TABLE signing_keys ADD COLUMN wrap_version {INT} NOT NULL DEFAULT 1",
             "UPDATE signing_keys SET wrap_version = 0",
         ]),
+        SchemaMigration(version: 6, name: "token downloads per request and key", statements: [
+            // Every download, by the key that made it: a completion must come from a key that downloaded, at the
+            // generation it downloaded (SPEC §4.2). It replaces the request's single, never-read column.
+            """
+            CREATE TABLE token_downloads (
+                auth_req_id TEXT NOT NULL REFERENCES ciba_requests(auth_req_id), key_id TEXT NOT NULL,
+                generation {INT} NOT NULL, downloaded_at {INT} NOT NULL, PRIMARY KEY (auth_req_id, key_id))
+            """,
+            "ALTER TABLE ciba_requests DROP COLUMN downloaded_generation",
+        ]),
+        SchemaMigration(version: 7, name: "match threshold and capture-retry budget", statements: [
+            // The threshold in millionths (integers only cross the storage boundary); existing tenants get the defaults.
+            "ALTER TABLE tenants ADD COLUMN match_threshold_micros {INT} NOT NULL DEFAULT 520000",
+            "ALTER TABLE tenants ADD COLUMN capture_retries_max {INT} NOT NULL DEFAULT 10",
+            "ALTER TABLE ciba_requests ADD COLUMN capture_retries {INT} NOT NULL DEFAULT 0",
+        ]),
     ]
 
     /// The newest version this build knows.
