@@ -4,7 +4,7 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 export FACESEAL_CACHE ?= $(HOME)/.cache/faceseal
 
-.PHONY: setup build release test demo fuzz bench-crypto bench-face ct-check clean
+.PHONY: setup build release test demo fuzz bench-crypto bench-face bench-wait ct-check clean
 
 ## setup: install what is missing (Debian packages, PyPI face models and test images). Idempotent.
 setup:
@@ -37,6 +37,10 @@ ct-check:
 
 bench-face: release
 	@bash scripts/bench-face.sh
+
+## bench-wait: CPU of clients waiting 30 s on a silent server (FaceSeal's HTTPClient, the ping client, curl).
+bench-wait: release
+	.build/release/faceseal bench wait
 
 clean:
 	rm -rf .build

@@ -201,11 +201,12 @@ extension RelyingPartyError {
         }
     }
 
-    /// With `client_secret_post`: a 401 carrying `WWW-Authenticate: Basic` (the answer to a failed
-    /// `client_secret_basic`) makes FoundationNetworking's URLSession on Linux stall until the deadline, so
-    /// that case surfaces as a transport timeout, not `invalid_client` (a FaceSealHTTP client issue).
-    @Test func aWrongSecretIsInvalidClient() async throws {
-        try await withWorld(authentication: .clientSecretPost(secret: SecretBytes(Array("wrong".utf8)))) { world in
+    /// A wrong secret, sent either way, is refused as `invalid_client` (for `client_secret_basic` the 401 also
+    /// carries a `WWW-Authenticate: Basic` challenge, which the client hands back instead of answering).
+    @Test(arguments: [true, false])
+    func aWrongSecretIsInvalidClient(basic: Bool) async throws {
+        let wrong = SecretBytes(Array("wrong".utf8))
+        try await withWorld(authentication: basic ? .clientSecretBasic(secret: wrong) : .clientSecretPost(secret: wrong)) { world in
             do {
                 _ = try await world.rp.start(.signIn, user: Self.email, context: "", bindingMessage: "Sign in")
                 Issue.record("a wrong secret was accepted")

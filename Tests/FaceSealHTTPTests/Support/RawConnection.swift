@@ -4,7 +4,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// A raw TCP connection for what URLSession hides: keep-alive reuse, chunked uploads, exact bytes.
+/// A raw TCP connection for what an HTTP client hides: keep-alive reuse, chunked uploads, exact bytes.
 /// Its blocking calls run on a dedicated thread (`blocking`) so they never occupy Swift's
 /// cooperative pool, which the server's handlers need.
 final class RawConnection: Sendable {
