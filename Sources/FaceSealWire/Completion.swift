@@ -1,3 +1,5 @@
+import FaceSealCrypto
+
 /// The completion a device posts after a successful face match (and, for a ceremony, after the application
 /// accepted the delivery): the receipt hash and the rotated token (SPEC §4.4, §5.3). Signed with the
 /// user-present key.
@@ -13,7 +15,7 @@ public struct CompletionRequest: WireMessage {
     /// The re-sealed token, generation `baseGeneration + 1`.
     public var token: FaceTokenEnvelope
     /// The fresh server share the device chose for the new token.
-    public var serverShare: Base64URLBytes
+    public var serverShare: Base64URLSecret
     /// Whether the user typed the token's password (adds `pwd` to the ID token's `amr`).
     public var passwordUsed: Bool
 
@@ -29,13 +31,13 @@ public struct CompletionRequest: WireMessage {
 
     /// Builds a completion.
     public init(v: Int = ProtocolVersion.current, rid: String, resultSHA256: String?, baseGeneration: Int,
-                token: FaceTokenEnvelope, serverShare: [UInt8], passwordUsed: Bool) {
+                token: FaceTokenEnvelope, serverShare: SecretBytes, passwordUsed: Bool) {
         self.v = v
         self.rid = rid
         self.resultSHA256 = resultSHA256
         self.baseGeneration = baseGeneration
         self.token = token
-        self.serverShare = Base64URLBytes(serverShare)
+        self.serverShare = Base64URLSecret(serverShare)
         self.passwordUsed = passwordUsed
     }
 }

@@ -106,3 +106,28 @@ public struct Base64URLBytes: Codable, Sendable, Hashable {
         try container.encode(Base64URL.encode(bytes))
     }
 }
+
+/// Secret bytes (a server share) that travel as unpadded base64url: decoded straight into ``SecretBytes`` and encoded
+/// from them, so no plain array of the secret is ever made. The JSON text of the message still holds the encoded form.
+public struct Base64URLSecret: Codable, Sendable, Hashable {
+    /// The secret.
+    public let secret: SecretBytes
+
+    /// Wraps `secret`.
+    public init(_ secret: SecretBytes) { self.secret = secret }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        do {
+            secret = try Base64URL.decodeSecret(utf8: text.utf8)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "invalid base64url")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(Base64URL.encode(secret))
+    }
+}

@@ -36,7 +36,7 @@ import Testing
         Sample(BackchannelAuthenticationResponse(authReqId: "a", expiresIn: 300, interval: 5)),
         Sample(TokenResponse(accessToken: "at", expiresIn: 600, idToken: "x")),
         Sample(LinkClaims(iss: "http://a", rid: "r", kind: .login, exp: 1_800_000_000, nonce: "n")),
-        Sample(CompletionRequest(rid: "r", resultSHA256: nil, baseGeneration: 1, token: envelope, serverShare: [1], passwordUsed: false)),
+        Sample(CompletionRequest(rid: "r", resultSHA256: nil, baseGeneration: 1, token: envelope, serverShare: SecretBytes([1] as [UInt8]), passwordUsed: false)),
         Sample(CompletionResponse(rid: "r", generation: 2, resultSHA256: nil)),
         Sample(AbortRequest(rid: "r", reason: .userCancelled)),
         Sample(AttemptReport(rid: "r", kind: .faceMismatch)),
@@ -44,7 +44,7 @@ import Testing
         Sample(EnrolmentDetails(invitation: "i", email: "e", subject: "s", tenant: "t", clientId: "c", appLabel: "a", branding: nil,
                                 tokenExists: false, passwordRequired: false, livenessRequired: true, keyPolicy: .standard,
                                 expiresAt: 1_800_000_000)),
-        Sample(EnrolmentRequest(ambientKey: deviceKey, userPresentKey: deviceKey, ambientProof: "p", token: envelope, serverShare: [1],
+        Sample(EnrolmentRequest(ambientKey: deviceKey, userPresentKey: deviceKey, ambientProof: "p", token: envelope, serverShare: SecretBytes([1] as [UInt8]),
                                 deviceName: "d")),
         Sample(EnrolmentResponse(identityId: "i", email: "e", clientId: "c", appLabel: "a", branding: nil, issuer: "http://a",
                                  authorityKey: [1])),
@@ -57,7 +57,7 @@ import Testing
         Sample(BrandingSyncResponse(entries: [], dead: [])),
         Sample(OutboxResponse(links: [])),
         Sample(header),
-        Sample(FaceTokenDownload(token: envelope, serverShare: [1])),
+        Sample(FaceTokenDownload(token: envelope, serverShare: SecretBytes([1] as [UInt8]))),
     ]
 
     /// The paths of every integer in a JSON value.

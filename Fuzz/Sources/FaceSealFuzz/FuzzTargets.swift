@@ -1,9 +1,9 @@
 import FaceSealCrypto
 import FaceSealFace
-import FaceSealWire
 import Foundation
 @testable import FaceSealAuthority
 @testable import FaceSealHTTP
+@testable import FaceSealWire
 
 /// One parser of outside bytes and what is done with the result. Refusals are the expected outcome; only a
 /// trap (or a broken round trip, turned into one) is a finding.
@@ -52,7 +52,7 @@ enum FuzzTargets {
         { _ = try DeviceRequestClaims.decode($0) }, { _ = try AuthorityResponseClaims.decode($0) },
         { _ = try KeyRotationRequest.decode($0) }, { _ = try KeyRotationResponse.decode($0) }, { _ = try KeyRevocationRequest.decode($0) },
         { _ = try BrandingSyncResponse.decode($0) }, { _ = try OutboxResponse.decode($0) }, { _ = try FaceTokenHeader.decode($0) },
-        { _ = try FaceTokenEnvelope.decode($0) }, { _ = try FaceTokenBody.decode($0) }, { _ = try FaceTokenDownload.decode($0) },
+        { _ = try FaceTokenEnvelope.decode($0) }, { _ = try FaceTokenDownload.decode($0) },
     ]
 
     static func wire(_ bytes: [UInt8]) {
@@ -110,12 +110,26 @@ enum FuzzTargets {
                                 now: 1_800_000_000)
     }
 
-    /// A token envelope, opened with a fixed share (the seal fails; the parsing before it is the target).
+    /// A token envelope, checked and opened with a fixed share (the AEAD fails; the parsing before it is the target), or
+    /// (first byte 0…2 mod 4) the plaintext of a layer as a sealer holding the key could have written it: the templates
+    /// layer, the keys layer, a format-1 body.
     static func faceToken(_ bytes: [UInt8]) {
-        guard let envelope = try? FaceTokenEnvelope.decode(bytes) else { return }
-        _ = try? FaceTokenCustody.header(of: envelope)
-        _ = try? FaceTokenSeal.open(envelope, serverShare: Array(repeating: 7, count: FaceTokenSeal.serverShareByteCount),
-                                    passwordKey: nil)
+        guard let selector = bytes.first else { return }
+        let plaintext = SecretBytes(bytes.dropFirst())
+        switch selector % 4 {
+        case 0: _ = try? FaceTokenTemplates.decode(plaintext)
+        case 1: _ = try? FaceTokenMasters.decodeLayer(plaintext)
+        case 2:
+            _ = try? FaceTokenV1Body.templates(plaintext)
+            _ = try? FaceTokenV1Body.masters(plaintext)
+        default:
+            guard let envelope = try? FaceTokenEnvelope.decode(bytes), let header = try? FaceTokenCustody.uploadedHeader(of: envelope),
+                  let keys = try? FaceTokenSeal.layerKeys(serverShare: SecretBytes([UInt8](repeating: 7, count: FaceTokenSeal.serverShareByteCount)),
+                                                          passwordKey: SymmetricKey(data: [UInt8](repeating: 8, count: 32)), header: header)
+            else { return }
+            _ = try? FaceTokenSeal.openTemplates(envelope, keys: keys)
+            _ = try? FaceTokenSeal.openMasters(envelope, keys: keys)
+        }
     }
 
     /// Form bodies, and the CIBA backchannel request read from one.

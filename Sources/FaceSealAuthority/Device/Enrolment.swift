@@ -46,7 +46,7 @@ extension Authority {
         guard let token = try await existingFaceToken(subject: invitation.subject) else {
             throw DeviceFailure(.invalidInvitation, "the user has no face token yet: this is a first enrolment")
         }
-        return try FaceTokenCustody.download(token, masterKey: keys.shareWrappingKey)
+        return try FaceTokenCustody.download(token, wrappingKey: keys.shareWrappingKey)
     }
 
     /// `POST /device/v1/enrolments/{inv}`: the edge of the enrolment, whose key comes in the body. Every answer
@@ -92,14 +92,14 @@ extension Authority {
         var initialToken: FaceTokenRecord?
         switch (body.token, body.serverShare, existing) {
         case (let envelope?, let share?, nil):
-            let header = try FaceTokenCustody.header(of: envelope)
+            let header = try FaceTokenCustody.uploadedHeader(of: envelope)
             guard header.gen == 1 else { throw DeviceFailure.invalidRequest("a new token starts at generation 1") }
             guard header.sub == invitation.subject, header.tenant == invitation.tenantID else {
                 throw DeviceFailure.invalidRequest("the token is not the invited user's")
             }
             try Self.checkTokenPolicy(header, policy: policy)
             initialToken = try FaceTokenCustody.record(envelope: envelope, header: header, subject: invitation.subject,
-                                                       serverShare: share.bytes, masterKey: keys.shareWrappingKey)
+                                                       serverShare: share.secret, wrappingKey: keys.shareWrappingKey)
         case (nil, nil, _?):
             initialToken = nil
         case (_, _, nil):

@@ -66,7 +66,7 @@ extension Authority {
         try requirePending(record)
         try Self.requireCeremonyProtocol(record, device: device)
         let token = try await store.downloadFaceToken(authReqID: rid, keyID: device.key.keyID)
-        return try FaceTokenCustody.download(token, masterKey: keys.shareWrappingKey)
+        return try FaceTokenCustody.download(token, wrappingKey: keys.shareWrappingKey)
     }
 
     /// `POST /device/v1/requests/{rid}/completion`: the rotated token's compare-and-swap with the request's
@@ -93,7 +93,7 @@ extension Authority {
             throw DeviceFailure.invalidRequest("a sign-in delivers nothing: result_sha256 must be absent")
         }
         // `base_generation` was range-checked at decode (`WireRange.generation`), so `+ 1` cannot overflow.
-        let header = try FaceTokenCustody.header(of: body.token)
+        let header = try FaceTokenCustody.uploadedHeader(of: body.token)
         guard header.gen == body.baseGeneration + 1 else {
             throw DeviceFailure.invalidRequest("the new token's generation must be base_generation + 1")
         }
@@ -112,7 +112,7 @@ extension Authority {
             try TokenRotationRule.check(stored: stored, rotated: header, policy: policy)
         }
         let rotated = try FaceTokenCustody.record(envelope: body.token, header: header, subject: record.subject,
-                                                  serverShare: body.serverShare.bytes, masterKey: keys.shareWrappingKey)
+                                                  serverShare: body.serverShare.secret, wrappingKey: keys.shareWrappingKey)
         let outcome = try await store.complete(CompletionCommit(
             authReqID: rid, keyID: device.key.keyID, expectedGeneration: Int64(body.baseGeneration), rotatedToken: rotated,
             receiptSHA256: receipt, passwordUsed: stored.passwordRequired))

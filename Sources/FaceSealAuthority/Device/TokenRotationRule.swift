@@ -9,8 +9,9 @@ enum TokenRotationRule {
         let to: Int
     }
 
-    /// The format versions a rotation may move between: the one line to change when a format migrates.
-    static let versionSteps: Set<VersionStep> = [VersionStep(from: 1, to: 1)]
+    /// The format versions a rotation may move between: the one line to change when a format migrates. Format 1
+    /// migrates to format 2 at its next rotation; nothing goes back.
+    static let versionSteps: Set<VersionStep> = [VersionStep(from: 1, to: 2), VersionStep(from: 2, to: 2)]
 
     /// Refuses (`invalid_request`) a rotated header that is not exactly the stored header at the next generation under
     /// the tenant's current policy.

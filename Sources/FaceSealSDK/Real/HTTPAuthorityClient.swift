@@ -499,8 +499,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
         } catch {
             throw .invalidResponse("the token header does not parse")
         }
-        guard download.serverShare.bytes.count == FaceTokenSeal.serverShareByteCount else { throw .invalidResponse("server share length") }
-        return FaceTokenEnvelope(token: download.token.encoded(), serverShare: download.serverShare.bytes,
+        guard download.serverShare.secret.count == FaceTokenSeal.serverShareByteCount else { throw .invalidResponse("server share length") }
+        return FaceTokenEnvelope(token: download.token.encoded(), serverShare: download.serverShare.secret,
                                  passwordRequired: header.passwordRequired, livenessRequired: header.livenessRequired, generation: header.gen)
     }
 }

@@ -1,3 +1,4 @@
+import FaceSealCrypto
 import FaceSealWire
 import Foundation
 
@@ -124,8 +125,8 @@ public struct RemainingAttempts: Sendable, Hashable {
 public struct FaceTokenEnvelope: Sendable {
     /// The token bytes (cleartext header plus sealed body, SPEC §5.1).
     public let token: [UInt8]
-    /// The authority's share of the sealing key.
-    public let serverShare: [UInt8]
+    /// The authority's share of the layer keys.
+    public let serverShare: SecretBytes
     /// Header: whether a password is needed to open the token.
     public let passwordRequired: Bool
     /// Header: whether liveness must be checked before the match.
@@ -134,7 +135,7 @@ public struct FaceTokenEnvelope: Sendable {
     public let generation: Int
 
     /// Creates an envelope.
-    public init(token: [UInt8], serverShare: [UInt8], passwordRequired: Bool, livenessRequired: Bool, generation: Int) {
+    public init(token: [UInt8], serverShare: SecretBytes, passwordRequired: Bool, livenessRequired: Bool, generation: Int) {
         self.token = token
         self.serverShare = serverShare
         self.passwordRequired = passwordRequired
@@ -186,13 +187,13 @@ public struct CompletionSubmission: Sendable, Hashable {
     /// The generation that was downloaded (compare-and-swap value).
     public let downloadedGeneration: Int
     /// The fresh server share of the rotated token.
-    public let serverShare: [UInt8]
+    public let serverShare: SecretBytes
     /// Whether the user typed the token's password.
     public let passwordUsed: Bool
 
     /// Creates a completion.
     public init(requestId: String, resultSHA256: [UInt8]?, rotatedToken: [UInt8], downloadedGeneration: Int,
-                serverShare: [UInt8] = [], passwordUsed: Bool = false) {
+                serverShare: SecretBytes = SecretBytes([UInt8]()), passwordUsed: Bool = false) {
         self.requestId = requestId
         self.resultSHA256 = resultSHA256
         self.rotatedToken = rotatedToken

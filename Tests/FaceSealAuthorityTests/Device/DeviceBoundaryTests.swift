@@ -54,7 +54,7 @@ struct DeviceBoundaryTests {
             #expect(!ambient.body.contains(subsequence: Array("server_share".utf8)))
             #expect(try await harness.store.tokenDownloads(authReqID: "req-1").isEmpty)
             let download = try await downloadToken(device, "req-1")
-            _ = try FaceTokenSeal.open(download.token, serverShare: download.serverShare.bytes, passwordKey: nil)
+            _ = try TestDevice.open(download)
         }
     }
 
@@ -78,7 +78,7 @@ struct DeviceBoundaryTests {
             let (envelope, share) = try TestDevice.sealToken(subject: "user-1", tenant: "acme", generation: 3)
             later.baseGeneration = 2
             later.token = envelope
-            later.serverShare = Base64URLBytes(share)
+            later.serverShare = Base64URLSecret(share)
             expectDeviceError(try await second.post(DevicePaths.completion("req-1"), later), .invalidRequest)
             // base_generation at the top of the integer range is refused, not trapped on.
             var huge = completion

@@ -23,8 +23,9 @@ struct WrappingMigrationTests {
             // The previous release: migrations 1…4, secrets sealed under the master key itself.
             let raw = try await scratch.openRaw()
             try await SchemaMigrator.migrate(raw, clock: clock, migrations: SchemaMigrator.migrations.filter { $0.version <= 4 })
-            let legacyShare = try FaceTokenCustody.record(envelope: envelope, header: header, subject: "user-1", serverShare: share,
-                                                          masterKey: master).encryptedServerShare
+            let legacyToken = try FaceTokenCustody.record(envelope: envelope, header: header, subject: "user-1", serverShare: share,
+                                                          wrappingKey: master)
+            let legacyShare = legacyToken.encryptedServerShare
             let legacyKey = try SigningKeySeal.seal(privateKey, keyID: signingKey.keyID, algorithm: .edDSA, masterKey: master)
             let publicJWK = String(decoding: signingKey.publicJWK.jsonData, as: UTF8.self)
             try await raw.transaction { tx in
@@ -37,7 +38,7 @@ struct WrappingMigrationTests {
                 try tx.execute("""
                     INSERT INTO face_tokens (subject, token_id, generation, header_json, sealed_body, encrypted_server_share, updated_at)
                     VALUES ('user-1', ?, 1, ?, ?, ?, 0)
-                    """, [.text(header.tid), .blob(envelope.header.bytes), .blob(envelope.nonce.bytes + envelope.sealed.bytes), .blob(legacyShare)])
+                    """, [.text(header.tid), .blob(envelope.header.bytes), .blob(legacyToken.sealedBody), .blob(legacyShare)])
                 try tx.execute("""
                     INSERT INTO signing_keys (key_id, algorithm, public_jwk, encrypted_private_key, created_at)
                     VALUES (?, 'EdDSA', ?, ?, 0)
@@ -77,8 +78,8 @@ struct WrappingMigrationTests {
                 await server.stop()
                 #expect(response.status.code == 200)
                 let download = try FaceTokenDownload.decode(response.body)
-                #expect(download.serverShare.bytes == share)
-                _ = try FaceTokenSeal.open(download.token, serverShare: download.serverShare.bytes, passwordKey: nil)
+                #expect(download.serverShare.secret == share)
+                _ = try TestDevice.open(download)
                 #expect(String(decoding: jwks.body, as: UTF8.self).contains(signingKey.keyID))
 
                 // Another master key opens nothing, and says so.

@@ -70,7 +70,7 @@ struct TestDevice: Sendable {
         guard details.status.code == 200 else { throw TestDeviceError.refused(details.status.code, nil) }
         let info = try EnrolmentDetails.decode(details.body)
         var token: FaceTokenEnvelope?
-        var share: [UInt8]?
+        var share: SecretBytes?
         if !info.tokenExists {
             (token, share) = try Self.sealToken(subject: info.subject, tenant: info.tenant, generation: 1, password: tokenPassword)
         }
@@ -95,32 +95,44 @@ struct TestDevice: Sendable {
 
     /// A sealed token (one template, a master per default algorithm, `password` if given) and its fresh server share.
     static func sealToken(subject: String, tenant: String, generation: Int, tid: String = "tok_test",
-                          password: String? = nil) throws -> (FaceTokenEnvelope, [UInt8]) {
+                          password: String? = nil) throws -> (FaceTokenEnvelope, SecretBytes) {
         let header = FaceTokenHeader(tid: tid, sub: subject, tenant: tenant, gen: generation, passwordRequired: password != nil,
                                      livenessRequired: true, threshold: 0.5, scrypt: password.map { _ in testScrypt },
                                      createdAt: 1_800_000_000)
         return try seal(header, password: password)
     }
 
-    /// `header` sealed over the test body with a fresh server share.
-    static func seal(_ header: FaceTokenHeader, password: String?) throws -> (FaceTokenEnvelope, [UInt8]) {
-        let body = FaceTokenBody(templates: [Array(repeating: 0.25, count: 128)],
-                                 masters: [.mlDSA65: Array(repeating: 1, count: 32), .mlKEM768: Array(repeating: 2, count: 32)])
-        let share = SecureRandom.bytes(count: 32)
-        return (try FaceTokenSeal.seal(header: header, body: body, serverShare: share, passwordKey: try passwordKey(password)), share)
+    /// `header` sealed over the test templates and masters with a fresh server share.
+    static func seal(_ header: FaceTokenHeader, password: String?) throws -> (FaceTokenEnvelope, SecretBytes) {
+        var masters = FaceTokenMasters()
+        masters.fill(.mlDSA65)
+        masters.fill(.mlKEM768)
+        let share = SecretBytes(randomCount: 32)
+        return (try FaceTokenSeal.seal(header: header, templates: [Array(repeating: 0.25, count: 128)], masters: masters, serverShare: share,
+                                       passwordKey: try passwordKey(password)), share)
     }
 
     static func passwordKey(_ password: String?) throws -> SymmetricKey? {
         try password.map { try FaceTokenSeal.passwordKey(password: $0, parameters: testScrypt) }
     }
 
-    /// Opens a downloaded token (proving the share fits) and re-seals its header at the next generation with a fresh
-    /// share; `adjust` may change the new header further.
+    /// Opens both layers of a downloaded token with its share (proving the share fits); answers the header.
+    static func open(_ download: FaceTokenDownload, password: String? = nil) throws -> FaceTokenHeader {
+        let header = try download.token.checkedHeader()
+        let layers = try FaceTokenSeal.layerKeys(serverShare: download.serverShare.secret, passwordKey: try passwordKey(password), header: header)
+        _ = try FaceTokenSeal.openTemplates(download.token, keys: layers)
+        _ = try FaceTokenSeal.openMasters(download.token, keys: layers)
+        return header
+    }
+
+    /// Opens a downloaded token (proving the share fits) and re-seals its header at the next generation (format 2) with
+    /// a fresh share; `adjust` may change the new header further.
     static func rotate(_ download: FaceTokenDownload, password: String? = nil,
-                       adjust: (inout FaceTokenHeader) -> Void = { _ in }) throws -> (envelope: FaceTokenEnvelope, share: [UInt8], base: Int) {
-        let (header, _) = try FaceTokenSeal.open(download.token, serverShare: download.serverShare.bytes, passwordKey: try passwordKey(password))
+                       adjust: (inout FaceTokenHeader) -> Void = { _ in }) throws -> (envelope: FaceTokenEnvelope, share: SecretBytes, base: Int) {
+        let header = try open(download, password: password)
         var next = header
         next.gen += 1
+        next.v = FaceTokenHeader.currentFormat
         adjust(&next)
         let (envelope, share) = try seal(next, password: password)
         return (envelope, share, header.gen)

@@ -498,7 +498,7 @@ extension PkiCeremonyFlow.State {
         let pending = try await e.request("public_keys")
         let dummy = FaceSealWire.FaceTokenEnvelope(header: [1], nonce: [UInt8](repeating: 0, count: 12), sealed: [UInt8](repeating: 0, count: 16))
         let completion = CompletionSubmission(requestId: pending.rid, resultSHA256: [UInt8](repeating: 0, count: 32), rotatedToken: dummy.encoded(),
-                                              downloadedGeneration: 1, serverShare: [UInt8](repeating: 1, count: 32))
+                                              downloadedGeneration: 1, serverShare: SecretBytes(randomCount: 32))
         await #expect(throws: AuthorityFailure.refused(code: "user_presence_required", message: "this endpoint needs the user-present key")) {
             _ = try await e.device.client.complete(completion, signer: try e.device.vault.signer(deviceKeyId: record.ambient.deviceKeyId, presence: nil))
         }

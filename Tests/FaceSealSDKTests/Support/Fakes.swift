@@ -1,3 +1,4 @@
+import FaceSealCrypto
 import Foundation
 import Synchronization
 @testable import FaceSealSDK
@@ -155,6 +156,12 @@ struct FakeOpenedToken: OpenedFaceToken {
     let matchThreshold: Float = 0.6
     let generation: Int
 
+    func openKeys() async throws(KeyOperationError) -> any FaceTokenKeys { FakeTokenKeys(generation: generation) }
+}
+
+struct FakeTokenKeys: FaceTokenKeys {
+    let generation: Int
+
     func prepareCompletion(for request: RequestDetails, issuedAt: Date) async throws(KeyOperationError) -> PreparedCompletion {
         let rotated: [UInt8] = [UInt8(generation + 1)]
         guard let kind = request.pkiKind else {
@@ -180,7 +187,7 @@ struct FakeFaceTokens: FaceTokenOpener {
 
     func create(templates: FaceTemplates, password: String?, keyPolicy: [String], subject: String,
                 tenant: String) async throws(KeyOperationError) -> NewFaceToken {
-        NewFaceToken(token: [1, UInt8(keyPolicy.count)], serverShare: [2])
+        NewFaceToken(token: [1, UInt8(keyPolicy.count)], serverShare: SecretBytes([2] as [UInt8]))
     }
 }
 
@@ -292,7 +299,7 @@ final class FakeAuthority: AuthorityClient {
         if signer.protection != .userPresent { throw .refused(code: "user_presence_required", message: "") }
         let s = script.withLock { $0 }
         return reply(FaceTokenEnvelope(
-            token: s.damagedToken ? [0xDE, 0xAD] : [7], serverShare: [8], passwordRequired: s.passwordRequired,
+            token: s.damagedToken ? [0xDE, 0xAD] : [7], serverShare: SecretBytes([8] as [UInt8]), passwordRequired: s.passwordRequired,
             livenessRequired: s.livenessRequired, generation: s.generation
         ))
     }
@@ -342,7 +349,7 @@ final class FakeAuthority: AuthorityClient {
 
     func enrolmentFaceToken(requestId: String) async throws(AuthorityFailure) -> FaceTokenEnvelope {
         let s = script.withLock { $0 }
-        return FaceTokenEnvelope(token: [7], serverShare: [8], passwordRequired: s.passwordRequired, livenessRequired: s.livenessRequired, generation: s.generation)
+        return FaceTokenEnvelope(token: [7], serverShare: SecretBytes([8] as [UInt8]), passwordRequired: s.passwordRequired, livenessRequired: s.livenessRequired, generation: s.generation)
     }
 
     func registerEnrolment(_ submission: EnrolmentSubmission, ambient: any DeviceRequestSigner, userPresent: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<EnrolmentReceipt> {

@@ -4,8 +4,8 @@ import Synchronization
 
 /// Performs the actions of an ``ApprovalStateMachine`` through the seams and feeds the results
 /// back. It holds what the machine must not: the signing record, the approval's user-present signer, the
-/// downloaded envelope (with the authority's share) and the opened token, all dropped as soon as they are no
-/// longer needed.
+/// downloaded envelope (with the authority's share) and the opened token (templates only: its keys layer is opened
+/// after the match, for the completion alone), all dropped as soon as they are no longer needed.
 ///
 /// One user-presence prompt per approval: the user-present signer obtained for the token download (which
 /// needs it, SPEC §4.2) also signs the completion and a final abort (docs/PROTOCOL.md §2).
@@ -240,7 +240,8 @@ final class ApprovalDriver: Sendable {
         }
         let mode = core.read { $0.mode }
         do {
-            let prepared = try await opened.prepareCompletion(for: details, issuedAt: environment.clock.now())
+            // Only now, after liveness and the match, is the keys layer opened; its masters live for this call only.
+            let prepared = try await opened.openKeys().prepareCompletion(for: details, issuedAt: environment.clock.now())
             // The token is re-sealed: the opened secrets are no longer needed.
             session.withLock { $0.opened = nil }
             let completion = CompletionSubmission(
