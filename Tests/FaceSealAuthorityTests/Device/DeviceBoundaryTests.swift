@@ -155,7 +155,6 @@ struct DevicePolicyTests {
                 ("another token id", { $0.tid = "tok_other" }),
                 ("another creation time", { $0.createdAt += 1 }),
                 ("scrypt parameters added", { $0.scrypt = TestDevice.testScrypt }),
-                ("another format", { $0.v = 2 }),
             ]
             for (name, change) in changes {
                 let completion = try TestDevice.completion(rid: "req-1", from: download, receipt: nil, adjust: change)
