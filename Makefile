@@ -4,7 +4,7 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 export FACESEAL_CACHE ?= $(HOME)/.cache/faceseal
 
-.PHONY: setup build release test demo fuzz bench-crypto bench-face clean
+.PHONY: setup build release test demo fuzz bench-crypto bench-face ct-check clean
 
 ## setup: install what is missing (Debian packages, PyPI face models and test images). Idempotent.
 setup:
@@ -30,6 +30,10 @@ demo: release
 
 bench-crypto: release
 	@bash scripts/bench-crypto.sh
+
+## ct-check: the ML-KEM/ML-DSA vector kernels under valgrind with secret-marked inputs (constant time).
+ct-check:
+	@bash scripts/ct-check.sh
 
 bench-face: release
 	@bash scripts/bench-face.sh

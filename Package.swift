@@ -31,7 +31,9 @@ let package = Package(
         .systemLibrary(name: "CPNG", path: "Sources/CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .target(name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD", "CSQLite", "CJPEG", "CPNG"]),
 
-        .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "CShims"], swiftSettings: swiftSettings),
+        // FaceSeal's own AVX2 kernels for ML-KEM/ML-DSA (run-time CPU dispatch; the portable Swift path stays).
+        .target(name: "CFaceSealPQ", exclude: ["keccak_x4_body.h"]),
+        .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "CShims", "CFaceSealPQ"], swiftSettings: swiftSettings),
         .target(name: "FaceSealFace", dependencies: ["COpenBLAS", "CJPEG", "CPNG", "CShims"], swiftSettings: swiftSettings),
         .target(name: "FaceSealWire", dependencies: ["FaceSealCrypto"], swiftSettings: swiftSettings),
         .target(name: "FaceSealHTTP", dependencies: ["CMicroHTTPD", "CShims"], swiftSettings: swiftSettings),

@@ -11,7 +11,7 @@ enum FaceSealCommand {
       device    the authenticator for Linux
       rp        a sample application
       demo      run the whole system on loopback
-      bench     benchmarks against a peer: `bench crypto [--all] [--peer DIR]`, `bench face`, `bench auth`
+      bench     benchmarks against a peer: `bench crypto [--all] [--peer DIR] [--openssl MODULE --python-library LIB]`, `bench face`, `bench auth`
     """
 
     static func run(_ arguments: [String]) async -> Int32 {
