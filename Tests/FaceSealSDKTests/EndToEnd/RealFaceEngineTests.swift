@@ -34,16 +34,21 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: assetsPresent))
-    func realEngineEnrolsAndApprovesACeremonyAndRefusesAStranger() async throws {
-        let models = try Models()
+    /// A live system whose tenant has liveness off (still images), with an application and a user.
+    static func system() async throws -> (LiveSystem, LiveSystem.Client, String) {
         var policy = LiveSystem.Policy()
         policy.livenessRequired = false
         let system = try await LiveSystem.start(policy: policy)
-        defer { Task { await system.stop() } }
-        let client = try await system.createApplication(label: "Acme Billing")
         let email = "barack@example.com"
         _ = try await system.createUser(email: email)
+        return (system, try await system.createApplication(label: "Acme Billing"), email)
+    }
+
+    @Test(.enabled(if: assetsPresent))
+    func realEngineEnrolsAndApprovesACeremonyAndRefusesAStranger() async throws {
+        let models = try Models()
+        let (system, client, email) = try await Self.system()
+        defer { Task { await system.stop() } }
         let device = try system.device(faceVerifier: FaceEngineVerifier(), livenessRequired: false)
         let authn = try await device.open()
         let key = try await device.enrol(authn, link: try await system.invitation(email: email, client: client),
@@ -70,13 +75,8 @@ import Testing
     @Test(.enabled(if: assetsPresent))
     func aSecondDeviceIsApprovedByTheFirstWithAFaceScanAndDerivesTheSameKeys() async throws {
         let models = try Models()
-        var policy = LiveSystem.Policy()
-        policy.livenessRequired = false
-        let system = try await LiveSystem.start(policy: policy)
+        let (system, client, email) = try await Self.system()
         defer { Task { await system.stop() } }
-        let client = try await system.createApplication(label: "Acme Billing")
-        let email = "barack@example.com"
-        _ = try await system.createUser(email: email)
         let phone = try system.device(name: "phone", faceVerifier: FaceEngineVerifier(), livenessRequired: false)
         let phoneAuthn = try await phone.open()
         _ = try await phone.enrol(phoneAuthn, link: try await system.invitation(email: email, client: client),
