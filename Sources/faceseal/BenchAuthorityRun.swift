@@ -50,11 +50,14 @@ final class BenchAuthorityRun: Sendable {
                 guard let url = ProcessInfo.processInfo.environment["FACESEAL_TEST_POSTGRES_URL"] else {
                     throw BenchAuthorityError("--database postgres needs FACESEAL_TEST_POSTGRES_URL (run under scripts/with-postgres.sh)")
                 }
-                return .postgres(url: url)
-            default: return .postgres(url: options.database)
+                return .postgres(url: url, schema: schema)
+            default: return .postgres(url: options.database, schema: schema)
             }
         }
     }
+
+    /// The PostgreSQL schema of this run (created by the seeding store): each run starts on an empty database.
+    var schema: String { "bench_" + prefix }
 
     var databaseName: String { options.database == "sqlite" ? "sqlite" : "postgres" }
 
@@ -75,36 +78,47 @@ final class BenchAuthorityRun: Sendable {
         guard let pingURL = pingServer.baseURL?.appendingPathComponent("ping").absoluteString else { throw BenchAuthorityError("no ping address") }
 
         let invitations = try await seed(location)
-        var arguments = ["serve", "--data-dir", directory.path, "--port", "0", "--master-key-file", keyPath,
-                         "--max-connections-per-address", "0"]
-        if case .postgres(let url, _, _) = location { arguments += ["--database", url] }
-        let authority = try await BenchServer.start(Self.ownPath, arguments, log: directory.appendingPathComponent("authority.log").path)
-        defer { authority.stop() }
-        let base = authority.base
+        var instances: [BenchServer] = []
+        defer { instances.forEach { $0.stop() } }
+        for index in 0..<options.instances {
+            // One data directory per instance (its admin key), the SQLite file in the first; one master key and issuer.
+            let data = index == 0 ? directory : directory.appendingPathComponent("instance-\(index)")
+            try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            var arguments = ["serve", "--data-dir", data.path, "--port", "0", "--master-key-file", keyPath, "--issuer", Self.issuer,
+                             "--max-connections-per-address", "0"]
+            if case .postgres(let url, _, let schema?) = location {
+                // `faceseal serve` takes a URL only: the run's schema goes in as the session's search path.
+                arguments += ["--database", url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D" + schema]
+            }
+            instances.append(try await BenchServer.start(Self.ownPath, arguments, log: directory.appendingPathComponent("authority-\(index).log").path))
+        }
+        let bases = instances.map(\.base)
+        let pids = instances.map(\.child.pid)
         print("faceseal bench authority: \(databaseName), \(options.concurrency) concurrent ceremonies, \(devices) devices and applications, "
-              + "\(options.pending) pending requests pre-loaded, \(options.seconds) s per mode after a warm-up")
+              + "\(options.pending) pending requests pre-loaded, \(options.seconds) s per mode after a warm-up"
+              + (bases.count > 1 ? ", \(bases.count) authority processes (each device on another one than its application)" : ""))
         print("limits: connections per address unlimited for the run (--max-connections-per-address 0: every connection comes from "
               + "127.0.0.1); client-authentication, device-signature and pending-request limits at their defaults, which the load stays "
               + "within (one request at a time per ceremony user, \(Self.pendingPerUser) per pre-load user, no failures)")
 
-        let parties = try await enrol(invitations, base: base)
-        let keys = try await jwks(base)
-        try await preload(parties.idle, base: base)
-        let loaded = ProcessSample.residentMB(authority.child.pid)
+        let parties = try await enrol(invitations, bases: bases)
+        let keys = try await jwks(bases[0])
+        try await preload(parties.idle)
+        let loaded = Self.residentMB(pids)
 
         var lines: [String] = []
         var failed = false
         var authorityRate = 0.0
         for mode in options.modes {
             if mode == .ping { try await switchToPing(location, endpoint: pingURL, applications: parties.pairs.map(\.1)) }
-            let result = try await measure(mode: mode, pairs: parties.pairs, base: base, keys: keys, authority: authority.child.pid)
+            let result = try await measure(mode: mode, pairs: parties.pairs, keys: keys, authorities: pids)
             lines += result.lines
             failed = failed || result.failures > 0
             if mode == .poll || authorityRate == 0 { authorityRate = result.ceremoniesPerSecond * Double(Self.requestsPerCeremony) }
         }
         if let loaded {
             lines.append("bench=authority db=\(databaseName) pending=\(options.pending) rss_mb_after_preload=\(Self.format(loaded.current, 1)) "
-                         + "rss_peak_mb=\(Self.format(ProcessSample.residentMB(authority.child.pid)?.peak ?? loaded.peak, 1)) budget_rss_mb<150")
+                         + "rss_peak_mb=\(Self.format(Self.residentMB(pids)?.peak ?? loaded.peak, 1)) budget_rss_mb<150")
         }
         lines.forEach { print($0) }
 
@@ -126,6 +140,16 @@ final class BenchAuthorityRun: Sendable {
                   + "\(name)_requests_per_s=\(Self.format(rate, 0)) (db=\(databaseName), poll mode, \(Self.requestsPerCeremony) requests per ceremony)")
         }
         return failed ? 1 : 0
+    }
+
+    /// The issuer every instance is started with (one authority, however many processes serve it).
+    static let issuer = "https://authority.bench.example"
+
+    /// The largest current and peak resident memory of `pids`, MB.
+    static func residentMB(_ pids: [pid_t]) -> (current: Double, peak: Double)? {
+        let samples = pids.compactMap(ProcessSample.residentMB)
+        guard !samples.isEmpty else { return nil }
+        return (samples.map(\.current).max()!, samples.map(\.peak).max()!)
     }
 
     static var ownPath: String { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path }
@@ -189,14 +213,16 @@ final class BenchAuthorityRun: Sendable {
         var idle: [BenchApplication]
     }
 
-    /// Enrols every device over the device API (16 at a time).
-    private func enrol(_ invitations: Invitations, base: String) async throws -> Parties {
-        let all = invitations.pairs + invitations.idle
-        let enrolled = try await Self.forEach(all, width: 16) { [devicesClient] entry in
-            var device = BenchDevice(base: base, client: devicesClient)
+    /// Enrols every device over the device API (16 at a time). Party `i`'s application talks to instance `i`, its
+    /// device to the next one.
+    private func enrol(_ invitations: Invitations, bases: [String]) async throws -> Parties {
+        let all = Array((invitations.pairs + invitations.idle).enumerated())
+        let enrolled = try await Self.forEach(all, width: 16) { [devicesClient] index, entry in
+            var device = BenchDevice(base: bases[(index + 1) % bases.count], client: devicesClient)
             try await device.enrol(invitation: entry.invitation)
             let app = entry.application
-            return (device, BenchApplication(base: base, client: app.client, clientID: app.clientID, secret: app.secret, userEmail: app.userEmail))
+            return (device, BenchApplication(base: bases[index % bases.count], client: app.client, clientID: app.clientID, secret: app.secret,
+                                             userEmail: app.userEmail))
         }
         return Parties(pairs: Array(enrolled.prefix(invitations.pairs.count)), idle: enrolled.dropFirst(invitations.pairs.count).map(\.1))
     }
@@ -209,7 +235,7 @@ final class BenchAuthorityRun: Sendable {
 
     /// `--pending` requests through the backchannel endpoint, `pendingPerUser` per pre-load user (their links wait
     /// in the outbox of devices that never poll).
-    private func preload(_ applications: [BenchApplication], base: String) async throws {
+    private func preload(_ applications: [BenchApplication]) async throws {
         guard options.pending > 0 else { return }
         let starts = (0..<options.pending).map { applications[$0 / Self.pendingPerUser] }
         let token = board.token
