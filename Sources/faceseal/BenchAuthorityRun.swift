@@ -61,14 +61,31 @@ final class BenchAuthorityRun: Sendable {
 
     var databaseName: String { options.database == "sqlite" ? "sqlite" : "postgres" }
 
-    func drive() async throws -> Int32 {
+    /// Creates the run's directory (owner-only) with a fresh master key; answers where the store lives and the key file.
+    func prepare() throws -> (location: StoreLocation, keyPath: String) {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(at: directory) }
         let keyPath = directory.appendingPathComponent("master-key").path
         guard FileManager.default.createFile(atPath: keyPath, contents: Data(SecureRandom.bytes(count: 32)), attributes: [.posixPermissions: 0o600]) else {
             throw BenchAuthorityError("cannot write \(keyPath)")
         }
-        let location = try self.location
+        return (try location, keyPath)
+    }
+
+    func removeDirectory() { try? FileManager.default.removeItem(at: directory) }
+
+    /// `faceseal serve` on `data`, with the run's master key, issuer and database, without a port.
+    func serveArguments(location: StoreLocation, keyPath: String, data: URL) -> [String] {
+        var arguments = ["serve", "--data-dir", data.path, "--master-key-file", keyPath, "--issuer", Self.issuer, "--max-connections-per-address", "0"]
+        if case .postgres(let url, _, let schema?) = location {
+            // `faceseal serve` takes a URL only: the run's schema goes in as the session's search path.
+            arguments += ["--database", url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D" + schema]
+        }
+        return arguments
+    }
+
+    func drive() async throws -> Int32 {
+        let (location, keyPath) = try prepare()
+        defer { removeDirectory() }
 
         let pingServer = HTTPServer(configuration: HTTPServer.Configuration(perAddressConnectionLimit: 0), logger: .disabled) { [board] in
             board.handle($0)
@@ -84,12 +101,7 @@ final class BenchAuthorityRun: Sendable {
             // One data directory per instance (its admin key), the SQLite file in the first; one master key and issuer.
             let data = index == 0 ? directory : directory.appendingPathComponent("instance-\(index)")
             try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            var arguments = ["serve", "--data-dir", data.path, "--port", "0", "--master-key-file", keyPath, "--issuer", Self.issuer,
-                             "--max-connections-per-address", "0"]
-            if case .postgres(let url, _, let schema?) = location {
-                // `faceseal serve` takes a URL only: the run's schema goes in as the session's search path.
-                arguments += ["--database", url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D" + schema]
-            }
+            let arguments = serveArguments(location: location, keyPath: keyPath, data: data) + ["--port", "0"]
             instances.append(try await BenchServer.start(Self.ownPath, arguments, log: directory.appendingPathComponent("authority-\(index).log").path))
         }
         let bases = instances.map(\.base)
@@ -167,7 +179,7 @@ final class BenchAuthorityRun: Sendable {
     /// Everything the management API would set up, written straight into the store before the authority starts: one
     /// tenant, a user and an application per ceremony device, pre-load users sharing one application, one invitation
     /// per device.
-    private func seed(_ location: StoreLocation) async throws -> Invitations {
+    func seed(_ location: StoreLocation) async throws -> Invitations {
         let store = try await SQLAuthorityStore.open(location)
         do {
             let tenant = prefix + "-tenant"
@@ -180,22 +192,22 @@ final class BenchAuthorityRun: Sendable {
                     id: "\(prefix)-inv-\(index)", tenantID: tenant, subject: subject, clientID: application.clientID,
                     secretHash: SHA256.hash(data: SecureRandom.bytes(count: 32)).bytes, expiresAt: Date().addingTimeInterval(3600))).id
             }
-            func application(_ clientID: String, email: String) async throws -> BenchApplication {
+            func application(_ clientID: String, email: String, subject: String) async throws -> BenchApplication {
                 let secret = ClientSecret.generate()
                 _ = try await store.createApplication(ApplicationRecord(clientID: clientID, tenantID: tenant, label: clientID,
                                                                         credential: .secretHash(ClientSecret.hash(secret))))
-                return BenchApplication(base: "", client: applicationsClient, clientID: clientID, secret: secret, userEmail: email)
+                return BenchApplication(base: "", client: applicationsClient, clientID: clientID, secret: secret, userEmail: email, subject: subject)
             }
             for index in 0..<devices {
-                let app = try await application("\(prefix)-app-\(index)", email: "user-\(index)@\(prefix).bench")
+                let app = try await application("\(prefix)-app-\(index)", email: "user-\(index)@\(prefix).bench", subject: "\(prefix)-user-\(index)")
                 invitations.pairs.append((try await user(index, application: app), app))
             }
             if pendingUsers > 0 {
-                let idle = try await application("\(prefix)-idle-app", email: "")
+                let idle = try await application("\(prefix)-idle-app", email: "", subject: "")
                 for index in 0..<pendingUsers {
                     var app = idle
                     app = BenchApplication(base: "", client: app.client, clientID: app.clientID, secret: app.secret,
-                                           userEmail: "idle-\(index)@\(prefix).bench")
+                                           userEmail: "idle-\(index)@\(prefix).bench", subject: "\(prefix)-user-\(devices + index)")
                     invitations.idle.append((try await user(devices + index, application: app), app))
                 }
             }
@@ -215,19 +227,19 @@ final class BenchAuthorityRun: Sendable {
 
     /// Enrols every device over the device API (16 at a time). Party `i`'s application talks to instance `i`, its
     /// device to the next one.
-    private func enrol(_ invitations: Invitations, bases: [String]) async throws -> Parties {
+    func enrol(_ invitations: Invitations, bases: [String]) async throws -> Parties {
         let all = Array((invitations.pairs + invitations.idle).enumerated())
         let enrolled = try await Self.forEach(all, width: 16) { [devicesClient] index, entry in
             var device = BenchDevice(base: bases[(index + 1) % bases.count], client: devicesClient)
             try await device.enrol(invitation: entry.invitation)
             let app = entry.application
             return (device, BenchApplication(base: bases[index % bases.count], client: app.client, clientID: app.clientID, secret: app.secret,
-                                             userEmail: app.userEmail))
+                                             userEmail: app.userEmail, subject: app.subject))
         }
         return Parties(pairs: Array(enrolled.prefix(invitations.pairs.count)), idle: enrolled.dropFirst(invitations.pairs.count).map(\.1))
     }
 
-    private func jwks(_ base: String) async throws -> JWKSet {
+    func jwks(_ base: String) async throws -> JWKSet {
         let response = try await applicationsClient.send(HTTPClientRequest(url: URL(string: base + CIBAPaths.jwks)!))
         guard response.status.code == 200 else { throw BenchAuthorityError("/jwks: HTTP \(response.status.code)") }
         return try JWKSet(json: response.body)

@@ -41,8 +41,18 @@ import Glibc
         #expect(line?.contains(" ceremonies=0 ") == false, "\(output)")
     }
 
-    /// Runs `faceseal bench authority --database <backend> <arguments>`; its exit status and output.
-    static func bench(_ backend: StoreBackend, _ arguments: [String]) async throws -> (Int32, String) {
+    /// The small version of `make chaos`: a few SIGKILLs of the authority during ceremonies lose and duplicate nothing.
+    @Test("the authority killed during ceremonies: nothing lost, nothing duplicated, no device locked out", arguments: StoreBackend.underTest)
+    func killedAuthorityLosesNothing(backend: StoreBackend) async throws {
+        let (status, output) = try await Self.bench(backend, ["--kills", "3", "--concurrency", "4"], command: "chaos")
+        #expect(status == 0, "\(output)")
+        let line = output.split(separator: "\n").first { $0.hasPrefix("chaos db=\(backend.rawValue) kills=3 ") }
+        #expect(line?.contains(" lost=0 duplicated=0 id_tokens_without_completion=0 locked_out=0") == true, "\(output)")
+        #expect(line?.contains(" ceremonies=0 ") == false, "\(output)")
+    }
+
+    /// Runs `faceseal bench <command> --database <backend> <arguments>`; its exit status and output.
+    static func bench(_ backend: StoreBackend, _ arguments: [String], command: String = "authority") async throws -> (Int32, String) {
         let binary = try #require(AdminCLI.binary, "the faceseal binary is not built (swift build --build-tests builds it)")
         var variables: [String: String] = [:]
         if backend == .postgres {
@@ -50,7 +60,7 @@ import Glibc
             variables["FACESEAL_TEST_POSTGRES_URL"] = url
         }
         let environment = variables
-        let arguments = ["bench", "authority", "--database", backend.rawValue] + arguments
+        let arguments = ["bench", command, "--database", backend.rawValue] + arguments
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
