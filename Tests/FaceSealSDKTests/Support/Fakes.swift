@@ -242,6 +242,7 @@ final class FakeAuthority: AuthorityClient {
         var revokedOnSync: [String: DeviceKeyStatus] = [:]
         var revokedDeviceKeys: Set<String> = []
         var terminatedDeviceKeys: Set<String> = []
+        var replacedDeviceKeys: Set<String> = []
     }
 
     struct Recorded {
@@ -281,9 +282,10 @@ final class FakeAuthority: AuthorityClient {
         } catch {
             throw .signing(error)
         }
-        let (revoked, terminated) = script.withLock { ($0.revokedDeviceKeys, $0.terminatedDeviceKeys) }
+        let (revoked, terminated, replaced) = script.withLock { ($0.revokedDeviceKeys, $0.terminatedDeviceKeys, $0.replacedDeviceKeys) }
         if revoked.contains(signer.deviceKeyId) { throw .deviceKeyRevoked(deviceKeyId: signer.deviceKeyId) }
         if terminated.contains(signer.deviceKeyId) { throw .deviceKeyTerminated(deviceKeyId: signer.deviceKeyId) }
+        if replaced.contains(signer.deviceKeyId) { throw .deviceKeyReplaced(deviceKeyId: signer.deviceKeyId) }
     }
 
     func verifyLink(_ payload: [UInt8]) async throws(AuthorityFailure) -> VerifiedLink {
