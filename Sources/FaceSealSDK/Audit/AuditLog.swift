@@ -61,9 +61,19 @@ struct AuditLog: Sendable, Equatable {
 
     mutating func append(_ entry: AuditEntry) {
         let note = entry.note.count > Self.maximumNoteLength ? String(entry.note.prefix(Self.maximumNoteLength - 1)) + "…" : entry.note
-        entries.append(AuditEntry(timestamp: entry.timestamp, kind: entry.kind, identityId: entry.identityId, note: note))
+        // Whole milliseconds: what the activity file stores, so an entry reads back equal after a restart.
+        let timestamp = Self.date(milliseconds: Self.milliseconds(entry.timestamp))
+        entries.append(AuditEntry(timestamp: timestamp, kind: entry.kind, identityId: entry.identityId, note: note))
         if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
     }
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1_000).rounded()
+        // A clock far outside ±292 million years is clamped rather than trapping.
+        return value.isFinite ? Int64(max(min(value, 9.0e15), -9.0e15)) : 0
+    }
+
+    static func date(milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1_000) }
 
     /// At most `limit` entries, newest first (a negative limit yields none).
     func newest(limit: Int) -> [AuditEntry] {
@@ -86,8 +96,16 @@ struct ActivityFile: Sendable, Equatable {
 
     private struct Stored: Codable {
         var v: Int
-        var entries: [AuditEntry]
+        var entries: [StoredEntry]
         var unreported: [RevokedKeyNotice]
+    }
+
+    /// An entry with its timestamp as whole milliseconds since 1970.
+    private struct StoredEntry: Codable {
+        var ms: Int64
+        var kind: AuditEntry.Kind
+        var identityId: String?
+        var note: String
     }
 
     mutating func queue(_ notice: RevokedKeyNotice) {
@@ -98,9 +116,9 @@ struct ActivityFile: Sendable, Equatable {
     func encoded() -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .secondsSince1970
+        let entries = log.entries.map { StoredEntry(ms: AuditLog.milliseconds($0.timestamp), kind: $0.kind, identityId: $0.identityId, note: $0.note) }
         do {
-            return Array(try encoder.encode(Stored(v: Self.version, entries: log.entries, unreported: unreported)))
+            return Array(try encoder.encode(Stored(v: Self.version, entries: entries, unreported: unreported)))
         } catch {
             // Strings, numbers and dates only: encoding cannot fail.
             preconditionFailure("activity file failed to encode: \(error)")
@@ -111,11 +129,13 @@ struct ActivityFile: Sendable, Equatable {
     static func decode(_ bytes: [UInt8], capacity: Int) throws(VaultError) -> ActivityFile {
         guard bytes.count <= maximumSize else { throw .recordsTooLarge(bytes.count) }
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
         guard let stored = try? decoder.decode(Stored.self, from: Data(bytes)), stored.v == version else {
             throw .corruptRecords("activity file does not parse")
         }
-        var file = ActivityFile(log: AuditLog(capacity: capacity, entries: stored.entries))
+        let entries = stored.entries.map {
+            AuditEntry(timestamp: AuditLog.date(milliseconds: $0.ms), kind: $0.kind, identityId: $0.identityId, note: $0.note)
+        }
+        var file = ActivityFile(log: AuditLog(capacity: capacity, entries: entries))
         for notice in stored.unreported { file.queue(notice) }
         return file
     }
