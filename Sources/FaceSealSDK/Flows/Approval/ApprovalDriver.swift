@@ -57,30 +57,23 @@ final class ApprovalDriver: Sendable {
     // MARK: Machine plumbing
 
     private func send(_ event: (inout ApprovalStateMachine) -> ApprovalStateMachine.Action) {
-        var before: ApprovalStateMachine.View?
-        var last = ApprovalStateMachine.Action.none
-        let terminal = core.send({ machine in
-            before = machine.isTerminal ? nil : machine.view
-            last = event(&machine)
-            return last
-        }, perform: { [self] action in await perform(action) })
-        if terminal, before != nil {
+        core.send(event, perform: { [self] action in await perform(action) }, whenEnded: { [self] machine, last in
             var aborting = false
             if case .abort = last { aborting = true }
-            finish(keepingSigner: aborting)
-        }
+            finish(machine, keepingSigner: aborting)
+        })
     }
 
     /// The flow just ended: forget the secrets (the signer only once a final abort used it) and write the audit entry.
-    private func finish(keepingSigner: Bool) {
+    private func finish(_ machine: ApprovalStateMachine, keepingSigner: Bool) {
         let record = session.withLock { s -> KeyRecord? in
             s.envelope = nil
             s.opened = nil
             if !keepingSigner { s.presentSigner = nil }
             return s.record
         }
-        let view = core.read { $0.view }
-        let mode = core.read { $0.mode }
+        let view = machine.view
+        let mode = machine.mode
         switch view {
         case .succeeded(let label, let kind, _):
             let note = kind.map { "\($0.rawValue) for \(label)" } ?? "sign-in to \(label)"
