@@ -22,7 +22,8 @@ struct KeyRotationProcedure: Sendable {
             do {
                 let newAmbient = try vault.createKey(protection: .ambient, alias: "faceseal.rotation.\(key.id).ambient")
                 ambient = newAmbient
-                let newUserPresent = try vault.createKey(protection: .userPresent, alias: "faceseal.rotation.\(key.id).user-present")
+                let newUserPresent = try vault.createKey(protection: .userPresent, alias: "faceseal.rotation.\(key.id).user-present",
+                                                         presence: presence)
                 created[key.id] = PendingRotation(ambient: DeviceKeyRecord(newAmbient), userPresent: DeviceKeyRecord(newUserPresent), registered: false)
             } catch {
                 discard(created)
