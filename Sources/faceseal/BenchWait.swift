@@ -7,11 +7,12 @@ import Glibc
 #endif
 
 /// `faceseal bench wait [--seconds N] [--peer CURL]`: what waiting costs. A loopback server accepts requests and
-/// never answers; three processes wait on it at the same time for N seconds: FaceSeal's `HTTPClient` (one
-/// GET with an N s deadline), the authority's ping client (a ping callback every second, each waiting out its
-/// deadline) and the `curl` command (`-m N`). Each process's CPU time comes from `wait4`'s rusage, and the
-/// FaceSeal processes also report the CPU of the waiting window alone (without start-up). Budget (SPEC §11):
-/// under 1 % of a core, i.e. < 0.3 s of CPU for a 30 s wait. Exits 1 when a FaceSeal client misses it.
+/// never answers; for N seconds, at the same time, FaceSeal's `HTTPClient` waits on it (one GET with an N s
+/// deadline), so does the authority's ping client (a ping callback every second, each waiting out its deadline)
+/// and the `curl` command (`-m N`), while a fourth `faceseal` process sends nothing (the baseline: what any
+/// `faceseal` process costs meanwhile, e.g. OpenBLAS's worker threads spinning after start-up). Each process's CPU
+/// comes from `wait4`'s rusage; the FaceSeal processes also report the CPU of the window alone (without start-up).
+/// Budget (SPEC §11): under 1 % of a core, i.e. < 0.3 s of CPU for a 30 s wait. Exits 1 when a client misses it.
 enum BenchWait {
     static let usage = "usage: faceseal bench wait [--seconds N (1…3600, default 30)] [--peer PATH (default /usr/bin/curl)]"
 
@@ -24,7 +25,7 @@ enum BenchWait {
     }
 
     enum Role: String {
-        case client, ping
+        case client, ping, idle
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -58,7 +59,7 @@ enum BenchWait {
             case "--peer":
                 options.peer = value
             case "--role":
-                guard let role = Role(rawValue: value) else { throw BenchWaitError("--role must be client or ping") }
+                guard let role = Role(rawValue: value) else { throw BenchWaitError("--role must be client, ping or idle") }
                 options.role = role
             case "--url":
                 guard let url = URL(string: value) else { throw BenchWaitError("--url is not a URL") }
@@ -87,10 +88,12 @@ enum BenchWait {
         guard let port = server.port else { throw BenchWaitError("the silent server has no port") }
         let url = "http://127.0.0.1:\(port)/wait"
         let seconds = String(options.seconds)
-        let own = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let ownPath = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let own = ["bench", "wait", "--url", url, "--seconds", seconds, "--role"]
         let children = [
-            ("faceseal HTTPClient (libcurl)", try Child(own, ["bench", "wait", "--role", "client", "--url", url, "--seconds", seconds])),
-            ("authority ping client", try Child(own, ["bench", "wait", "--role", "ping", "--url", url, "--seconds", seconds])),
+            ("faceseal HTTPClient (libcurl)", try Child(ownPath, own + ["client"])),
+            ("authority ping client", try Child(ownPath, own + ["ping"])),
+            ("faceseal, no request (baseline)", try Child(ownPath, own + ["idle"])),
             ("\(peerVersion(options.peer)) (the command)", try Child(options.peer, ["-s", "-o", "/dev/null", "-m", seconds, url])),
         ]
         // Reaping blocks: on a thread of its own, never on the pool the server's handlers run on.
@@ -99,8 +102,8 @@ enum BenchWait {
         }
         await server.stop(cancellingHandlers: true)
 
-        print("faceseal bench wait: \(children.count) processes wait \(options.seconds) s at once on a loopback server that accepts and never answers")
-        print("CPU from getrusage (wait4) of each process; wait_cpu = the waiting window alone, without start-up")
+        print("faceseal bench wait: \(children.count) processes at once for \(options.seconds) s, all but the baseline waiting on a loopback server that accepts and never answers")
+        print("CPU from getrusage (wait4) of each process; wait_cpu = the window alone, without start-up")
         let budget = 0.01 * Double(options.seconds)
         var missed = false
         for (name, result) in results {
@@ -118,9 +121,9 @@ enum BenchWait {
             }
             print(line)
         }
-        let peerCPU = results[2].1.cpu
-        for (name, result) in results.dropLast() {
-            print("ratio=\(format(result.cpu / max(peerCPU, 1e-6), digits: 2)) \(name) / curl, process CPU")
+        let peerCPU = max(results[3].1.cpu, 1e-6)
+        for (name, result) in results.prefix(2) {
+            print("ratio=\(format(result.cpu / peerCPU, digits: 2)) \(name) / curl, process CPU")
         }
         return missed ? 1 : 0
     }
@@ -134,7 +137,8 @@ enum BenchWait {
     // MARK: Children
 
     /// One measured child: waits for `seconds`, prints `wait_cpu=<s>` for that window, exits 0 when the wait
-    /// ended as it should (a timeout for the client; nothing to check for the ping client, which never fails).
+    /// ended as it should (a timeout for the client; nothing to check for the ping client, which never fails, or
+    /// for the baseline, which only sleeps).
     private static func runChild(_ role: Role, url: URL, seconds: Int) async -> Int32 {
         do {
             switch role {
@@ -157,6 +161,11 @@ enum BenchWait {
                     await authority.requestFinished(authReqID: Self.requestID)
                     try await Task.sleep(for: .seconds(1))
                 }
+                print("wait_cpu=\(ProcessCPU.seconds() - start)")
+                return 0
+            case .idle:
+                let start = ProcessCPU.seconds()
+                try await Task.sleep(for: .seconds(seconds))
                 print("wait_cpu=\(ProcessCPU.seconds() - start)")
                 return 0
             }
