@@ -49,6 +49,8 @@ struct ProcessEndToEndTests {
     func usageErrors() async throws {
         let binary = try await Self.binary()
         for arguments in [["device"], ["device", "approve", "--link", "x"], ["device", "--presence", "maybe", "keys"],
+                          // No flag carries the device passphrase (it would be on the command line `ps` shows).
+                          ["device", "--passphrase", "correct horse", "keys"],
                           ["device", "enrol", "--faces", "a.jpg"], ["device", "approve", "--link", "x", "--next", "--faces", "a.jpg"],
                           ["device", "keys", "--limit", "3"], ["device", "inbox", "--wait", "99"], ["device", "fly"]] {
             let child = try ChildProcess.start(binary, arguments)
@@ -64,6 +66,7 @@ struct ProcessEndToEndTests {
         let demo = try ChildProcess.start(binary, ["demo", "--keep"])
         #expect(try await demo.exit(within: .seconds(540)) == 0, "demo: \(demo.output)\n\(demo.errors)")
         #expect(demo.output.contains(": PASS"))
+        #expect(demo.output.contains("presence: scripted — user-present keys are used without asking anyone"), "the demo says it scripts presence")
         let marker = try #require(demo.output.split(separator: "\n").first { $0.hasPrefix("data directory: ") })
         let root = String(marker.dropFirst("data directory: ".count).prefix { $0 != " " })
         defer { try? FileManager.default.removeItem(atPath: root) }
