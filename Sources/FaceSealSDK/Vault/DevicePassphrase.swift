@@ -116,8 +116,10 @@ public final class DevicePassphrase: Sendable {
         guard (10...20).contains(logN), (1...16).contains(r), (1...4).contains(p), salt.count == 16 else {
             throw SignKeypairError(code: .notAvailable, message: "the passphrase file's scrypt parameters are out of bounds")
         }
+        var password = Array(passphrase.utf8)
+        defer { secureZero(&password) }
         do {
-            return try Scrypt.deriveKey(password: Array(passphrase.utf8), salt: salt,
+            return try Scrypt.deriveKey(password: password, salt: salt,
                                         parameters: Scrypt.Parameters(n: 1 << UInt64(logN), r: UInt64(r), p: UInt64(p)), outputByteCount: 32)
         } catch {
             throw SignKeypairError(code: .notAvailable, message: "scrypt failed")

@@ -42,7 +42,7 @@ import Testing
     /// Whether the approval stopped because the user-present key could not be used.
     static func refusedAsNotAvailable(_ states: [PkiCeremonyFlow.State]) -> Bool {
         switch states.last {
-        case .failed(reason: .userPresence(.notAvailable)), .postingResultFailed(reason: .userPresence(.notAvailable), retryable: _): true
+        case .failed(reason: .userPresence(.notAvailable)), .postingResultFailed(reason: .userPresence(.notAvailable)): true
         default: false
         }
     }

@@ -162,7 +162,7 @@ final class RegistrationDriver: Sendable {
         do {
             proof = try await vault.userPresence.confirm(reason: "Enrol this device")
         } catch {
-            send { $0.deviceKeyCreationFailed(created: [], description: String(describing: AuthorityFailure.signing(error))) }
+            send { $0.userPresenceFailed(error.code) }
             return
         }
         session.withLock { $0.presence = proof }

@@ -52,7 +52,8 @@ struct RegistrationStateMachine: Sendable {
         case matchFace(CapturedFace)
         /// First device: → `templatesExtracted`.
         case extractTemplates(CapturedFace)
-        /// Create the ambient and the user-present key → `deviceKeysCreated` / `deviceKeyCreationFailed`.
+        /// Ask for the user, then create the ambient and the user-present key → `deviceKeysCreated` /
+        /// `deviceKeyCreationFailed` / `userPresenceFailed`.
         case createDeviceKeys(requestId: String)
         /// Register both keys (first device: with a new face token sealed under `password`)
         /// → `enrolmentRegistered` / `enrolmentFailed`.
@@ -401,6 +402,16 @@ struct RegistrationStateMachine: Sendable {
         return created.isEmpty ? .none : .discardDeviceKeys(created)
     }
 
+    /// The user was not confirmed before the keys were made (the user-present key is created under the proof): no key
+    /// exists and nothing was sent; the code keeps its meaning (SPEC §6.1).
+    mutating func userPresenceFailed(_ code: SignKeypairError.Code) -> Action {
+        guard case .creatingKeys = state else {
+            preconditionFailure("userPresenceFailed in state \(state)")
+        }
+        state = .failed(.userPresence(code))
+        return .none
+    }
+
     mutating func enrolmentRegistered(_ key: Key) -> Action {
         guard case .registering(let link, let details, let keys) = state else {
             preconditionFailure("enrolmentRegistered in state \(state)")
@@ -420,6 +431,10 @@ struct RegistrationStateMachine: Sendable {
             return .withdrawEnrolment(requestId: details.requestId, keys)
         case .upgradeRequired:
             state = .failed(.upgradeRequired)
+            return .discardDeviceKeys(keys.ids)
+        case .signing(let error):
+            // Nothing was sent (the prompt and the signatures come first); the code keeps its meaning (SPEC §6.1).
+            state = .failed(.userPresence(error.code))
             return .discardDeviceKeys(keys.ids)
         default:
             state = .failed(.enrolmentFailed(String(describing: failure)))
