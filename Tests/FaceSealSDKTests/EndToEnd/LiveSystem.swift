@@ -235,7 +235,8 @@ struct Device: Sendable {
         self.directory = directory
         let epoch = Epoch()
         self.epoch = epoch
-        presence = ScriptedUserPresence(clock: FixedClock())
+        // The device passphrase at the lowest scrypt cost a device accepts, typed by the scripted presence.
+        presence = ScriptedUserPresence(clock: FixedClock(), passphrase: DevicePassphrase(directory: directory.appendingPathComponent("vault"), logN: 10))
         let sealer = try AESRecordSealer(keyFile: directory.appendingPathComponent("secrets/vault.key"))
         vault = try FileKeyVault(
             directory: directory.appendingPathComponent("vault"), installationMarker: directory.appendingPathComponent("installed"),
@@ -423,14 +424,14 @@ final class BudgetedVault: KeyVault {
 
     var userPresence: any UserPresence { inner.userPresence }
 
-    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+    func createKey(protection: KeyProtection, alias: String, presence: UserPresenceProof?) throws(VaultError) -> DeviceKeyDescriptor {
         let allowed = budget.withLock { left -> Bool in
             guard left > 0 else { return false }
             left -= 1
             return true
         }
         guard allowed else { throw .storageFailed("secure hardware refused the key") }
-        return try inner.createKey(protection: protection, alias: alias)
+        return try inner.createKey(protection: protection, alias: alias, presence: presence)
     }
 
     func deleteKey(deviceKeyId: String) throws(VaultError) { try inner.deleteKey(deviceKeyId: deviceKeyId) }
@@ -557,9 +558,9 @@ final class CrashingVault: KeyVault {
 
     var userPresence: any UserPresence { inner.userPresence }
 
-    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+    func createKey(protection: KeyProtection, alias: String, presence: UserPresenceProof?) throws(VaultError) -> DeviceKeyDescriptor {
         try alive()
-        return try inner.createKey(protection: protection, alias: alias)
+        return try inner.createKey(protection: protection, alias: alias, presence: presence)
     }
 
     func deleteKey(deviceKeyId: String) throws(VaultError) {

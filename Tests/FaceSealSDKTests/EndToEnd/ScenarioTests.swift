@@ -50,10 +50,10 @@ struct Enrolled {
     func rotateBehindTheSDK(register: Bool = true) async throws -> (record: KeyRecord, ambient: DeviceKeyDescriptor, userPresent: DeviceKeyDescriptor) {
         let record = try #require(authn.keyRing().records.first)
         let vault = device.vault
+        let proof = try await device.presence.confirm(reason: "rotate")
         let newAmbient = try vault.createKey(protection: .ambient, alias: "next-a")
-        let newUserPresent = try vault.createKey(protection: .userPresent, alias: "next-u")
+        let newUserPresent = try vault.createKey(protection: .userPresent, alias: "next-u", presence: proof)
         if register {
-            let proof = try await device.presence.confirm(reason: "rotate")
             let submission = KeyRotationSubmission(
                 keyId: record.key.id, currentUserPresent: try vault.signer(deviceKeyId: record.userPresent.deviceKeyId, presence: proof),
                 newAmbient: newAmbient, newUserPresent: newUserPresent,
@@ -657,9 +657,11 @@ extension PkiCeremonyFlow.State {
         defer { Task { await system.stop() } }
         let client = try await system.createApplication(label: "Acme Billing")
         _ = try await system.createUser(email: "grace@example.com")
+        let vaultDirectory = system.root.appendingPathComponent("fb/vault")
+        let presence = ScriptedUserPresence(passphrase: FileBackedDevice.devicePassphrase(vaultDirectory: vaultDirectory))
         let device = try FileBackedDevice(
-            vaultDirectory: system.root.appendingPathComponent("fb/vault"), appDataDirectory: system.root.appendingPathComponent("fb/app"),
-            authorityURL: system.baseURL, faceVerifier: FakeFaceVerifier(), userPresence: ScriptedUserPresence(), deviceName: "grace-laptop")
+            vaultDirectory: vaultDirectory, appDataDirectory: system.root.appendingPathComponent("fb/app"),
+            authorityURL: system.baseURL, faceVerifier: FakeFaceVerifier(), userPresence: presence, deviceName: "grace-laptop")
         let authn = try await Authenticator.open(environment: device.environment)
         let registration = authn.startRegistrationFlow()
         var states = Observed(registration.stateStream())

@@ -334,4 +334,10 @@ import Testing
         #expect(m.deviceKeyCreationFailed(created: [], description: "no enclave") == .none)
         #expect(m.view == .failed(reason: .enrolmentFailed("no enclave")))
     }
+
+    @Test func aPresenceFailureBeforeTheKeysAreMadeKeepsItsCodeAndDiscardsNothing() {
+        var m = Self.machine(at: .firstCreatingKeys)
+        #expect(m.userPresenceFailed(.userCancelled) == .none)
+        #expect(m.view == .failed(reason: .userPresence(.userCancelled)))
+    }
 }

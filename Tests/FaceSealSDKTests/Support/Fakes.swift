@@ -51,7 +51,7 @@ final class FakeVault: KeyVault {
 
     init(clock: FixedClock) { presence = ScriptedUserPresence(clock: clock) }
 
-    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+    func createKey(protection: KeyProtection, alias: String, presence: UserPresenceProof?) throws(VaultError) -> DeviceKeyDescriptor {
         try state.withLock { s throws(VaultError) -> DeviceKeyDescriptor in
             if let budget = s.createBudget {
                 guard budget > 0 else { throw .storageFailed("secure hardware refused") }

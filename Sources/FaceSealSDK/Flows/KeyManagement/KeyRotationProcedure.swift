@@ -40,7 +40,8 @@ struct KeyRotationProcedure: Sendable {
             do {
                 let newAmbient = try vault.createKey(protection: .ambient, alias: "faceseal.rotation.\(keyId).ambient")
                 ambient = newAmbient
-                let newUserPresent = try vault.createKey(protection: .userPresent, alias: "faceseal.rotation.\(keyId).user-present")
+                let newUserPresent = try vault.createKey(protection: .userPresent, alias: "faceseal.rotation.\(keyId).user-present",
+                                                         presence: presence)
                 created[keyId] = PendingRotation(ambient: DeviceKeyRecord(newAmbient), userPresent: DeviceKeyRecord(newUserPresent), registered: false)
             } catch {
                 discard(created)

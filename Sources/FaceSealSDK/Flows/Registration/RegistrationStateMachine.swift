@@ -64,7 +64,8 @@ struct RegistrationStateMachine: Sendable {
         case matchFace(CapturedFace)
         /// First device: → `templatesExtracted`.
         case extractTemplates(CapturedFace)
-        /// Create the ambient and the user-present key → `deviceKeysCreated` / `deviceKeyCreationFailed`.
+        /// Ask for the user, then create the ambient and the user-present key → `deviceKeysCreated` /
+        /// `deviceKeyCreationFailed` / `userPresenceFailed`.
         case createDeviceKeys(requestId: String)
         /// Register both keys (first device: with a new face token sealed under `password`)
         /// → `enrolmentRegistered` / `enrolmentPending` / `enrolmentFailed`.
@@ -453,6 +454,16 @@ struct RegistrationStateMachine: Sendable {
         }
         state = .failed(.enrolmentFailed(description))
         return created.isEmpty ? .none : .discardDeviceKeys(created)
+    }
+
+    /// The user was not confirmed before the keys were made (the user-present key is created under the proof): no key
+    /// exists and nothing was sent; the code keeps its meaning (SPEC §6.1).
+    mutating func userPresenceFailed(_ code: SignKeypairError.Code) -> Action {
+        guard case .creatingKeys = state else {
+            preconditionFailure("userPresenceFailed in state \(state)")
+        }
+        state = .failed(.userPresence(code))
+        return .none
     }
 
     /// First device: registered and active.
