@@ -252,6 +252,11 @@ extension KeyRotationFlow.State {
         // The next process start.
         let restarted = try await rig.device.open()
         #expect(Set(restarted.keys.map(\.id)) == ids)
+        if point == .answerLost {
+            // Key 2 was never sent: unknown to the authority, open() keeps it pending (no guess); the next rotation sends it again.
+            #expect(restarted.keyRing().records.contains { $0.pendingRotation != nil })
+            #expect(try await rig.rotate(restarted) == .succeeded(revokedKeys: []))
+        }
         #expect(try await rig.settled(restarted), "\(restarted.keyRing().records)")
         #expect(try await rig.signIn(restarted)?.isSucceeded == true)
         rig.passTheOverlap()
