@@ -53,6 +53,7 @@ enum FuzzTargets {
         { _ = try KeyRotationRequest.decode($0) }, { _ = try KeyRotationResponse.decode($0) }, { _ = try KeyRevocationRequest.decode($0) },
         { _ = try BrandingSyncResponse.decode($0) }, { _ = try OutboxResponse.decode($0) }, { _ = try FaceTokenHeader.decode($0) },
         { _ = try FaceTokenEnvelope.decode($0) }, { _ = try FaceTokenDownload.decode($0) },
+        { _ = try AttemptReport.decode($0) }, { _ = try AttemptsRemaining.decode($0) },
     ]
 
     static func wire(_ bytes: [UInt8]) {
@@ -158,16 +159,18 @@ enum FuzzTargets {
     /// A request head as text: `METHOD TARGET` on the first line, then `Name: value` lines; the parts FaceSeal
     /// parses itself (target, query, headers, routing, the signed path) run on it.
     static func httpHead(_ bytes: [UInt8]) {
-        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        guard let first = lines.first else { return }
-        let parts = first.split(separator: " ", maxSplits: 1).map(String.init)
-        guard parts.count == 2 else { return }
+        // Split on bytes, not Characters: the harness's own splitting is not under test, and grapheme breaking
+        // would cost more than the parsing that is.
+        func text(_ part: ArraySlice<UInt8>) -> String { String(decoding: part, as: UTF8.self) }
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        guard let first = lines.first, let space = first.firstIndex(of: UInt8(ascii: " ")) else { return }
         var headers = HTTPHeaders()
         for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.add(name: String(line[..<colon]), value: String(line[line.index(after: colon)...]))
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            headers.add(name: text(line[..<colon]), value: text(line[(colon + 1)...]))
         }
-        guard let request = try? HTTPRequest(method: HTTPMethod(rawValue: parts[0]), path: parts[1], headers: headers) else { return }
+        guard let request = try? HTTPRequest(method: HTTPMethod(rawValue: text(first[..<space])), path: text(first[(space + 1)...]),
+                                             headers: headers) else { return }
         _ = router.match(method: request.method, segments: request.pathSegments)
         _ = Authority.signedPath(of: request)
         _ = try? Authority.announcedProtocol(request)

@@ -82,7 +82,9 @@ import Testing
             // Two hints.
             expectCIBAError(try await harness.backchannel([("id_token_hint", "x.y.z")]), .invalidRequest)
             // Bad requested_expiry, bad pki_data, ceremony without client_notification_token.
-            expectCIBAError(try await harness.backchannel([("requested_expiry", "soon")]), .invalidRequest)
+            for expiry in ["soon", "0", "-1", "86401", "9223372036854775807", "-9223372036854775808", "9223372036854775808"] {
+                expectCIBAError(try await harness.backchannel([("requested_expiry", expiry)]), .invalidRequest)
+            }
             expectCIBAError(try await harness.backchannel([("pki_kind", "sign"), ("pki_data", "not base64url!"),
                                                            ("binding_message", "x"), ("client_notification_token", "t")]), .invalidRequest)
             expectCIBAError(try await harness.backchannel([("pki_kind", "public_keys"), ("binding_message", "Share keys")]), .invalidRequest)

@@ -8,8 +8,8 @@ import Testing
 @Suite("Device API trust boundaries: a key acts only for its application, the download binds the completion, amr")
 struct DeviceBoundaryTests {
     @Test("a key enrolled for app-1 learns and does nothing about app-2's request of the same user, also after app-2's enrolment ended",
-          arguments: StoreBackend.underTest)
-    func keyActsOnlyForItsApplication(backend: StoreBackend) async throws {
+          arguments: StoreBackend.underTest, [DeviceKeyStatus.revoked, .replaced, .terminated])
+    func keyActsOnlyForItsApplication(backend: StoreBackend, ending: DeviceKeyStatus) async throws {
         try await withAuthority(backend) { harness in
             try await seedDeviceWorld(harness)
             let (other, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
@@ -20,7 +20,7 @@ struct DeviceBoundaryTests {
             // The owner's download gives a well-formed completion for the other key to replay.
             let completion = try TestDevice.completion(rid: "req-b", from: try await downloadToken(own, "req-b"), receipt: receipt("b"))
             let before = try await harness.store.request(authReqID: "req-b")
-            for status in [nil, DeviceKeyStatus.revoked] {
+            for status in [nil, ending] {
                 if let status { _ = try await harness.store.endEnrolment(id: ownEnrolment, status: status) }
                 let unknown = try await other.send(.get, DevicePaths.request("req-none"))
                 expectDeviceError(unknown, .unknownRequest)
@@ -38,8 +38,10 @@ struct DeviceBoundaryTests {
                 #expect(try await harness.store.request(authReqID: "req-b") == before)
                 #expect(try await harness.store.faceToken(subject: "user-1").generation == 1)
             }
-            // The request's own key, once its enrolment is revoked, is told so.
-            expectDeviceError(try await own.send(.get, DevicePaths.request("req-b")), .deviceKeyRevoked)
+            // The request's own key, once its enrolment ended, is told how.
+            let told: [DeviceKeyStatus: DeviceErrorCode] = [.revoked: .deviceKeyRevoked, .replaced: .deviceKeyReplaced,
+                                                            .terminated: .deviceKeyTerminated]
+            expectDeviceError(try await own.send(.get, DevicePaths.request("req-b")), try #require(told[ending]))
         }
     }
 
@@ -153,6 +155,8 @@ struct DevicePolicyTests {
                 ("liveness off", { $0.livenessRequired = false }),
                 ("threshold 1.99", { $0.threshold = 1.99 }),
                 ("another token id", { $0.tid = "tok_other" }),
+                ("another subject", { $0.sub = "user-2" }),
+                ("another tenant", { $0.tenant = "globex" }),
                 ("another creation time", { $0.createdAt += 1 }),
                 ("scrypt parameters added", { $0.scrypt = TestDevice.testScrypt }),
             ]
@@ -161,6 +165,17 @@ struct DevicePolicyTests {
                 let answer = try await device.post(DevicePaths.completion("req-1"), completion)
                 #expect(answer.status == 400 && answer.error == .invalidRequest, "\(name)")
             }
+            // A password switched on: sealed with one, and the completion says it was used.
+            var protected = try TestDevice.open(download)
+            protected.gen += 1
+            protected.v = FaceTokenHeader.currentFormat
+            protected.passwordRequired = true
+            protected.scrypt = TestDevice.testScrypt
+            let (envelope, share) = try TestDevice.seal(protected, password: "correct horse")
+            let passworded = CompletionRequest(rid: "req-1", resultSHA256: nil, baseGeneration: protected.gen - 1, token: envelope,
+                                               serverShare: share, passwordUsed: true)
+            let refused = try await device.post(DevicePaths.completion("req-1"), passworded)
+            #expect(refused.status == 400 && refused.error == .invalidRequest)
             #expect(try await harness.store.faceToken(subject: "user-1") == tokenBefore)
             #expect(try await harness.store.request(authReqID: "req-1").state == .pending)
             let unchanged = try TestDevice.completion(rid: "req-1", from: download, receipt: nil)

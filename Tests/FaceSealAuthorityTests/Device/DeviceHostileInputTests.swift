@@ -54,6 +54,34 @@ struct DeviceHostileInputTests {
         }
     }
 
+    @Test("integers at the ends of Int64 in a query or a management body are refused, and the authority keeps serving",
+          arguments: StoreBackend.underTest)
+    func extremeIntegersInQueriesAndManagementBodies(backend: StoreBackend) async throws {
+        try await withManagement(backend) { admin in
+            let harness = admin.harness
+            try await seedDeviceWorld(harness)
+            let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
+            let extremes = ["9223372036854775807", "-9223372036854775808", "9223372036854775808", "-1"]
+            for wait in extremes {
+                expectDeviceError(try await device.send(.get, DevicePaths.outbox + "?wait=\(wait)"), .invalidRequest)
+            }
+            let policyBefore = try await harness.store.tenant(id: "acme").policy
+            for body in [#"{"attempts_max":9223372036854775807}"#, #"{"capture_retries_max":-9223372036854775808}"#,
+                         #"{"request_lifetime_seconds":9223372036854775808}"#, #"{"match_threshold":1e308}"#,
+                         #"{"match_threshold":-1e308}"#, #"{"password_policy":{"minimum_length":9223372036854775807}}"#] {
+                try await admin.expect(400, .patch, "/tenants/acme/policy", body: body)
+            }
+            #expect(try await harness.store.tenant(id: "acme").policy == policyBefore)
+            for limit in extremes + ["0"] {
+                try await admin.expect(400, .get, "/tenants/acme/audit?limit=\(limit)")
+            }
+            try await admin.expect(400, .get, "/tenants/acme/audit?before=9223372036854775808")
+            // Still serving, on both APIs.
+            #expect(try await device.send(.get, DevicePaths.outbox + "?wait=0").status == 200)
+            try await admin.expect(200, .get, "/tenants/acme/audit?limit=1")
+        }
+    }
+
     @Test("an enrolment for an unknown invitation is answered before its signature is checked or its jti written",
           arguments: StoreBackend.underTest)
     func invitationFirst(backend: StoreBackend) async throws {
