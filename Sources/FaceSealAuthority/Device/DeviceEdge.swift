@@ -57,8 +57,7 @@ extension Authority {
             do {
                 let unverified = try DeviceRequestSignature.parse(request.headers[DeviceSigning.requestHeader])
                 jti = unverified.claims.jti
-                let device = try await authenticateDevice(unverified, request: request, requirement: requirement)
-                hint = device.rotationHint
+                let device = try await authenticateDevice(unverified, request: request, requirement: requirement, hint: &hint)
                 let reply = try await handler(device, request)
                 return signedDeviceResponse(reply, jti: unverified.claims.jti, hint: hint)
             } catch {
@@ -67,9 +66,10 @@ extension Authority {
         }
     }
 
-    /// The checks of the edge after parsing (see `signedDeviceRoute`).
+    /// The checks of the edge after parsing (see `signedDeviceRoute`). `hint` is set as soon as the key's status is
+    /// judged, so the errors of the later checks carry it too.
     func authenticateDevice(_ unverified: UnverifiedDeviceRequest, request: HTTPRequest,
-                            requirement: DeviceKeyRequirement) async throws -> AuthenticatedDevice {
+                            requirement: DeviceKeyRequirement, hint: inout Bool) async throws -> AuthenticatedDevice {
         let claims = unverified.claims
         let key: DeviceKeyRecord
         do {
@@ -90,7 +90,6 @@ extension Authority {
             try await countFailure(.deviceSignature(keyID: key.keyID))
             throw DeviceErrorCode.invalidSignature
         }
-        let hint: Bool
         switch key.acceptance(at: clock()) {
         case .accepted:
             hint = false

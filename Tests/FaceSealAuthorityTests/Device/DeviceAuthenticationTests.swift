@@ -99,6 +99,26 @@ struct DeviceAuthenticationTests {
             #expect(viaNew.status == 200)
             #expect(viaNew.hint == false)
 
+            // Errors raised after the key check carry the hint too.
+            let jti = DeviceRequestSignature.newJTI()
+            _ = try await old.send(.get, DevicePaths.request("req-1"), jti: jti)
+            let replayed = try await old.send(.get, DevicePaths.request("req-1"), jti: jti)
+            expectDeviceError(replayed, .replayedRequest)
+            #expect(replayed.hint)
+            let ambientOnly = try await old.send(.post, DevicePaths.abort("req-1"), body: AbortRequest(rid: "req-1", reason: .userCancelled).encoded())
+            expectDeviceError(ambientOnly, .userPresenceRequired)
+            #expect(ambientOnly.hint)
+
+            // The same rotation again (its answer lost) succeeds with the original overlap; another successor is refused.
+            let again = try await rotationRequest(from: old, to: new)
+            let repeated = try await old.send(.post, DevicePaths.rotation, body: again.body.encoded(), as: .userPresent, jti: again.jti)
+            #expect(repeated.status == 200)
+            #expect(try repeated.decode(KeyRotationResponse.self).overlapUntil == old.now + 3600)
+            let other = try await rotationRequest(from: old, to: TestDevice(harness: harness))
+            expectDeviceError(try await old.send(.post, DevicePaths.rotation, body: other.body.encoded(), as: .userPresent, jti: other.jti),
+                              .invalidRequest)
+            #expect(try await harness.store.deviceKey(keyID: new.userPresentKID).status == .active)
+
             harness.clock.advance(by: 3601)
             expectDeviceError(try await old.send(.get, DevicePaths.request("req-1")), .deviceKeyRevoked)
             #expect(try await new.send(.get, DevicePaths.outbox).status == 200)

@@ -453,8 +453,9 @@ final class BudgetedVault: KeyVault {
 final class FlakyProxy: Sendable {
     let server: HTTPServer
 
-    /// When a failure is injected.
-    enum Moment: Sendable { case beforeForwarding, afterForwarding }
+    /// When a failure is injected. `late`: answered at once, forwarded only after the next request has been answered
+    /// by the authority (a request still in flight while the device asks about it).
+    enum Moment: Sendable { case beforeForwarding, afterForwarding, late }
 
     init(target: URL) throws {
         let client = HTTPClient()
@@ -471,7 +472,13 @@ final class FlakyProxy: Sendable {
                 headers[field.name] = field.value
             }
             let url = URL(string: prefix + request.path + (request.rawQuery.map { "?" + $0 } ?? ""))!
-            let response = try await client.send(HTTPClientRequest(method: request.method, url: url, headers: headers, body: request.body))
+            let forwarded = HTTPClientRequest(method: request.method, url: url, headers: headers, body: request.body)
+            if rules.take(path: request.path, .late) {
+                rules.hold(forwarded)
+                return unavailable
+            }
+            let response = try await client.send(forwarded)
+            for late in rules.takeHeld() { _ = try await client.send(late) }
             if rules.take(path: request.path, .afterForwarding) { return unavailable }
             var back = HTTPHeaders()
             for field in response.headers where field.name.lowercased().hasPrefix("faceseal-") || field.name.lowercased() == "content-type" {
@@ -511,6 +518,9 @@ final class FlakyProxy: Sendable {
         }
 
         private let rules = Mutex<[Rule]>([])
+        private let held = Mutex<[HTTPClientRequest]>([])
+        func hold(_ request: HTTPClientRequest) { held.withLock { $0.append(request) } }
+        func takeHeld() -> [HTTPClientRequest] { held.withLock { held in defer { held = [] }; return held } }
         func add(_ rule: Rule) { rules.withLock { $0.append(rule) } }
         func take(path: String, _ moment: Moment) -> Bool {
             rules.withLock { rules in
