@@ -38,8 +38,8 @@ public struct FaceDetection: Sendable, Hashable {
 public struct FaceDetector: Sendable {
     /// Largest accepted image side.
     public static let maximumImageSide = 4096
-    /// Largest accepted pixel count. The canvas is about 3.6× the image and the first layers hold
-    /// several float copies of it (about 150 bytes per image pixel at the peak, 1.2 GB here); scale
+    /// Largest accepted pixel count. The canvas is about 3.8× the image and the first layer's input and
+    /// output are float copies of it (about 140 bytes per image pixel at the peak, 1.1 GB here); scale
     /// larger photos down, or pass `minimumFaceSize`, first.
     public static let maximumImagePixels = 8_000_000
 
