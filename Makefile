@@ -4,7 +4,7 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 export FACESEAL_CACHE ?= $(HOME)/.cache/faceseal
 
-.PHONY: setup build release test demo bench-crypto bench-face clean
+.PHONY: setup build release test demo fuzz bench-crypto bench-face bench-wait ct-check clean
 
 ## setup: install what is missing (Debian packages, PyPI face models and test images). Idempotent.
 setup:
@@ -20,6 +20,10 @@ release: setup
 test: setup
 	@SWIFT=$(SWIFT) bash scripts/with-postgres.sh bash scripts/run-tests.sh $(SWIFT_BUILD_FLAGS)
 
+## fuzz: every libFuzzer target of Fuzz/ for FUZZ_SECONDS (default 60) each; one `fuzz target=… execs=… crashes=…` line per target.
+fuzz: setup
+	@SWIFT=$(SWIFT) bash scripts/fuzz.sh
+
 ## demo: the whole system on loopback with the embedded SQLite default and real face images.
 demo: release
 	.build/release/faceseal demo
@@ -27,8 +31,16 @@ demo: release
 bench-crypto: release
 	@bash scripts/bench-crypto.sh
 
+## ct-check: the ML-KEM/ML-DSA vector kernels under valgrind with secret-marked inputs (constant time).
+ct-check:
+	@bash scripts/ct-check.sh
+
 bench-face: release
 	@bash scripts/bench-face.sh
+
+## bench-wait: CPU of clients waiting 30 s on a silent server (FaceSeal's HTTPClient, the ping client, curl).
+bench-wait: release
+	.build/release/faceseal bench wait
 
 clean:
 	rm -rf .build

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make bench-crypto`: installs the C peer (pycryptodome 4.4.0, whose _mlkem/_mldsa libraries are
-# portable C from mlkem-native/mldsa-native) into a throwaway venv outside the repository, then runs
-# the release-built `faceseal bench crypto` against those libraries. Arguments are passed through
+# `make bench-crypto`: installs the two peers into a throwaway venv outside the repository —
+# pycryptodome 4.4.0 (its _mlkem/_mldsa libraries are portable C from mlkem-native/mldsa-native) and
+# cryptography 50 (OpenSSL 4.0 linked into its Rust extension) — then runs the release-built
+# `faceseal bench crypto` against both, calling their C code directly. Arguments are passed through
 # (e.g. `--all`, `--batches 11`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,22 +10,38 @@ cd "$(dirname "$0")/.."
 CACHE="${FACESEAL_CACHE:-$HOME/.cache/faceseal}"
 VENV="$CACHE/bench-venv"
 PEER_VERSION="4.4.0"
+OPENSSL_PEER_VERSION="50.0.2"
 
 find_peer_dir() {
     # The directory holding _mlkem.abi3.so inside the venv's site-packages.
     find "$VENV" -path '*/Crypto/PublicKey/_mlkem*.so' -print -quit 2>/dev/null | xargs -r dirname
 }
 
+find_openssl_module() {
+    find "$VENV" -path '*/cryptography/hazmat/bindings/_rust*.so' -print -quit 2>/dev/null
+}
+
+installed() {
+    "$VENV/bin/python" -c "import Crypto, cryptography, sys; sys.exit(Crypto.__version__ != '$PEER_VERSION' or cryptography.__version__ != '$OPENSSL_PEER_VERSION')" 2>/dev/null
+}
+
 peer_dir="$(find_peer_dir || true)"
-if [[ -z "$peer_dir" ]] || ! "$VENV/bin/python" -c "import Crypto, sys; sys.exit(Crypto.__version__ != '$PEER_VERSION')" 2>/dev/null; then
-    echo "bench-crypto: installing pycryptodome==$PEER_VERSION into $VENV" >&2
+if [[ -z "$peer_dir" ]] || ! installed; then
+    echo "bench-crypto: installing pycryptodome==$PEER_VERSION and cryptography==$OPENSSL_PEER_VERSION into $VENV" >&2
     mkdir -p "$CACHE"
     python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "pycryptodome==$PEER_VERSION"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "pycryptodome==$PEER_VERSION" "cryptography==$OPENSSL_PEER_VERSION"
     peer_dir="$(find_peer_dir)"
 fi
 if [[ -z "$peer_dir" ]]; then
     echo "bench-crypto: pycryptodome $PEER_VERSION has no Crypto/PublicKey/_mlkem*.so in $VENV" >&2
+    exit 1
+fi
+openssl_module="$(find_openssl_module)"
+# The extension module links against the Python runtime library; the benchmark loads it (never runs it).
+python_library="$("$VENV/bin/python" -c 'import os, sysconfig; print(os.path.join(sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME") or ""))')"
+if [[ -z "$openssl_module" || ! -f "$python_library" ]]; then
+    echo "bench-crypto: cryptography $OPENSSL_PEER_VERSION's module or a shared Python runtime library is missing (module '$openssl_module', library '$python_library')" >&2
     exit 1
 fi
 
@@ -32,4 +49,4 @@ if [[ ! -x .build/release/faceseal ]]; then
     echo "bench-crypto: .build/release/faceseal is missing; run \`make bench-crypto\` (it builds release first)" >&2
     exit 1
 fi
-exec .build/release/faceseal bench crypto --peer "$peer_dir" "$@"
+exec .build/release/faceseal bench crypto --peer "$peer_dir" --openssl "$openssl_module" --python-library "$python_library" "$@"

@@ -4,8 +4,8 @@
 # CPU-bound tests and the SDK's exit tests would starve the HTTP servers of the loopback tests, which then
 # time out. Separate processes keep each suite's timing honest; within a process the tests run one at a time
 # (--no-parallel), which on two cores is also faster (the authority suite: 24 s serial, 74 s parallel) and keeps
-# CPU-heavy set-up (RSA key generation, ML-DSA) from starving other tests' loopback servers. Prints one closing
-# line for the whole run.
+# CPU-heavy set-up (RSA key generation, ML-DSA) from starving other tests' loopback servers. Then a short run of
+# every fuzz target (scripts/fuzz.sh). Prints one closing line for the whole run.
 set -uo pipefail
 swift="${SWIFT:-swift}"
 "$swift" build --build-tests "$@" || exit 1
@@ -42,5 +42,14 @@ for run in "${runs[@]}"; do
   fi
   rm -f "$log"
 done
+# A short run of every fuzz target (FUZZ_SECONDS each): the parsers still take hostile bytes without a crash.
+echo "== fuzz smoke"
+if FUZZ_SECONDS="${FUZZ_SECONDS:-3}" SWIFT="$swift" bash "$(dirname "$0")/fuzz.sh"; then
+  passed=$((passed + 1))
+else
+  status=1
+  failed=$((failed + 1))
+  echo "== fuzz smoke FAILED"
+fi
 echo "tests: $passed passed, $failed failed"
 exit $status

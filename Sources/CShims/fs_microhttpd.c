@@ -1,13 +1,180 @@
 #include "fs_microhttpd.h"
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+// Request-head deadlines. libmicrohttpd's connection timeout is an idle timeout: a client that trickles one byte
+// at a time keeps a connection forever. Each connection waiting for a request head is kept here, in order of
+// deadline (every deadline is now + the same timeout, so appending keeps the order), and a thread shuts down the
+// socket of the first one whose deadline passed; libmicrohttpd then sees end of file and closes the connection.
+// The node lives in the connection's socket context from NOTIFY_STARTED to NOTIFY_CLOSED, and libmicrohttpd calls
+// NOTIFY_CLOSED before it closes the socket: under the lock, a node's fd is always still that connection's.
+struct fs_mhd_head_node {
+    struct fs_mhd_head_watch *watch;
+    struct fs_mhd_head_node *prev;
+    struct fs_mhd_head_node *next;
+    int fd;
+    int armed;
+    uint64_t deadline_ms;
+};
+
+struct fs_mhd_head_watch {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pthread_t thread;
+    struct fs_mhd_head_node *first;
+    struct fs_mhd_head_node *last;
+    uint64_t timeout_ms;
+    uint64_t timed_out;
+    int stopping;
+};
+
+static uint64_t fs_monotonic_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+}
+
+// Both under the watch's lock.
+static void fs_head_unlink(struct fs_mhd_head_watch *watch, struct fs_mhd_head_node *node) {
+    if (!node->armed) return;
+    if (node->prev != NULL) node->prev->next = node->next; else watch->first = node->next;
+    if (node->next != NULL) node->next->prev = node->prev; else watch->last = node->prev;
+    node->prev = node->next = NULL;
+    node->armed = 0;
+}
+
+static void fs_head_arm(struct fs_mhd_head_watch *watch, struct fs_mhd_head_node *node) {
+    fs_head_unlink(watch, node);
+    node->deadline_ms = fs_monotonic_ms() + watch->timeout_ms;
+    node->prev = watch->last;
+    if (watch->last != NULL) watch->last->next = node; else watch->first = node;
+    watch->last = node;
+    node->armed = 1;
+    if (watch->first == node) pthread_cond_signal(&watch->wake);
+}
+
+static void *fs_head_watch_run(void *argument) {
+    struct fs_mhd_head_watch *watch = argument;
+    pthread_mutex_lock(&watch->lock);
+    while (!watch->stopping) {
+        uint64_t now = fs_monotonic_ms();
+        while (watch->first != NULL && watch->first->deadline_ms <= now) {
+            struct fs_mhd_head_node *node = watch->first;
+            fs_head_unlink(watch, node);
+            shutdown(node->fd, SHUT_RDWR);
+            watch->timed_out++;
+        }
+        if (watch->first == NULL) {
+            pthread_cond_wait(&watch->wake, &watch->lock);
+        } else {
+            uint64_t deadline = watch->first->deadline_ms;
+            struct timespec until = { (time_t)(deadline / 1000), (long)(deadline % 1000) * 1000000 };
+            pthread_cond_timedwait(&watch->wake, &watch->lock, &until);
+        }
+    }
+    pthread_mutex_unlock(&watch->lock);
+    return NULL;
+}
+
+static struct fs_mhd_head_watch *fs_head_watch_new(unsigned int timeout_seconds) {
+    struct fs_mhd_head_watch *watch = calloc(1, sizeof *watch);
+    if (watch == NULL) return NULL;
+    pthread_condattr_t attributes;
+    pthread_condattr_init(&attributes);
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
+    pthread_mutex_init(&watch->lock, NULL);
+    pthread_cond_init(&watch->wake, &attributes);
+    pthread_condattr_destroy(&attributes);
+    watch->timeout_ms = (uint64_t)timeout_seconds * 1000;
+    if (pthread_create(&watch->thread, NULL, fs_head_watch_run, watch) != 0) {
+        pthread_cond_destroy(&watch->wake);
+        pthread_mutex_destroy(&watch->lock);
+        free(watch);
+        return NULL;
+    }
+    return watch;
+}
+
+static void fs_head_watch_free(struct fs_mhd_head_watch *watch) {
+    if (watch == NULL) return;
+    pthread_mutex_lock(&watch->lock);
+    watch->stopping = 1;
+    pthread_cond_signal(&watch->wake);
+    pthread_mutex_unlock(&watch->lock);
+    pthread_join(watch->thread, NULL);
+    pthread_cond_destroy(&watch->wake);
+    pthread_mutex_destroy(&watch->lock);
+    free(watch);
+}
+
+static void fs_head_notify(void *cls, struct MHD_Connection *connection, void **socket_context,
+                           enum MHD_ConnectionNotificationCode code) {
+    struct fs_mhd_head_watch *watch = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct fs_mhd_head_node *node = info != NULL ? calloc(1, sizeof *node) : NULL;
+        *socket_context = node;
+        if (node == NULL) return;
+        node->watch = watch;
+        node->fd = info->connect_fd;
+        pthread_mutex_lock(&watch->lock);
+        fs_head_arm(watch, node);
+        pthread_mutex_unlock(&watch->lock);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        struct fs_mhd_head_node *node = *socket_context;
+        *socket_context = NULL;
+        if (node == NULL) return;
+        pthread_mutex_lock(&watch->lock);
+        fs_head_unlink(watch, node);
+        pthread_mutex_unlock(&watch->lock);
+        free(node);
+    }
+}
+
+static struct fs_mhd_head_node *fs_head_node(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info != NULL ? info->socket_context : NULL;
+}
+
+void fs_mhd_head_received(struct MHD_Connection *connection) {
+    struct fs_mhd_head_node *node = fs_head_node(connection);
+    if (node == NULL) return;
+    pthread_mutex_lock(&node->watch->lock);
+    fs_head_unlink(node->watch, node);
+    pthread_mutex_unlock(&node->watch->lock);
+}
+
+void fs_mhd_head_expected(struct MHD_Connection *connection) {
+    struct fs_mhd_head_node *node = fs_head_node(connection);
+    if (node == NULL) return;
+    pthread_mutex_lock(&node->watch->lock);
+    fs_head_arm(node->watch, node);
+    pthread_mutex_unlock(&node->watch->lock);
+}
+
+uint64_t fs_mhd_heads_timed_out(struct fs_mhd_head_watch *watch) {
+    if (watch == NULL) return 0;
+    pthread_mutex_lock(&watch->lock);
+    uint64_t count = watch->timed_out;
+    pthread_mutex_unlock(&watch->lock);
+    return count;
+}
+
+void fs_mhd_stop(struct MHD_Daemon *daemon, struct fs_mhd_head_watch *watch) {
+    MHD_stop_daemon(daemon);
+    fs_head_watch_free(watch);
+}
 
 struct MHD_Daemon *fs_mhd_start(const struct fs_mhd_settings *settings,
                                 MHD_AccessHandlerCallback handler, void *handler_cls,
                                 MHD_RequestCompletedCallback completed, void *completed_cls,
                                 fs_mhd_uri_log_callback uri_log, void *uri_log_cls,
-                                int *error_out) {
+                                struct fs_mhd_head_watch **watch_out, int *error_out) {
     struct sockaddr_in v4;
     struct sockaddr_in6 v6;
     const struct sockaddr *address;
@@ -32,8 +199,17 @@ struct MHD_Daemon *fs_mhd_start(const struct fs_mhd_settings *settings,
         *error_out = FS_MHD_START_BAD_HOST;
         return NULL;
     }
+    *watch_out = NULL;
+    struct fs_mhd_head_watch *watch = NULL;
+    if (settings->request_head_timeout_seconds > 0) {
+        watch = fs_head_watch_new(settings->request_head_timeout_seconds);
+        if (watch == NULL) {
+            *error_out = FS_MHD_START_FAILED;
+            return NULL;
+        }
+    }
 
-    struct MHD_OptionItem options[8];
+    struct MHD_OptionItem options[10];
     int n = 0;
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, (void *)address};
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_cls};
@@ -45,11 +221,23 @@ struct MHD_Daemon *fs_mhd_start(const struct fs_mhd_settings *settings,
         options[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, settings->thread_pool_size, NULL};
     if (settings->connection_memory_limit > 0)
         options[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)settings->connection_memory_limit, NULL};
+    if (settings->per_address_connection_limit > 0)
+        options[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, settings->per_address_connection_limit, NULL};
+    if (watch != NULL)
+        options[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)fs_head_notify, watch};
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 
     struct MHD_Daemon *daemon = MHD_start_daemon(flags, settings->port, NULL, NULL, handler, handler_cls,
                                                  MHD_OPTION_ARRAY, options, MHD_OPTION_END);
-    *error_out = daemon == NULL ? FS_MHD_START_FAILED : FS_MHD_START_OK;
+    if (daemon == NULL) {
+        int saved = errno;
+        fs_head_watch_free(watch);
+        errno = saved;
+        *error_out = FS_MHD_START_FAILED;
+        return NULL;
+    }
+    *watch_out = watch;
+    *error_out = FS_MHD_START_OK;
     return daemon;
 }
 

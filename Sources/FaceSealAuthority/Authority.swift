@@ -13,13 +13,17 @@ public struct AuthorityConfiguration: Sendable {
     public var pollInterval: Int
     /// How long the previous device key stays valid after a rotation, seconds.
     public var rotationOverlap: Int
+    /// The limits on what an attacker could repeat for profit (docs/PROTOCOL.md, "Rate limits").
+    public var rateLimits: RateLimits
 
     /// Builds a configuration.
-    public init(issuer: String, defaultRequestLifetime: Int = 300, pollInterval: Int = 5, rotationOverlap: Int = 7 * 24 * 3600) {
+    public init(issuer: String, defaultRequestLifetime: Int = 300, pollInterval: Int = 5, rotationOverlap: Int = 7 * 24 * 3600,
+                rateLimits: RateLimits = RateLimits()) {
         self.issuer = issuer
         self.defaultRequestLifetime = defaultRequestLifetime
         self.pollInterval = pollInterval
         self.rotationOverlap = rotationOverlap
+        self.rateLimits = rateLimits
     }
 }
 
@@ -38,6 +42,8 @@ public final class Authority: Sendable {
 
     /// The ID-token signing keys, loaded from the store on first use (`prepareSigningKeys()`).
     let idTokenKeys = IDTokenKeyLoader()
+    /// The parsed JWKS of `private_key_jwt` clients.
+    let clientKeySets = ClientKeySets()
     /// Sends ping callbacks to applications (CIBA ping mode).
     let notificationClient = HTTPClient(configuration: HTTPClient.Configuration(maxResponseBodySize: 64 * 1024))
 
@@ -71,26 +77,36 @@ public final class Authority: Sendable {
     }
 }
 
-/// The authority's own keys.
+/// The authority's own keys. The master key is only ever HKDF-SHA256 input: each purpose has its own key, derived
+/// with a versioned label (`faceseal/<purpose>/v1`), so no key serves two purposes and a purpose can move to a new
+/// version alone.
 public struct AuthorityKeys: Sendable {
     /// Signs links and every response to a device (Ed25519); its public half is pinned by devices at enrolment.
     public let deviceKey: Curve25519.Signing.PrivateKey
-    /// Encrypts the server shares of face tokens at rest (AES-256-GCM).
-    public let masterKey: SymmetricKey
 
-    /// Keys the link nonces (derived from the master key).
+    /// Wraps the face tokens' server shares at rest (AES-256-GCM): `faceseal/share-wrapping/v1`.
+    let shareWrappingKey: SymmetricKey
+    /// Wraps the ID-token signing keys at rest (AES-256-GCM): `faceseal/signing-key-wrapping/v1`.
+    let signingKeyWrappingKey: SymmetricKey
+    /// Keys the link nonces: `faceseal/link-nonce/v1`.
     let nonceKey: SymmetricKey
-    /// Keys the pairwise subject identifiers of ID tokens (derived from the master key).
+    /// Keys the pairwise subject identifiers of ID tokens: `faceseal/pairwise-subject/v1`.
     let pairwiseKey: SymmetricKey
+    /// The master key itself, only to re-wrap secrets stored before the wrapping keys were derived (schema
+    /// version 5 marks them): `migrateWrappedSecrets()`.
+    let legacyWrappingKey: SymmetricKey
 
-    /// Builds the key set.
-    public init(deviceKey: Curve25519.Signing.PrivateKey, masterKey: SymmetricKey) {
+    /// Derives every per-purpose key from `masterKey`; the device key is given (tests; `init(derivingFrom:)` derives it).
+    /// - Throws: a `CryptoError` if derivation fails (it does not for a 32-byte key); there is no fallback to the raw key.
+    public init(deviceKey: Curve25519.Signing.PrivateKey, masterKey: SymmetricKey) throws {
+        func derive(_ purpose: String) throws -> SymmetricKey {
+            try HKDF<SHA256>.deriveKey(inputKeyMaterial: masterKey, info: Array("faceseal/\(purpose)/v1".utf8), outputByteCount: 32)
+        }
         self.deviceKey = deviceKey
-        self.masterKey = masterKey
-        // The master key is 32 random bytes, so HKDF never fails on it.
-        self.nonceKey = (try? HKDF<SHA256>.deriveKey(inputKeyMaterial: masterKey, info: Array("faceseal/link-nonce/v1".utf8),
-                                                     outputByteCount: 32)) ?? masterKey
-        self.pairwiseKey = (try? HKDF<SHA256>.deriveKey(inputKeyMaterial: masterKey, info: Array("faceseal/pairwise-subject/v1".utf8),
-                                                        outputByteCount: 32)) ?? masterKey
+        shareWrappingKey = try derive("share-wrapping")
+        signingKeyWrappingKey = try derive("signing-key-wrapping")
+        nonceKey = try derive("link-nonce")
+        pairwiseKey = try derive("pairwise-subject")
+        legacyWrappingKey = masterKey
     }
 }

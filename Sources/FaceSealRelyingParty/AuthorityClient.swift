@@ -175,11 +175,13 @@ enum FormEncoding {
     }
 }
 
-extension Decodable {
+extension WireMessage {
     /// Decodes an answer of the authority, size-limited, ignoring fields this version does not know
     /// (OAuth servers may add members to token and error answers).
     static func decodeLeniently(_ bytes: [UInt8], limit: Int = AuthorityClient.maxAnswerBytes) throws -> Self {
         guard bytes.count <= limit else { throw RelyingPartyError.unexpectedResponse("answer exceeds \(limit) bytes") }
-        return try JSONDecoder().decode(Self.self, from: Data(bytes))
+        let message = try JSONDecoder().decode(Self.self, from: Data(bytes))
+        try message.checkRanges()
+        return message
     }
 }

@@ -310,3 +310,16 @@ extension Unicode.GeneralCategory {
         }
     }
 }
+
+extension BackchannelAuthenticationResponse {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(expiresIn, WireRange.seconds, "expires_in")
+        if let interval { try WireRange.check(interval, WireRange.seconds, "interval") }
+    }
+}
+
+extension TokenResponse {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(expiresIn, WireRange.seconds, "expires_in")
+    }
+}

@@ -1,3 +1,5 @@
+import FaceSealCrypto
+
 /// The completion a device posts after a successful face match (and, for a ceremony, after the application
 /// accepted the delivery): the receipt hash and the rotated token (SPEC §4.4, §5.3). Signed with the
 /// user-present key.
@@ -13,7 +15,7 @@ public struct CompletionRequest: WireMessage {
     /// The re-sealed token, generation `baseGeneration + 1`.
     public var token: FaceTokenEnvelope
     /// The fresh server share the device chose for the new token.
-    public var serverShare: Base64URLBytes
+    public var serverShare: Base64URLSecret
     /// Whether the user typed the token's password (adds `pwd` to the ID token's `amr`).
     public var passwordUsed: Bool
 
@@ -29,13 +31,13 @@ public struct CompletionRequest: WireMessage {
 
     /// Builds a completion.
     public init(v: Int = ProtocolVersion.current, rid: String, resultSHA256: String?, baseGeneration: Int,
-                token: FaceTokenEnvelope, serverShare: [UInt8], passwordUsed: Bool) {
+                token: FaceTokenEnvelope, serverShare: SecretBytes, passwordUsed: Bool) {
         self.v = v
         self.rid = rid
         self.resultSHA256 = resultSHA256
         self.baseGeneration = baseGeneration
         self.token = token
-        self.serverShare = Base64URLBytes(serverShare)
+        self.serverShare = Base64URLSecret(serverShare)
         self.passwordUsed = passwordUsed
     }
 }
@@ -65,10 +67,15 @@ public struct CompletionResponse: WireMessage {
     }
 }
 
-/// Why a device abandons a request; the application's token request answers `access_denied` at once.
+/// Why a device abandons a request; the application's token request answers `access_denied` at once, with the
+/// reason as its `error_description`.
 public enum AbortReason: String, Codable, Sendable, CaseIterable {
     /// The face-mismatch budget is spent.
     case attemptsExhausted = "attempts_exhausted"
+    /// The liveness and capture-quality budget is spent.
+    case captureRetriesExhausted = "capture_retries_exhausted"
+    /// The user typed a wrong password as many times as the request allows attempts.
+    case passwordAttemptsExhausted = "password_attempts_exhausted"
     /// The application refused the delivery or could not be reached, and the user gave up.
     case deliveryFailed = "delivery_failed"
     /// The user declined.
@@ -94,5 +101,91 @@ public struct AbortRequest: WireMessage {
         self.v = v
         self.rid = rid
         self.reason = reason
+    }
+}
+
+extension CompletionRequest {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(baseGeneration, WireRange.generation, "base_generation")
+    }
+}
+
+extension CompletionResponse {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(generation, WireRange.generation, "generation")
+    }
+}
+
+extension AbortRequest {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}
+
+extension AttemptReport {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}
+
+extension AttemptsRemaining {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(attemptsLeft, 0...WireRange.attempts.upperBound, "attempts_left")
+        try WireRange.check(captureRetriesLeft, 0...WireRange.attempts.upperBound, "capture_retries_left")
+    }
+}
+
+/// What a failed face check was, as the device reports it (SPEC §5.4).
+public enum AttemptKind: String, Codable, Sendable, CaseIterable {
+    /// A live face that does not match: spends one of `attempts_max`.
+    case faceMismatch = "face_mismatch"
+    /// A liveness or capture-quality failure: spends one of `capture_retries_max`.
+    case captureRetry = "capture_retry"
+}
+
+/// A failed face check, reported by the device that downloaded the token (user-present key). The authority counts
+/// it and denies the request when a budget is spent.
+public struct AttemptReport: WireMessage {
+    /// Protocol version.
+    public var v: Int
+    /// The request id.
+    public var rid: String
+    /// What failed.
+    public var kind: AttemptKind
+
+    public enum CodingKeys: String, CodingKey, CaseIterable { case v, rid, kind }
+    public static var maxBytes: Int { 1024 }
+
+    /// Builds a report.
+    public init(v: Int = ProtocolVersion.current, rid: String, kind: AttemptKind) {
+        self.v = v
+        self.rid = rid
+        self.kind = kind
+    }
+}
+
+/// The authority's answer to an `AttemptReport`: what the request has left. When either is 0 the request is denied
+/// (`attempts_exhausted` or `capture_retries_exhausted`).
+public struct AttemptsRemaining: WireMessage {
+    /// Protocol version.
+    public var v: Int
+    /// The request id.
+    public var rid: String
+    /// Face mismatches left.
+    public var attemptsLeft: Int
+    /// Liveness and capture-quality failures left.
+    public var captureRetriesLeft: Int
+
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case v, rid
+        case attemptsLeft = "attempts_left"
+        case captureRetriesLeft = "capture_retries_left"
+    }
+
+    /// Builds the answer.
+    public init(v: Int = ProtocolVersion.current, rid: String, attemptsLeft: Int, captureRetriesLeft: Int) {
+        self.v = v
+        self.rid = rid
+        self.attemptsLeft = attemptsLeft
+        self.captureRetriesLeft = captureRetriesLeft
     }
 }

@@ -63,3 +63,10 @@ public enum DeliveryNames {
     /// context keeps a `sign` result from ever passing as a delivery signature.
     public static let signContext: [UInt8] = []
 }
+
+extension DeliveryBody {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(iat, WireRange.unixTime, "iat")
+    }
+}

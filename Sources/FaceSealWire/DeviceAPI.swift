@@ -28,6 +28,8 @@ public enum DeviceErrorCode: String, Codable, Sendable, CaseIterable, Error {
     case invalidRequest = "invalid_request"
     /// The invitation is unknown, used or expired.
     case invalidInvitation = "invalid_invitation"
+    /// Too many failed signatures for this key id recently: retry after the response's `Retry-After` seconds.
+    case rateLimited = "rate_limited"
     /// Something else went wrong on the authority.
     case serverError = "server_error"
 
@@ -40,6 +42,7 @@ public enum DeviceErrorCode: String, Codable, Sendable, CaseIterable, Error {
         case .requestExpired, .requestNotPending, .staleToken: 409
         case .upgradeRequired: 426
         case .invalidRequest: 400
+        case .rateLimited: 429
         case .serverError: 500
         }
     }
@@ -78,12 +81,14 @@ public enum DevicePaths {
     public static func enrolmentToken(_ invitation: String) -> String { "/device/v1/enrolments/\(invitation)/token" }
     /// `GET` request details (ambient key).
     public static func request(_ rid: String) -> String { "/device/v1/requests/\(rid)" }
-    /// `GET` the face token and server share (ambient key).
+    /// `GET` the face token and server share (user-present key).
     public static func requestToken(_ rid: String) -> String { "/device/v1/requests/\(rid)/token" }
     /// `POST` a completion (user-present key).
     public static func completion(_ rid: String) -> String { "/device/v1/requests/\(rid)/completion" }
     /// `POST` an abort (user-present key).
     public static func abort(_ rid: String) -> String { "/device/v1/requests/\(rid)/abort" }
+    /// `POST` a failed face check (the user-present key that downloaded the token).
+    public static func attempts(_ rid: String) -> String { "/device/v1/requests/\(rid)/attempts" }
     /// `POST` a key rotation (user-present key of each rotated enrolment).
     public static let rotation = "/device/v1/keys/rotation"
     /// `POST` a revocation of one enrolment's keys (user-present key).
@@ -92,4 +97,8 @@ public enum DevicePaths {
     public static let branding = "/device/v1/branding"
     /// `GET` the link outbox, long poll (ambient key).
     public static let outbox = "/device/v1/outbox"
+}
+
+extension DeviceErrorResponse {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
 }

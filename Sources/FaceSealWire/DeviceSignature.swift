@@ -65,4 +65,23 @@ public enum DeviceSigning {
     public static let protocolHeader = "FaceSeal-Protocol"
     /// How far `iat` may be from the authority's clock, in seconds.
     public static let clockSkew: Int64 = 120
+
+    /// Whether `iat` is within ±``clockSkew`` of `now`. Only `now` (the checker's own clock) enters arithmetic:
+    /// `iat` comes from the sender and may be any `Int64`.
+    public static func isWithinSkew(_ iat: Int64, of now: Int64) -> Bool {
+        let (low, lowOverflow) = now.subtractingReportingOverflow(clockSkew)
+        let (high, highOverflow) = now.addingReportingOverflow(clockSkew)
+        return (lowOverflow || iat >= low) && (highOverflow || iat <= high)
+    }
+}
+
+extension DeviceRequestClaims {
+    public func checkRanges() throws(WireError) { try WireRange.check(iat, WireRange.unixTime, "iat") }
+}
+
+extension AuthorityResponseClaims {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(status, WireRange.httpStatus, "status")
+        try WireRange.check(iat, WireRange.unixTime, "iat")
+    }
 }

@@ -1,3 +1,5 @@
+import FaceSealCrypto
+
 /// A device public key registered with the authority: a P-256 key as a JWK, with its id.
 public struct DevicePublicKey: Codable, Sendable, Equatable {
     /// The key id (random, fixed at creation).
@@ -89,7 +91,7 @@ public struct EnrolmentRequest: WireMessage {
     /// First device: the new face token (generation 1).
     public var token: FaceTokenEnvelope?
     /// First device: the server share of that token.
-    public var serverShare: Base64URLBytes?
+    public var serverShare: Base64URLSecret?
     /// A label for the device (shown in the management API).
     public var deviceName: String
 
@@ -106,13 +108,13 @@ public struct EnrolmentRequest: WireMessage {
 
     /// Builds an enrolment.
     public init(v: Int = ProtocolVersion.current, ambientKey: DevicePublicKey, userPresentKey: DevicePublicKey,
-                ambientProof: String, token: FaceTokenEnvelope?, serverShare: [UInt8]?, deviceName: String) {
+                ambientProof: String, token: FaceTokenEnvelope?, serverShare: SecretBytes?, deviceName: String) {
         self.v = v
         self.ambientKey = ambientKey
         self.userPresentKey = userPresentKey
         self.ambientProof = ambientProof
         self.token = token
-        self.serverShare = serverShare.map(Base64URLBytes.init)
+        self.serverShare = serverShare.map(Base64URLSecret.init)
         self.deviceName = deviceName
     }
 }
@@ -160,4 +162,19 @@ public struct EnrolmentResponse: WireMessage {
         self.authorityKey = Base64URLBytes(authorityKey)
         self.replacedKeys = replacedKeys
     }
+}
+
+extension EnrolmentDetails {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(expiresAt, WireRange.unixTime, "expires_at")
+    }
+}
+
+extension EnrolmentRequest {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}
+
+extension EnrolmentResponse {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
 }

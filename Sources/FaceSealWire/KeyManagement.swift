@@ -162,3 +162,26 @@ public struct OutboxResponse: WireMessage {
         self.links = links
     }
 }
+
+extension KeyRotationRequest {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}
+
+extension KeyRotationResponse {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(overlapUntil, WireRange.unixTime, "overlap_until")
+    }
+}
+
+extension KeyRevocationRequest {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}
+
+extension BrandingSyncResponse {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}
+
+extension OutboxResponse {
+    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+}

@@ -51,3 +51,10 @@ public enum LinkLimits {
     /// The path prefix of a universal link: `https://<authority>/l/<compact JWS>`.
     public static let universalLinkPath = "/l/"
 }
+
+extension LinkClaims {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(exp, WireRange.unixTime, "exp")
+    }
+}

@@ -23,8 +23,16 @@ public struct RequestDetails: WireMessage {
     public var keyPolicy: KeyPolicy
     /// The face-mismatch budget.
     public var attemptsMax: Int
-    /// Whether liveness is required.
+    /// Face mismatches the request has left (the authority counts them; a new flow on the same link does not reset it).
+    public var attemptsLeft: Int
+    /// The liveness and capture-quality failure budget.
+    public var captureRetriesMax: Int
+    /// Liveness and capture-quality failures the request has left.
+    public var captureRetriesLeft: Int
+    /// Whether the tenant requires liveness now (the device runs it when this or the token header asks).
     public var livenessRequired: Bool
+    /// The tenant's match threshold now (the device matches at the lower of this and the header's).
+    public var matchThreshold: Double
     /// The lowest device protocol this request accepts.
     public var minProtocol: Int
     /// Ceremonies: the application's delivery endpoint.
@@ -47,7 +55,11 @@ public struct RequestDetails: WireMessage {
         case expiresAt = "expires_at"
         case keyPolicy = "key_policy"
         case attemptsMax = "attempts_max"
+        case attemptsLeft = "attempts_left"
+        case captureRetriesMax = "capture_retries_max"
+        case captureRetriesLeft = "capture_retries_left"
         case livenessRequired = "liveness_required"
+        case matchThreshold = "match_threshold"
         case minProtocol = "min_protocol"
         case deliveryEndpoint = "delivery_endpoint"
         case clientNotificationToken = "client_notification_token"
@@ -60,7 +72,8 @@ public struct RequestDetails: WireMessage {
     /// Builds request details.
     public init(v: Int = ProtocolVersion.current, rid: String, kind: LinkKind, pkiKind: PKIKind? = nil,
                 bindingMessage: String? = nil, clientId: String, rpLabel: String, branding: BrandingInfo? = nil,
-                expiresAt: Int64, keyPolicy: KeyPolicy, attemptsMax: Int, livenessRequired: Bool, minProtocol: Int,
+                expiresAt: Int64, keyPolicy: KeyPolicy, attemptsMax: Int, attemptsLeft: Int, captureRetriesMax: Int,
+                captureRetriesLeft: Int, livenessRequired: Bool, matchThreshold: Double, minProtocol: Int,
                 deliveryEndpoint: String? = nil, clientNotificationToken: String? = nil,
                 pkiContext: [UInt8]? = nil, pkiData: [UInt8]? = nil, nonce: String) {
         self.v = v
@@ -74,12 +87,31 @@ public struct RequestDetails: WireMessage {
         self.expiresAt = expiresAt
         self.keyPolicy = keyPolicy
         self.attemptsMax = attemptsMax
+        self.attemptsLeft = attemptsLeft
+        self.captureRetriesMax = captureRetriesMax
+        self.captureRetriesLeft = captureRetriesLeft
         self.livenessRequired = livenessRequired
+        self.matchThreshold = matchThreshold
         self.minProtocol = minProtocol
         self.deliveryEndpoint = deliveryEndpoint
         self.clientNotificationToken = clientNotificationToken
         self.pkiContext = pkiContext.map(Base64URLBytes.init)
         self.pkiData = pkiData.map(Base64URLBytes.init)
         self.nonce = nonce
+    }
+}
+
+extension RequestDetails {
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        try WireRange.check(expiresAt, WireRange.unixTime, "expires_at")
+        try WireRange.check(attemptsMax, WireRange.attempts, "attempts_max")
+        try WireRange.check(attemptsLeft, 0...attemptsMax, "attempts_left")
+        try WireRange.check(captureRetriesMax, WireRange.attempts, "capture_retries_max")
+        try WireRange.check(captureRetriesLeft, 0...captureRetriesMax, "capture_retries_left")
+        guard MatchPolicy.thresholdRange.contains(matchThreshold) else {
+            throw .invalidValue(field: "match_threshold", reason: "must be within \(MatchPolicy.thresholdRange)")
+        }
+        try WireRange.check(minProtocol, WireRange.version, "min_protocol")
     }
 }

@@ -8,16 +8,26 @@ public protocol WireMessage: Codable, Sendable, Equatable {
     associatedtype CodingKeys: CodingKey & CaseIterable
     /// The largest encoding accepted, in bytes.
     static var maxBytes: Int { get }
+    /// Refuses an integer outside its field's ``WireRange``. ``decode(_:)`` runs it before anyone reads the message,
+    /// so no value from another process reaches arithmetic that could overflow. Every message with an integer
+    /// field implements it.
+    func checkRanges() throws(WireError)
 }
 
 extension WireMessage {
     /// The default limit: 64 KiB.
     public static var maxBytes: Int { 64 * 1024 }
 
-    /// Parses `bytes`, refusing oversized input, unknown top-level fields and every malformed value.
+    /// No integer fields: nothing to check.
+    public func checkRanges() throws(WireError) {}
+
+    /// Parses `bytes`, refusing oversized input, unknown top-level fields, integers out of range and every
+    /// malformed value.
     public static func decode(_ bytes: some Collection<UInt8>) throws(WireError) -> Self {
-        try WireJSON.decode(Self.self, from: Array(bytes), limit: maxBytes,
-                            fields: Set(CodingKeys.allCases.map(\.stringValue)))
+        let message = try WireJSON.decode(Self.self, from: Array(bytes), limit: maxBytes,
+                                          fields: Set(CodingKeys.allCases.map(\.stringValue)))
+        try message.checkRanges()
+        return message
     }
 
     /// The canonical encoding: JSON with sorted keys, no insignificant whitespace.
@@ -94,5 +104,30 @@ public struct Base64URLBytes: Codable, Sendable, Hashable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(Base64URL.encode(bytes))
+    }
+}
+
+/// Secret bytes (a server share) that travel as unpadded base64url: decoded straight into ``SecretBytes`` and encoded
+/// from them, so no plain array of the secret is ever made. The JSON text of the message still holds the encoded form.
+public struct Base64URLSecret: Codable, Sendable, Hashable {
+    /// The secret.
+    public let secret: SecretBytes
+
+    /// Wraps `secret`.
+    public init(_ secret: SecretBytes) { self.secret = secret }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        do {
+            secret = try Base64URL.decodeSecret(utf8: text.utf8)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "invalid base64url")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(Base64URL.encode(secret))
     }
 }

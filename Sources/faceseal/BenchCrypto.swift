@@ -7,13 +7,16 @@ import Glibc
 import Darwin
 #endif
 
-/// `faceseal bench crypto [--all] [--peer DIR] [--batches N]`: FaceSeal's pure-Swift post-quantum code
-/// against the portable C inside pycryptodome 4.4.0, side by side in one process (notes/pq-crypto.md).
+/// `faceseal bench crypto [--all] [--peer DIR] [--openssl MODULE --python-library LIB] [--batches N]`:
+/// FaceSeal's ML-KEM/ML-DSA against the portable C inside pycryptodome 4.4.0 and, when given, OpenSSL 4.0
+/// as bundled in PyPI's `cryptography` 50 (notes/pq-crypto.md), side by side in one process; FaceSeal's
+/// own portable path is measured as a third column.
 ///
-/// Method: the same bytes-in/bytes-out work for both (fixed inputs, the C library called directly through
-/// `dlopen`), batches interleaved FaceSeal, peer, FaceSeal, peer…, one `ContinuousClock`, the median of
-/// the batches per side, and every output of every iteration compared byte for byte with the reference
-/// the peer produced before timing. One line per operation, containing `ratio=<FaceSeal/peer>`.
+/// Method: the same bytes-in/bytes-out work for every side (fixed inputs, the C libraries called directly,
+/// no Python), batches interleaved FaceSeal, peer, peer…, FaceSeal, …, one `ContinuousClock`, the median
+/// of the batches per side, and every output of every iteration compared byte for byte with the reference
+/// pycryptodome produced before timing. Lines containing `ratio=<FaceSeal/peer>`, one per operation and
+/// peer, and cycles per operation beside the published AVX2 figures.
 ///
 /// The table of operations is `BenchCrypto.operations`: a new algorithm adds a function returning
 /// `[BenchOperation]` there.
@@ -21,10 +24,14 @@ enum BenchCrypto {
     struct Options {
         var all = false
         var peerDirectory: String?
+        var opensslModule: String?
+        var pythonLibrary: String?
         var batches = 9
+        /// Only the rows whose name contains this (for profiling one operation, e.g. under callgrind).
+        var only: String?
     }
 
-    static let usage = "usage: faceseal bench crypto [--all] [--peer DIR] [--batches N (≥ 1, default 9)]"
+    static let usage = "usage: faceseal bench crypto [--all] [--peer DIR] [--openssl MODULE --python-library LIB] [--batches N (≥ 1, default 9)] [--only TEXT]"
 
     static func run(_ arguments: [String]) async -> Int32 {
         let options: Options
@@ -44,8 +51,14 @@ enum BenchCrypto {
             return 1
         }
         let table: [BenchOperation]
+        let openssl: BenchOpenSSL?
         do {
-            table = try operations(options: options, peerDirectory: directory)
+            if let module = options.opensslModule, let python = options.pythonLibrary {
+                openssl = try BenchOpenSSL(modulePath: module, pythonLibraryPath: python)
+            } else {
+                openssl = nil
+            }
+            table = try operations(options: options, peerDirectory: directory, openssl: openssl)
         } catch {
             printError("faceseal bench crypto: \(error)")
             return 1
@@ -53,33 +66,41 @@ enum BenchCrypto {
         if options.batches < 7 {
             printError("faceseal bench crypto: note: \(options.batches) batches; the method asks for at least 7")
         }
-        print("faceseal bench crypto: FaceSeal (pure Swift) vs pycryptodome 4.4.0 portable C at \(directory)")
+        let clock = BenchClock.detect()
+        print("faceseal bench crypto: FaceSeal (\(PQKernels.supported)) vs pycryptodome 4.4.0 portable C at \(directory)")
+        if let openssl {
+            print("                       and \(openssl.version) (bundled in cryptography 50), EVP API called directly")
+        } else {
+            print("                       (no OpenSSL peer: pass --openssl and --python-library, as `make bench-crypto` does)")
+        }
         print("median of \(options.batches) interleaved batches per side; µs per operation; ratio = FaceSeal/peer")
+        print("cycles = µs × \(String(format: "%.3f", clock.gigahertz)) GHz (\(clock.source))")
         let runner = BenchRunner(batches: options.batches)
         var totalMismatches = 0
         for operation in table {
             let result = runner.measure(operation)
-            totalMismatches += result.faceSealMismatches + result.peerMismatches
-            print(result.line)
+            totalMismatches += result.mismatches.reduce(0, +)
+            print(result.lines(clock: clock).joined(separator: "\n"))
         }
         print("output mismatches: \(totalMismatches)")
         return totalMismatches == 0 ? 0 : 1
     }
 
     /// Every benchmarked operation, in print order. ML-KEM-768 and ML-DSA-65 by default; all parameter sets with `--all`.
-    static func operations(options: Options, peerDirectory: String) throws -> [BenchOperation] {
+    static func operations(options: Options, peerDirectory: String, openssl: BenchOpenSSL?) throws -> [BenchOperation] {
+        let evp = try openssl.map { try BenchEVP($0) }
         let mlkem = try BenchPeerLibrary(path: peerDirectory + "/_mlkem.abi3.so")
         let kemSets: [MLKEMParameters] = options.all ? [.mlkem512, .mlkem768, .mlkem1024] : [.mlkem768]
         var table: [BenchOperation] = []
         for set in kemSets {
-            table += try BenchMLKEM.operations(set, peer: mlkem)
+            table += try BenchMLKEM.operations(set, peer: mlkem, openssl: evp)
         }
         let mldsa = try BenchPeerLibrary(path: peerDirectory + "/_mldsa.abi3.so")
         let dsaSets: [MLDSAParameters] = options.all ? [MLDSA44.parameters, MLDSA65.parameters, MLDSA87.parameters] : [MLDSA65.parameters]
         for set in dsaSets {
-            table += try BenchMLDSA.operations(set, peer: mldsa, includeReusedKeys: set == MLDSA65.parameters)
+            table += try BenchMLDSA.operations(set, peer: mldsa, openssl: evp, includeReusedKeys: set == MLDSA65.parameters)
         }
-        return table
+        return table.filter { options.only.map($0.name.contains) ?? true }.map { $0.withPortableColumn() }
     }
 
     struct UsageError: Error {
@@ -89,25 +110,40 @@ enum BenchCrypto {
     static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
         var options = Options()
         var index = 0
+        func value(_ name: String) -> String? {
+            guard index + 1 < arguments.count else { return nil }
+            index += 1
+            return arguments[index]
+        }
         while index < arguments.count {
             let argument = arguments[index]
             switch argument {
             case "--all":
                 options.all = true
             case "--peer":
-                guard index + 1 < arguments.count else { return .failure(UsageError(message: "--peer needs a directory")) }
-                index += 1
-                options.peerDirectory = arguments[index]
+                guard let directory = value(argument) else { return .failure(UsageError(message: "--peer needs a directory")) }
+                options.peerDirectory = directory
+            case "--openssl":
+                guard let path = value(argument) else { return .failure(UsageError(message: "--openssl needs a path")) }
+                options.opensslModule = path
+            case "--python-library":
+                guard let path = value(argument) else { return .failure(UsageError(message: "--python-library needs a path")) }
+                options.pythonLibrary = path
+            case "--only":
+                guard let text = value(argument) else { return .failure(UsageError(message: "--only needs a row name")) }
+                options.only = text
             case "--batches":
-                guard index + 1 < arguments.count, let n = Int(arguments[index + 1]), (1...1000).contains(n) else {
+                guard let text = value(argument), let n = Int(text), (1...1000).contains(n) else {
                     return .failure(UsageError(message: "--batches needs a number from 1 to 1000"))
                 }
-                index += 1
                 options.batches = n
             default:
                 return .failure(UsageError(message: "unknown option '\(argument)'"))
             }
             index += 1
+        }
+        if (options.opensslModule == nil) != (options.pythonLibrary == nil) {
+            return .failure(UsageError(message: "--openssl and --python-library go together"))
         }
         return .success(options)
     }
@@ -115,14 +151,51 @@ enum BenchCrypto {
 
 // MARK: - The measurement
 
-/// One row of the benchmark: an operation run by FaceSeal and by the peer on input `i` (taken modulo
+/// One side of a row other than FaceSeal's: a peer library (or FaceSeal's portable path) by name.
+struct BenchSide {
+    let name: String
+    let run: (Int) -> Bool
+}
+
+/// One row of the benchmark: an operation run by FaceSeal and by each peer on input `i` (taken modulo
 /// the operation's own input count). Each closure returns whether its output equalled the reference
-/// output byte for byte, so the comparison is part of every iteration on both sides.
+/// output byte for byte, so the comparison is part of every iteration on every side.
 struct BenchOperation {
     /// E.g. "ML-KEM-768 keygen".
     let name: String
     let faceSeal: (Int) -> Bool
-    let peer: (Int) -> Bool
+    var peers: [BenchSide]
+    /// Published AVX2 cycles per operation (mlkem-native / mldsa-native), when known.
+    var referenceCycles: Int? = nil
+
+    /// Adds FaceSeal's portable path as a column, when this CPU runs vector kernels.
+    func withPortableColumn() -> BenchOperation {
+        guard PQKernels.supported > .portable else { return self }
+        var copy = self
+        let body = faceSeal
+        copy.peers.append(BenchSide(name: "faceseal-portable") { i in
+            PQKernels.$limit.withValue(.portable) { body(i) }
+        })
+        return copy
+    }
+}
+
+/// How µs become cycles: perf has no cycle counter in this VM, so the nominal clock is used.
+struct BenchClock {
+    let gigahertz: Double
+    let source: String
+
+    /// The first "cpu MHz" of /proc/cpuinfo (the TSC rate under a hypervisor); 1 GHz when unknown.
+    static func detect() -> BenchClock {
+        if let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu MHz") }),
+            let value = line.split(separator: ":").last.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }),
+            value > 100, value < 10_000
+        {
+            return BenchClock(gigahertz: value / 1000, source: "the CPU's clock from /proc/cpuinfo; no hardware cycle counter under this hypervisor")
+        }
+        return BenchClock(gigahertz: 1, source: "clock unknown: cycles shown at 1 GHz")
+    }
 }
 
 /// Interleaved batches on one clock; medians per side.
@@ -134,21 +207,29 @@ struct BenchRunner {
 
     struct Result {
         let name: String
-        let faceSealMicroseconds: Double
-        let peerMicroseconds: Double
-        let faceSealMismatches: Int
-        let peerMismatches: Int
+        /// FaceSeal first, then the peers in order.
+        let names: [String]
+        let microseconds: [Double]
+        let mismatches: [Int]
         let iterations: Int
         let batches: Int
+        let referenceCycles: Int?
 
-        var ratio: Double { faceSealMicroseconds / peerMicroseconds }
-
-        var line: String {
-            let mismatches = faceSealMismatches + peerMismatches
-            return "\(name.padding(toLength: 22, withPad: " ", startingAt: 0)) faceseal=\(format(faceSealMicroseconds)) µs/op  "
-                + "peer=\(format(peerMicroseconds)) µs/op  ratio=\(String(format: "%.3f", ratio))  "
-                + "mismatches=\(mismatches) (faceseal \(faceSealMismatches), peer \(peerMismatches); \(batches) batches of ~\(iterations) iterations)"
+        func lines(clock: BenchClock) -> [String] {
+            let cycles = microseconds[0] * clock.gigahertz * 1000
+            let reference = referenceCycles.map { "  (mlkem/mldsa-native AVX2: \(kilo(Double($0))) cycles)" } ?? ""
+            var lines = ["\(name.padding(toLength: 22, withPad: " ", startingAt: 0)) faceseal=\(format(microseconds[0])) µs/op  "
+                + "cycles=\(kilo(cycles))\(reference)"]
+            for index in 1..<names.count {
+                lines.append("\(name.padding(toLength: 22, withPad: " ", startingAt: 0)) vs \(names[index].padding(toLength: 20, withPad: " ", startingAt: 0)) "
+                    + "peer=\(format(microseconds[index])) µs/op  ratio=\(String(format: "%.3f", microseconds[0] / microseconds[index]))")
+            }
+            let counts = zip(names, mismatches).map { "\($0) \($1)" }.joined(separator: ", ")
+            lines.append("\(name.padding(toLength: 22, withPad: " ", startingAt: 0)) mismatches=\(mismatches.reduce(0, +)) (\(counts); \(batches) batches of ~\(iterations) iterations)")
+            return lines
         }
+
+        private func kilo(_ value: Double) -> String { String(format: "%.1fk", value / 1000) }
 
         private func format(_ value: Double) -> String {
             let text = String(format: "%.2f", value)
@@ -157,31 +238,30 @@ struct BenchRunner {
     }
 
     func measure(_ operation: BenchOperation) -> Result {
+        let sides = [operation.faceSeal] + operation.peers.map(\.run)
+        var mismatches = [Int](repeating: 0, count: sides.count)
         // Warm-up: caches, lazy globals, page faults.
-        var faceSealMismatches = 0, peerMismatches = 0
         for i in 0..<8 {
-            if !operation.faceSeal(i) { faceSealMismatches += 1 }
-            if !operation.peer(i) { peerMismatches += 1 }
+            for (index, side) in sides.enumerated() where !side(i) { mismatches[index] += 1 }
         }
-        var faceSealTimes: [Double] = [], peerTimes: [Double] = []
+        var times = [[Double]](repeating: [], count: sides.count)
         var iterations = 0
         for _ in 0..<batches {
-            let ours = timeBox(operation.faceSeal)
-            let theirs = timeBox(operation.peer)
-            faceSealTimes.append(ours.elapsed.microseconds / Double(ours.iterations))
-            peerTimes.append(theirs.elapsed.microseconds / Double(theirs.iterations))
-            faceSealMismatches += ours.mismatches
-            peerMismatches += theirs.mismatches
-            iterations += ours.iterations + theirs.iterations
+            for (index, side) in sides.enumerated() {
+                let box = timeBox(side)
+                times[index].append(box.elapsed.microseconds / Double(box.iterations))
+                mismatches[index] += box.mismatches
+                iterations += box.iterations
+            }
         }
         return Result(
-            name: operation.name, faceSealMicroseconds: median(faceSealTimes), peerMicroseconds: median(peerTimes),
-            faceSealMismatches: faceSealMismatches, peerMismatches: peerMismatches,
-            iterations: iterations / (2 * batches), batches: batches)
+            name: operation.name, names: ["faceseal"] + operation.peers.map(\.name), microseconds: times.map(median),
+            mismatches: mismatches, iterations: iterations / (sides.count * batches), batches: batches,
+            referenceCycles: operation.referenceCycles)
     }
 
     /// Runs `body` on successive inputs for `batchTarget` of wall time (at least 8 iterations), so a
-    /// batch has the same length on both sides whatever the load; reading the clock costs the same to both.
+    /// batch has the same length on every side whatever the load; reading the clock costs the same to all.
     private func timeBox(_ body: (Int) -> Bool) -> (elapsed: Duration, iterations: Int, mismatches: Int) {
         var mismatches = 0, iterations = 0
         let start = clock.now
@@ -317,7 +397,7 @@ enum BenchMLKEM {
         let description: String
     }
 
-    static func operations(_ p: MLKEMParameters, peer: BenchPeerLibrary) throws -> [BenchOperation] {
+    static func operations(_ p: MLKEMParameters, peer: BenchPeerLibrary, openssl: BenchEVP?) throws -> [BenchOperation] {
         let keypair = try peer.function("mlkem_keypair", as: Keypair.self)
         let encaps = try peer.function("mlkem_encaps", as: Encaps.self)
         let decaps = try peer.function("mlkem_decaps", as: Decaps.self)
@@ -355,7 +435,8 @@ enum BenchMLKEM {
         let ourCT = BenchSlots(count: 1, size: ctSize), peerCT = BenchSlots(count: 1, size: ctSize)
         let ourKey = BenchSlots(count: 1, size: 32), peerKey = BenchSlots(count: 1, size: 32)
 
-        let keygenOperation = BenchOperation(
+        let pycryptodome = "pycryptodome-4.4.0"
+        var keygenOperation = BenchOperation(
             name: "\(name) keygen",
             faceSeal: { i in
                 guard (try? MLKEM.keyGenInternal(
@@ -363,11 +444,12 @@ enum BenchMLKEM {
                 else { return false }
                 return ourEK.equals(0, eks, i) && ourDK.equals(0, dks, i)
             },
-            peer: { i in
+            peers: [BenchSide(name: pycryptodome) { i in
                 keypair(level, peerEK.bytes(0), ekSize, peerDK.bytes(0), dkSize, seeds.bytes(i), 64) == 0
                     && peerEK.equals(0, eks, i) && peerDK.equals(0, dks, i)
-            })
-        let encapsOperation = BenchOperation(
+            }],
+            referenceCycles: level == 768 ? 21_000 : nil)
+        var encapsOperation = BenchOperation(
             name: "\(name) encaps",
             faceSeal: { i in
                 let ek = UnsafeRawBufferPointer(eks[i])
@@ -378,11 +460,12 @@ enum BenchMLKEM {
                 else { return false }
                 return ourCT.equals(0, cts, i) && ourKey.equals(0, keys, i)
             },
-            peer: { i in
+            peers: [BenchSide(name: pycryptodome) { i in
                 encaps(level, peerCT.bytes(0), ctSize, peerKey.bytes(0), 32, eks.bytes(i), ekSize, coins.bytes(i), 32) == 0
                     && peerCT.equals(0, cts, i) && peerKey.equals(0, keys, i)
-            })
-        let decapsOperation = BenchOperation(
+            }],
+            referenceCycles: level == 768 ? 22_000 : nil)
+        var decapsOperation = BenchOperation(
             name: "\(name) decaps",
             faceSeal: { i in
                 let dk = UnsafeRawBufferPointer(dks[i])
@@ -393,10 +476,103 @@ enum BenchMLKEM {
                 else { return false }
                 return ourKey.equals(0, decapsKeys, i)
             },
-            peer: { i in
+            peers: [BenchSide(name: pycryptodome) { i in
                 decaps(level, peerKey.bytes(0), 32, decapsCiphertexts.bytes(i), ctSize, dks.bytes(i), dkSize) == 0
                     && peerKey.equals(0, decapsKeys, i)
-            })
-        return [keygenOperation, encapsOperation, decapsOperation]
+            }],
+            referenceCycles: level == 768 ? 28_000 : nil)
+
+        // For ML-KEM-768, the same work with key objects built once: FaceSeal's public API against OpenSSL's
+        // EVP_PKEY (pycryptodome has no key objects: its byte-level call again).
+        var keptRows: [BenchOperation] = []
+        if p == .mlkem768 {
+            let publicKeys = try (0..<n).map { i in try MLKEMPublicKey<MLKEM768>(rawRepresentation: UnsafeRawBufferPointer(eks[i])) }
+            let privateKeys = try (0..<n).map { i in
+                try MLKEMPrivateKey<MLKEM768>(integrityCheckedRepresentation: UnsafeRawBufferPointer(dks[i]))
+            }
+            keptRows.append(BenchOperation(
+                name: "\(name) encaps kept",
+                faceSeal: { i in
+                    guard let result = try? publicKeys[i % n].encapsulate(randomness: UnsafeRawBufferPointer(coins[i])) else {
+                        return false
+                    }
+                    return result.encapsulated.withUnsafeBytes { memcmp($0.baseAddress!, cts.bytes(i), ctSize) == 0 }
+                        && result.sharedSecret.withUnsafeBytes { memcmp($0.baseAddress!, keys.bytes(i), 32) == 0 }
+                },
+                peers: encapsOperation.peers))
+            keptRows.append(BenchOperation(
+                name: "\(name) decaps kept",
+                faceSeal: { i in
+                    guard let secret = try? privateKeys[i % n].decapsulate(Data(UnsafeRawBufferPointer(decapsCiphertexts[i])))
+                    else { return false }
+                    return secret.withUnsafeBytes { memcmp($0.baseAddress!, decapsKeys.bytes(i), 32) == 0 }
+                },
+                peers: decapsOperation.peers))
+        }
+        guard let openssl else { return [keygenOperation, encapsOperation, decapsOperation] + keptRows }
+
+        let algorithm = name
+        let seedParams = BenchOSSLParams([("seed", .octets)])
+        let opensslName = "openssl-4.0"
+        let sslEK = BenchSlots(count: 1, size: ekSize), sslDK = BenchSlots(count: 1, size: dkSize)
+        let sslCT = BenchSlots(count: 1, size: ctSize), sslKey = BenchSlots(count: 1, size: 32)
+        keygenOperation.peers.append(BenchSide(name: opensslName) { i in
+            seedParams.setOctets(0, UnsafeRawBufferPointer(seeds[i]))
+            return openssl.generate(
+                algorithm, params: seedParams, publicKey: sslEK.bytes(0), publicCount: ekSize,
+                privateKey: sslDK.bytes(0), privateCount: dkSize)
+                && sslEK.equals(0, eks, i) && sslDK.equals(0, dks, i)
+        })
+        let randomnessParams = BenchOSSLParams([("ikme", .octets)])
+        let encapsulate: (OpaquePointer, Int) -> Bool = { key, i in
+            randomnessParams.setOctets(0, UnsafeRawBufferPointer(coins[i]))
+            return openssl.encapsulate(
+                key: key, params: randomnessParams, ciphertext: sslCT.bytes(0), ciphertextCount: ctSize, secret: sslKey.bytes(0))
+                && sslCT.equals(0, cts, i) && sslKey.equals(0, keys, i)
+        }
+        let decapsulate: (OpaquePointer, Int) -> Bool = { key, i in
+            openssl.decapsulate(key: key, ciphertext: decapsCiphertexts.bytes(i), ciphertextCount: ctSize, secret: sslKey.bytes(0))
+                && sslKey.equals(0, decapsKeys, i)
+        }
+        // From bytes, like the other sides: import (the §7.2 / §7.3 checks), then the operation.
+        encapsOperation.peers.append(BenchSide(name: opensslName) { i in
+            guard let key = openssl.newPublicKey(nil, algorithm, nil, eks.bytes(i), ekSize) else { return false }
+            defer { openssl.freeKey(key) }
+            return encapsulate(key, i)
+        })
+        decapsOperation.peers.append(BenchSide(name: opensslName) { i in
+            guard let key = openssl.newPrivateKey(nil, algorithm, nil, dks.bytes(i), dkSize) else { return false }
+            defer { openssl.freeKey(key) }
+            return decapsulate(key, i)
+        })
+        if !keptRows.isEmpty {
+            let sslPublicKeys = try (0..<n).map { i in
+                guard let key = openssl.newPublicKey(nil, algorithm, nil, eks.bytes(i), ekSize) else {
+                    throw SetupError(description: "\(name): OpenSSL refused a public key")
+                }
+                return BenchEVPKey(key, openssl)
+            }
+            let sslPrivateKeys = try (0..<n).map { i in
+                guard let key = openssl.newPrivateKey(nil, algorithm, nil, dks.bytes(i), dkSize) else {
+                    throw SetupError(description: "\(name): OpenSSL refused a private key")
+                }
+                return BenchEVPKey(key, openssl)
+            }
+            keptRows[0].peers.append(BenchSide(name: opensslName) { i in encapsulate(sslPublicKeys[i % n].key, i) })
+            keptRows[1].peers.append(BenchSide(name: opensslName) { i in decapsulate(sslPrivateKeys[i % n].key, i) })
+        }
+        return [keygenOperation, encapsOperation, decapsOperation] + keptRows
     }
+}
+/// An EVP_PKEY kept for the "kept" rows, freed with the operation table.
+final class BenchEVPKey {
+    let key: OpaquePointer
+    private let free: @convention(c) (OpaquePointer?) -> Void
+
+    init(_ key: OpaquePointer, _ evp: BenchEVP) {
+        self.key = key
+        free = evp.freeKey
+    }
+
+    deinit { free(key) }
 }

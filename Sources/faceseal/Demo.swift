@@ -121,7 +121,10 @@ final class DemoRun: Sendable {
         step("authority: starting on loopback (embedded SQLite)")
         let store = try await SQLAuthorityStore.open(.sqlite(path: root.appendingPathComponent("authority.sqlite").path))
         let authoritySlot = DemoRouterSlot()
-        let authorityServer = HTTPServer(logger: .disabled) { request in try await authoritySlot.respond(to: request) }
+        // The request log, as `faceseal serve` writes it (bearers in paths redacted), in a file of the data directory.
+        let logPath = root.appendingPathComponent("authority-http.log").path
+        let authorityLog = Authority.redactingBearers(try RequestLogger.appending(toFileAtPath: logPath))
+        let authorityServer = HTTPServer(logger: authorityLog) { request in try await authoritySlot.respond(to: request) }
         try authorityServer.start()
         guard let authorityURL = authorityServer.baseURL else { throw DemoError("the authority has no address") }
         let issuer = Self.trimmed(authorityURL.absoluteString)
@@ -130,7 +133,7 @@ final class DemoRun: Sendable {
         try await authority.prepareSigningKeys()
         guard let adminKey = try await authority.bootstrapAdminKey() else { throw DemoError("no admin key was created") }
         authoritySlot.set(authority.makeRouter())
-        line("  listening on \(issuer), database \(root.appendingPathComponent("authority.sqlite").path)")
+        line("  listening on \(issuer), database \(root.appendingPathComponent("authority.sqlite").path), request log \(logPath)")
 
         // 3. The application's endpoints (the relying party is configured once its client id exists).
         step("application: delivery endpoint")

@@ -5,8 +5,6 @@ import Foundation
 /// The face engine as the `faceseal device` authenticator uses it: the dlib models loaded once, captures built
 /// from image files (a Linux server has no camera), and the SDK's `FaceVerifier` seam over them.
 struct DeviceFaceEngine: Sendable {
-    /// The match threshold written into new face tokens (the engine's recommended value for its embeddings).
-    static let matchThreshold = FaceMatcher.recommendedThreshold
     /// The MMOD detector.
     let detector: FaceDetector
     /// The 5-point landmark model (alignment).

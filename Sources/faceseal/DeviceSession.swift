@@ -311,7 +311,7 @@ final class DeviceSession: Sendable {
 
     static func failureText(_ reason: FailureReason) -> String {
         switch reason {
-        case .attemptsExhausted: "face mismatch: every attempt was spent; the request was aborted (attempts_exhausted)"
+        case .attemptsExhausted: "face mismatch: every attempt was spent; the authority denied the request (attempts_exhausted)"
         default: "the flow failed: \(reason)"
         }
     }
@@ -347,9 +347,8 @@ final class PolicyFaceTokens: FaceTokenOpener {
     private let liveness = Mutex(true)
 
     init() {
-        let threshold = Double(DeviceFaceEngine.matchThreshold)
-        withLiveness = WireFaceTokens(matchThreshold: threshold, livenessRequired: true)
-        withoutLiveness = WireFaceTokens(matchThreshold: threshold, livenessRequired: false)
+        withLiveness = WireFaceTokens(livenessRequired: true)
+        withoutLiveness = WireFaceTokens(livenessRequired: false)
     }
 
     /// Whether a token created from now on requires liveness.

@@ -11,7 +11,9 @@ import Glibc
 enum Serve {
     static let usage = """
     usage: faceseal serve [--data-dir DIR] [--database postgres://…] [--host ADDRESS] [--port N]
-                          [--master-key-file PATH] [--issuer URL]
+                          [--master-key-file PATH] [--issuer URL] [--max-connections-per-address N]
+                          [--request-head-timeout SECONDS] [--client-auth-failures N/SECONDS]
+                          [--device-signature-failures N/SECONDS] [--pending-requests-per-user N]
 
       --data-dir DIR          where the SQLite database, the generated master key and the admin key live
                               (default ./faceseal-data, created with mode 0700)
@@ -22,6 +24,17 @@ enum Serve {
                               generated on first start); every process sharing a PostgreSQL database
                               must be given the same key
       --issuer URL            the public base URL (default http://HOST:PORT)
+      --max-connections-per-address N
+                              connections one IP address may hold open (default 128, 0: no limit; behind a
+                              reverse proxy every connection comes from the proxy: raise it or use 0)
+      --request-head-timeout SECONDS
+                              time a connection has to send a complete request head (default 10)
+      --client-auth-failures N/SECONDS
+                              failed client authentications per client id before 429 (default 20/60, 0 off)
+      --device-signature-failures N/SECONDS
+                              failed device signatures per key id before rate_limited (default 20/60, 0 off)
+      --pending-requests-per-user N
+                              pending requests per user and application (default 5, 0 off)
     """
 
     /// The parsed command line.
@@ -32,6 +45,9 @@ enum Serve {
         var port = 8080
         var masterKeyFile: String?
         var issuer: String?
+        var maxConnectionsPerAddress = HTTPServer.Configuration().perAddressConnectionLimit
+        var requestHeadTimeout = Int(HTTPServer.Configuration().requestHeadTimeout.components.seconds)
+        var rateLimits = RateLimits()
     }
 
     /// A command line that cannot be run.
@@ -99,11 +115,36 @@ enum Serve {
                     throw .badValue(flag: flag, reason: "expected an http(s) URL")
                 }
                 options.issuer = issuer
+            case "--max-connections-per-address":
+                options.maxConnectionsPerAddress = try count(try value(), flag: flag, in: 0...65_536)
+            case "--request-head-timeout":
+                options.requestHeadTimeout = try count(try value(), flag: flag, in: 1...3_600)
+            case "--client-auth-failures":
+                options.rateLimits.clientAuthenticationFailures = try failureLimit(try value(), flag: flag)
+            case "--device-signature-failures":
+                options.rateLimits.deviceSignatureFailures = try failureLimit(try value(), flag: flag)
+            case "--pending-requests-per-user":
+                options.rateLimits.pendingRequestsPerUser = try count(try value(), flag: flag, in: 0...1_000)
             default:
                 throw .unknownFlag(argument)
             }
         }
         return options
+    }
+
+    private static func count(_ text: String, flag: String, in range: ClosedRange<Int>) throws(ArgumentError) -> Int {
+        guard text.utf8.count <= 6, let number = Int(text), range.contains(number) else {
+            throw .badValue(flag: flag, reason: "expected a number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    /// `N/SECONDS`: at most N failures per window of SECONDS (N = 0 switches the limit off).
+    private static func failureLimit(_ text: String, flag: String) throws(ArgumentError) -> RateLimits.FailureLimit {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 2 else { throw .badValue(flag: flag, reason: "expected N/SECONDS, e.g. 20/60") }
+        return RateLimits.FailureLimit(limit: try count(parts[0], flag: flag, in: 0...100_000),
+                                       window: try count(parts[1], flag: flag, in: 1...86_400))
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -130,9 +171,11 @@ enum Serve {
     private static func serve(_ options: Options) async throws {
         // Before anything is announced: a supervisor may signal as soon as it reads the URL.
         let termination = TerminationSignal()
+        // Everything this process creates — the data directory, the database and its journals, keys — is its owner's
+        // alone from the moment it exists.
+        umask(0o077)
         let dataDirectory = URL(fileURLWithPath: options.dataDirectory)
-        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try prepareDataDirectory(dataDirectory.path)
         let masterKey: SymmetricKey
         if let path = options.masterKeyFile {
             masterKey = try MasterKeyFile.load(path: path)
@@ -148,7 +191,10 @@ enum Serve {
 
         // The issuer must name the bound port, so the router is set once the server listens.
         let slot = RouterSlot()
-        let server = HTTPServer(configuration: HTTPServer.Configuration(host: options.host, port: options.port)) { request in
+        let serverConfiguration = HTTPServer.Configuration(
+            host: options.host, port: options.port, perAddressConnectionLimit: options.maxConnectionsPerAddress,
+            requestHeadTimeout: .seconds(options.requestHeadTimeout))
+        let server = HTTPServer(configuration: serverConfiguration, logger: Authority.redactingBearers(.standardError)) { request in
             try await slot.router().respond(to: request)
         }
         do {
@@ -158,7 +204,8 @@ enum Serve {
             throw error
         }
         let baseURL = server.baseURL?.absoluteString ?? "http://\(options.host):\(options.port)"
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: options.issuer ?? baseURL), store: store,
+        let authority = Authority(configuration: AuthorityConfiguration(issuer: options.issuer ?? baseURL, rateLimits: options.rateLimits),
+                                  store: store,
                                   keys: try AuthorityKeys(derivingFrom: masterKey))
         do {
             try await authority.prepareSigningKeys()
@@ -181,6 +228,18 @@ enum Serve {
         await store.close()
     }
 
+    /// Creates the data directory (mode 0700), or checks that an existing one is a directory group and others cannot
+    /// access: it holds the master key, the admin key and the SQLite database.
+    private static func prepareDataDirectory(_ path: String) throws {
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { throw ServeError.notADirectory(path) }
+        let mode = UInt32(info.st_mode) & 0o777
+        guard mode & 0o077 == 0 else { throw ServeError.dataDirectoryTooOpen(path, mode: mode) }
+    }
+
     /// One line on standard output, written at once (a supervisor reads the listening URL from it).
     private static func say(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -200,16 +259,21 @@ enum Serve {
 /// Why `faceseal serve` stopped.
 enum ServeError: Error, CustomStringConvertible {
     case cannotWrite(String)
+    case notADirectory(String)
+    case dataDirectoryTooOpen(String, mode: UInt32)
 
     var description: String {
         switch self {
         case .cannotWrite(let path): "cannot write \(path)"
+        case .notADirectory(let path): "the data directory \(path) is not a directory"
+        case .dataDirectoryTooOpen(let path, let mode):
+            "the data directory \(path) has mode \(String(mode, radix: 8)); make it accessible by its owner only (chmod 700)"
         }
     }
 }
 
 /// Holds the router that is set once the server's port (and so the issuer) is known.
-private final class RouterSlot: Sendable {
+final class RouterSlot: Sendable {
     private let slot = Mutex<Router?>(nil)
     func set(_ router: Router) { slot.withLock { $0 = router } }
     func router() throws -> Router {

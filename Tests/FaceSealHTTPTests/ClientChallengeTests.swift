@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct ClientChallengeTests {
     /// A 401 with `WWW-Authenticate` (as an OAuth token endpoint answers a bad client_secret_basic) comes back to
-    /// the caller at once with its status and headers, instead of stalling URLSession's challenge handling.
+    /// the caller at once with its status, headers and body: the client never answers a challenge itself.
     @Test(arguments: ["Basic realm=\"faceseal\"", "Bearer", "Basic"])
     func challengeIsReturnedNotAnswered(_ challenge: String) async throws {
         var router = Router()
@@ -19,6 +19,7 @@ import Testing
             let response = try await HTTPClient().send(request)
             #expect(response.status.code == 401)
             #expect(response.headers["www-authenticate"] == challenge)
+            #expect(response.body == Array(#"{"error":"invalid_client"}"#.utf8))
         }
     }
 }

@@ -57,14 +57,14 @@ extension RelyingPartyError {
                                                    body: delivered.body)
                 receipt = SHA256.hash(data: delivered.body).bytes
             }
-            _ = try await store.recordTokenDownload(authReqID: handle.authReqId, generation: generation)
+            _ = try await store.downloadFaceToken(authReqID: handle.authReqId, keyID: "k-present")
             _ = try await complete(handle, expected: generation, receipt: receipt)
             generation += 1
             return response
         }
 
         func complete(_ handle: PendingRequestHandle, expected: Int64, receipt: [UInt8]?) async throws -> CompletionOutcome {
-            try await store.complete(CompletionCommit(authReqID: handle.authReqId, expectedGeneration: expected,
+            try await store.complete(CompletionCommit(authReqID: handle.authReqId, keyID: "k-present", expectedGeneration: expected,
                                                       rotatedToken: Self.faceToken(generation: expected + 1), receiptSHA256: receipt))
         }
 
@@ -112,7 +112,7 @@ extension RelyingPartyError {
         try server.start()
         let issuer = server.baseURL!
         let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer.absoluteString), store: store,
-                                  keys: AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)),
+                                  keys: try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)),
                                   clock: { clock.now() })
         slot.set(authority.makeRouter())
         let pins = InMemoryKeyPinStore()
@@ -201,11 +201,12 @@ extension RelyingPartyError {
         }
     }
 
-    /// With `client_secret_post`: a 401 carrying `WWW-Authenticate: Basic` (the answer to a failed
-    /// `client_secret_basic`) makes FoundationNetworking's URLSession on Linux stall until the deadline, so
-    /// that case surfaces as a transport timeout, not `invalid_client` (a FaceSealHTTP client issue).
-    @Test func aWrongSecretIsInvalidClient() async throws {
-        try await withWorld(authentication: .clientSecretPost(secret: SecretBytes(Array("wrong".utf8)))) { world in
+    /// A wrong secret, sent either way, is refused as `invalid_client` (for `client_secret_basic` the 401 also
+    /// carries a `WWW-Authenticate: Basic` challenge, which the client hands back instead of answering).
+    @Test(arguments: [true, false])
+    func aWrongSecretIsInvalidClient(basic: Bool) async throws {
+        let wrong = SecretBytes(Array("wrong".utf8))
+        try await withWorld(authentication: basic ? .clientSecretBasic(secret: wrong) : .clientSecretPost(secret: wrong)) { world in
             do {
                 _ = try await world.rp.start(.signIn, user: Self.email, context: "", bindingMessage: "Sign in")
                 Issue.record("a wrong secret was accepted")
@@ -223,7 +224,7 @@ extension RelyingPartyError {
             #expect(await world.rp.handleDelivery(method: "POST", headers: TestDevice.headers(bearer: bearer, signature: delivered.signature),
                                                   body: delivered.body).status == 204)
             // The completion reports another body's hash: the receipt check fails and the pin is taken back.
-            _ = try await world.store.recordTokenDownload(authReqID: handle.authReqId, generation: 1)
+            _ = try await world.store.downloadFaceToken(authReqID: handle.authReqId, keyID: "k-present")
             _ = try await world.complete(handle, expected: 1, receipt: SHA256.hash(data: Array("another body".utf8)).bytes)
             await #expect(throws: RelyingPartyError.self) { _ = try await world.rp.awaitOutcome(handle) }
             #expect(world.pins.count == 0)
@@ -248,7 +249,7 @@ extension RelyingPartyError {
                 if attempt == 1 {
                     let login = try? await rp.start(.signIn, user: Self.email, context: "", bindingMessage: "Sign in")
                     let generation = current.generation
-                    _ = try? await current.store.recordTokenDownload(authReqID: handle.authReqId, generation: generation)
+                    _ = try? await current.store.downloadFaceToken(authReqID: handle.authReqId, keyID: "k-present")
                     if let login { _ = try? await current.approve(login, body: nil) }
                     let delivered = try? current.device.deliver(current.body(handle, signature: signature))
                     let bearer = (try? await current.store.request(authReqID: handle.authReqId).clientNotificationToken) ?? ""

@@ -95,7 +95,7 @@ import Testing
         try server.start()
         let issuer = server.baseURL!.absoluteString
         let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer, pollInterval: 1), store: store,
-                                  keys: AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)))
+                                  keys: try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)))
         slot.set(authority.makeRouter())
 
         // The sample application.
@@ -137,8 +137,8 @@ import Testing
                 #expect(response.status.code == 204)
                 receipt = SHA256.hash(data: delivered.body).bytes
             }
-            _ = try await store.recordTokenDownload(authReqID: authReqId, generation: generation)
-            _ = try await store.complete(CompletionCommit(authReqID: authReqId, expectedGeneration: generation,
+            _ = try await store.downloadFaceToken(authReqID: authReqId, keyID: "k9-present")
+            _ = try await store.complete(CompletionCommit(authReqID: authReqId, keyID: "k9-present", expectedGeneration: generation,
                                                           rotatedToken: token(generation + 1), receiptSHA256: receipt))
             generation += 1
             for await line in child.lines { output.append(line) }

@@ -22,7 +22,16 @@ struct fs_mhd_settings {
     unsigned int thread_pool_size;
     /// Bytes per connection for headers and the read buffer; 0 = library default (32 KiB).
     size_t connection_memory_limit;
+    /// Most connections open at once from one IP address; 0 = no per-address limit.
+    unsigned int per_address_connection_limit;
+    /// Seconds a connection has to deliver a complete request head, counted from its accept and again from the
+    /// end of each request (a deadline, not an idle timeout: trickling bytes does not extend it); 0 = none.
+    unsigned int request_head_timeout_seconds;
 };
+
+/// The request-head deadlines of one daemon (opaque): connections waiting for a head, oldest first, and the
+/// thread that shuts down those past their deadline.
+struct fs_mhd_head_watch;
 
 /// Why `fs_mhd_start` returned NULL.
 enum fs_mhd_start_error {
@@ -36,12 +45,26 @@ enum fs_mhd_start_error {
 typedef void *(*fs_mhd_uri_log_callback)(void *cls, const char *uri, struct MHD_Connection *connection);
 
 /// Starts a daemon with an internal polling thread (epoll on Linux), suspend/resume allowed.
-/// Returns NULL on failure and sets `*error_out` (and leaves `errno` as the library left it).
+/// Returns NULL on failure and sets `*error_out` (and leaves `errno` as the library left it). With a request-head
+/// timeout, `*watch_out` receives the deadline watch to pass to `fs_mhd_head_received`, `fs_mhd_head_expected` and
+/// `fs_mhd_stop`; otherwise it is NULL.
 struct MHD_Daemon *fs_mhd_start(const struct fs_mhd_settings *settings,
                                 MHD_AccessHandlerCallback handler, void *handler_cls,
                                 MHD_RequestCompletedCallback completed, void *completed_cls,
                                 fs_mhd_uri_log_callback uri_log, void *uri_log_cls,
-                                int *error_out);
+                                struct fs_mhd_head_watch **watch_out, int *error_out);
+
+/// Stops the daemon (`MHD_stop_daemon`), then the deadline watch's thread, and frees the watch.
+void fs_mhd_stop(struct MHD_Daemon *daemon, struct fs_mhd_head_watch *watch);
+
+/// The connection's request head is complete: its deadline no longer applies. Call from the access handler.
+void fs_mhd_head_received(struct MHD_Connection *connection);
+
+/// The connection finished a request and now waits for the next head: its deadline starts again.
+void fs_mhd_head_expected(struct MHD_Connection *connection);
+
+/// Connections the deadline watch has shut down so far.
+uint64_t fs_mhd_heads_timed_out(struct fs_mhd_head_watch *watch);
 
 /// The port the daemon's listening socket is bound to, or 0 if unknown.
 uint16_t fs_mhd_bound_port(struct MHD_Daemon *daemon);

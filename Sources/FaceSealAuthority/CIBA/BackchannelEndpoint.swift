@@ -68,7 +68,15 @@ extension Authority {
             bindingMessage: request.bindingMessage, clientNotificationToken: request.clientNotificationToken,
             scope: request.scope, expiresAt: expiresAt, intervalSeconds: configuration.pollInterval
         )
-        let stored = try await store.createRequest(record)
+        let limit = configuration.rateLimits.pendingRequestsPerUser
+        let stored: CIBARequestRecord
+        do {
+            stored = try await store.createRequest(record, pendingLimit: limit > 0 ? limit : nil)
+        } catch let full as PendingRequestLimitReached {
+            let limited = RateLimited(until: full.retryAt, now: clock())
+            throw CIBAFailure(.accessDenied, "the user already has \(limit) pending requests of this client; retry after \(limited.retryAfter) s",
+                              headers: limited.headers)
+        }
         let claims = LinkClaims(iss: issuer, rid: authReqID, kind: request.pkiKind == nil ? .login : .ceremony,
                                 exp: Int64(expiresAt.timeIntervalSince1970), nonce: linkNonce(for: authReqID))
         let link = try LinkSignature.make(claims, key: keys.deviceKey)

@@ -50,6 +50,10 @@ extension Authority {
     static let maxClientAssertionLifetime: TimeInterval = 600
     /// Clock skew tolerated on client assertions.
     static let clientAssertionLeeway: TimeInterval = 30
+    /// The most keys a client's JWKS may hold (each is checked in full once, at registration).
+    static let maxClientKeys = 16
+    /// The largest client JWKS accepted.
+    static let maxClientJWKSBytes = 64 * 1024
 
     /// Authenticates the client of a backchannel or token request with exactly one of `client_secret_basic`,
     /// `client_secret_post` or `private_key_jwt`. Any failure is `invalid_client` (401, with
@@ -101,13 +105,25 @@ extension Authority {
         return AuthenticatedClient(application: application, method: .clientSecretPost)
     }
 
-    /// The application whose stored secret hash equals the hash of `secret` (constant-time), or nil.
+    /// The application whose stored secret hash equals the hash of `secret` (constant-time), or nil; a wrong
+    /// secret for a known client counts against its failure limit.
     private func verifySecret(clientID: String, secret: String) async throws -> ApplicationRecord? {
-        guard Self.isPlausibleIdentifier(clientID), secret.count <= ClientSecret.maxCharacters else { return nil }
+        guard Self.isPlausibleIdentifier(clientID), secret.count <= ClientSecret.maxCharacters,
+              let application = try await applicationIfExists(clientID: clientID) else { return nil }
+        try await refuseIfFailingTooOften(clientID: clientID)
         let presented = ClientSecret.hash(secret)
-        guard let application = try await applicationIfExists(clientID: clientID),
-              case .secretHash(let stored) = application.credential else { return nil }
-        return constantTimeEquals(presented, stored) ? application : nil
+        if case .secretHash(let stored) = application.credential, constantTimeEquals(presented, stored) { return application }
+        try await countFailure(.clientAuthentication(clientID: clientID))
+        return nil
+    }
+
+    /// 429 while the known client `clientID` has reached its limit of failed authentications (before any check).
+    private func refuseIfFailingTooOften(clientID: String) async throws {
+        do {
+            try await refuseIfRateLimited(.clientAuthentication(clientID: clientID))
+        } catch let limited as RateLimited {
+            throw CIBAFailure.clientRateLimited(limited)
+        }
     }
 
     /// `private_key_jwt` (RFC 7523 §3, OIDC Core §9): `iss` = `sub` = client id, `aud` naming this authority,
@@ -134,15 +150,21 @@ extension Authority {
         guard let application = try await applicationIfExists(clientID: clientID) else {
             throw CIBAFailure(.invalidClient, "client authentication failed")
         }
+        try await refuseIfFailingTooOften(clientID: clientID)
+        do {
+            try await checkAssertion(jws, claims: claims, clientID: clientID, application: application)
+        } catch let failure as CIBAFailure {
+            try await countFailure(.clientAuthentication(clientID: clientID))
+            throw failure
+        }
+        return AuthenticatedClient(application: application, method: .privateKeyJWT)
+    }
+
+    /// The checks of a known client's assertion: every cheap one before its one signature verification, the
+    /// `jti` registered last.
+    private func checkAssertion(_ jws: UnverifiedJWS, claims: JWTClaims, clientID: String, application: ApplicationRecord) async throws {
         guard case .jwks(let jwks) = application.credential else {
             throw CIBAFailure(.invalidClient, "the client is not registered for private_key_jwt")
-        }
-        do {
-            let keySet = try JWKSet(json: Array(jwks.utf8))
-            let key = try keySet.key(for: jws.header)
-            _ = try JWS.verify(jws, verifier: key.verifier(factory: .includingMLDSA65))
-        } catch {
-            throw CIBAFailure(.invalidClient, "client_assertion signature does not verify with the client's keys")
         }
         let now = clock()
         do {
@@ -160,12 +182,16 @@ extension Authority {
         guard let jti = claims.jwtID, !jti.isEmpty, jti.count <= 256 else {
             throw CIBAFailure(.invalidClient, "client_assertion needs a jti")
         }
+        do {
+            try clientKeySets.verify(jws, clientID: clientID, jwks: jwks)
+        } catch {
+            throw CIBAFailure(.invalidClient, "client_assertion signature does not verify with the client's keys")
+        }
         // The replay cache is shared with device requests and bounds its keys: remember a fixed-size digest of
         // (client id, jti), so any client id or jti fits and one client's jti never collides with another's.
         let replayKey = "client-assertion:" + Base64URL.encode(SHA256.hash(data: Array("\(clientID)\u{0}\(jti)".utf8)).bytes)
         let fresh = try await store.registerJTI(replayKey, expiresAt: expiresAt.addingTimeInterval(Self.clientAssertionLeeway))
         guard fresh else { throw CIBAFailure(.invalidClient, "client_assertion jti was already used") }
-        return AuthenticatedClient(application: application, method: .privateKeyJWT)
     }
 
     /// CIBA Core §7.1: the issuer, the token endpoint URL or the backchannel authentication endpoint URL.

@@ -11,8 +11,9 @@ extension Authority {
     /// from the token endpoint). POSTs `{"auth_req_id": …}` with `Authorization: Bearer <client_notification_token>`.
     /// Never fails: an unreachable or refusing endpoint is logged (without the token) and the application can still
     /// poll. Returns once the request is read; the callback itself is sent in a task of its own (bounded by
-    /// `pingTimeout`), so a slow application never delays the device's answer.
-    func requestFinished(authReqID: String) async {
+    /// `pingTimeout`), so a slow application never delays the device's answer. Public for tools that finish
+    /// requests outside the device API (`faceseal bench wait` measures the ping client with it).
+    public func requestFinished(authReqID: String) async {
         let request: CIBARequestRecord
         let application: ApplicationRecord
         do {

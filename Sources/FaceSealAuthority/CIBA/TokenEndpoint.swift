@@ -40,7 +40,8 @@ extension Authority {
             case .expired:
                 throw CIBAFailure(.expiredToken, "the request expired; start a new one")
             case .denied:
-                throw CIBAFailure(.accessDenied, "the user or the device refused the request")
+                // The reason (`attempts_exhausted`, `user_cancelled`, …) is the description: the application learns why.
+                throw CIBAFailure(.accessDenied, request.denyReason ?? "denied")
             case .stale:
                 throw CIBAFailure(.staleToken, "the token was rotated by another completion; start a new request")
             case .completed:

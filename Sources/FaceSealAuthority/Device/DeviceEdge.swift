@@ -7,7 +7,7 @@ import Foundation
 enum DeviceKeyRequirement: Sendable {
     /// Reads and background sync: the ambient key (a user-present key is accepted too).
     case ambient
-    /// Completion, abort, rotation, revocation, enrolment: only the user-present key.
+    /// Token download, completion, abort, rotation, revocation, enrolment: only the user-present key.
     case userPresent
 }
 
@@ -37,12 +37,9 @@ struct DeviceReply: Sendable {
 /// A handler behind the signed edge: a plain async function over the authenticated device and the request.
 typealias SignedDeviceHandler = @Sendable (AuthenticatedDevice, HTTPRequest) async throws -> DeviceReply
 
-/// Replay-cache entries outlive the ±120 s acceptance window on both sides, so a `jti` cannot come back
-/// while its `iat` would still be accepted.
-let deviceJTIRetention: TimeInterval = TimeInterval(2 * DeviceSigning.clockSkew)
-
 extension Authority {
-    /// Wraps a handler in the device-request edge: parse the signature header, find the key, verify the
+    /// Wraps a handler in the device-request edge: parse the signature header, find the key (refused with
+    /// `rate_limited` while its failed signatures reached the limit; a failed signature counts), verify the
     /// signature (method, path with query, body hash, `iat` ±120 s) with the stored key, judge the key's status,
     /// refuse a seen `jti`, check the key's role and the announced protocol, then run `handler`. Every answer —
     /// success or error — is signed for the request's `jti`, with the rotation hint when it applies.
@@ -77,9 +74,19 @@ extension Authority {
         } catch AuthorityStoreError.notFound {
             throw DeviceFailure(.invalidSignature, "unknown device key")
         }
+        do {
+            try await refuseIfRateLimited(.deviceSignature(keyID: key.keyID))
+        } catch let limited as RateLimited {
+            throw DeviceFailure.rateLimited(limited)
+        }
         let publicKey = try Self.p256PublicKey(storedJWK: key.publicKeyJWK)
-        _ = try unverified.verify(with: publicKey, method: request.method.rawValue, path: Self.signedPath(of: request),
-                                  body: request.body, now: now)
+        do {
+            _ = try unverified.verify(with: publicKey, method: request.method.rawValue, path: Self.signedPath(of: request),
+                                      body: request.body, now: now)
+        } catch .invalidSignature {
+            try await countFailure(.deviceSignature(keyID: key.keyID))
+            throw DeviceErrorCode.invalidSignature
+        }
         let hint: Bool
         switch key.acceptance(at: clock()) {
         case .accepted:
@@ -94,7 +101,7 @@ extension Authority {
         case .replaced:
             throw DeviceFailure(.deviceKeyReplaced, "the application was enrolled on another device")
         }
-        try await registerDeviceJTI(claims.jti)
+        try await registerDeviceJTI(claims)
         if requirement == .userPresent && key.role != .userPresent {
             throw DeviceFailure(.userPresenceRequired, "this endpoint needs the user-present key")
         }
@@ -102,9 +109,13 @@ extension Authority {
         return AuthenticatedDevice(key: key, claims: claims, rotationHint: hint, protocolVersion: version)
     }
 
-    /// Remembers a verified request's `jti`; a second use is `replayed_request`.
-    func registerDeviceJTI(_ jti: String) async throws {
-        let fresh = try await store.registerJTI(jti, expiresAt: clock().addingTimeInterval(deviceJTIRetention))
+    /// Remembers a verified request's `jti`; a second use is `replayed_request`. The entry is kept until
+    /// `max(now, iat) + skew + 1` s: the first second at which its `iat` is refused as stale, so the `jti` can
+    /// never come back while the request would still be accepted (`iat` was checked to be within the skew).
+    func registerDeviceJTI(_ claims: DeviceRequestClaims) async throws {
+        let latest = max(now, claims.iat)
+        let expiresAt = Date(timeIntervalSince1970: TimeInterval(latest + DeviceSigning.clockSkew + 1))
+        let fresh = try await store.registerJTI(claims.jti, expiresAt: expiresAt)
         guard fresh else { throw DeviceFailure(.replayedRequest, "this request was already received") }
     }
 
@@ -149,7 +160,9 @@ extension Authority {
     func deviceErrorResponse(_ error: any Error, jti: String?, hint: Bool) -> HTTPResponse {
         let failure = Self.deviceFailure(error)
         guard let jti else { return failure.httpResponse }
-        return signedDeviceResponse(DeviceReply(status: failure.code.httpStatus, body: failure.body), jti: jti, hint: hint)
+        var response = signedDeviceResponse(DeviceReply(status: failure.code.httpStatus, body: failure.body), jti: jti, hint: hint)
+        for field in failure.headers { response.headers[field.name] = field.value }
+        return response
     }
 
     /// Any error of a device handler as the failure the device sees; unknown errors reveal nothing.

@@ -9,10 +9,19 @@ struct DeviceFailure: Error, Sendable, Equatable, HTTPResponseConvertible {
     let code: DeviceErrorCode
     /// Why, for the device's logs.
     let description: String
+    /// Extra headers (`Retry-After` for a rate limit).
+    var headers: HTTPHeaders = [:]
 
     init(_ code: DeviceErrorCode, _ description: String) {
         self.code = code
         self.description = description
+    }
+
+    /// Too many failed signatures for one key id: `rate_limited` with `Retry-After`.
+    static func rateLimited(_ limited: RateLimited) -> DeviceFailure {
+        var failure = DeviceFailure(.rateLimited, "too many failed signatures for this key; retry after \(limited.retryAfter) s")
+        failure.headers = limited.headers
+        return failure
     }
 
     /// The error body, exact bytes (what a response signature covers).
@@ -20,7 +29,9 @@ struct DeviceFailure: Error, Sendable, Equatable, HTTPResponseConvertible {
 
     /// The unsigned response (unsigned routes: enrolment details and the enrolment token download).
     var httpResponse: HTTPResponse {
-        HTTPResponse(jsonBytes: body, status: HTTPStatus(code: code.httpStatus), headers: ["Cache-Control": "no-store"])
+        var headers = headers
+        headers["Cache-Control"] = "no-store"
+        return HTTPResponse(jsonBytes: body, status: HTTPStatus(code: code.httpStatus), headers: headers)
     }
 
     static func invalidRequest(_ description: String) -> DeviceFailure { DeviceFailure(.invalidRequest, description) }

@@ -16,11 +16,14 @@ extension Authority {
         router.get("/device/v1/requests/:rid", use: signedDeviceRoute(.ambient) { [self] device, request in
             .ok(try await requestDetails(rid: request.pathParameter("rid"), device: device))
         })
-        router.get("/device/v1/requests/:rid/token", use: signedDeviceRoute(.ambient) { [self] device, request in
+        router.get("/device/v1/requests/:rid/token", use: signedDeviceRoute(.userPresent) { [self] device, request in
             .ok(try await requestToken(rid: request.pathParameter("rid"), device: device))
         })
         router.post("/device/v1/requests/:rid/completion", use: signedDeviceRoute(.userPresent) { [self] device, request in
             .ok(try await complete(rid: request.pathParameter("rid"), device: device, request: request))
+        })
+        router.post("/device/v1/requests/:rid/attempts", use: signedDeviceRoute(.userPresent) { [self] device, request in
+            .ok(try await reportAttempt(rid: request.pathParameter("rid"), device: device, request: request))
         })
         router.post("/device/v1/requests/:rid/abort", use: signedDeviceRoute(.userPresent) { [self] device, request in
             try await abort(rid: request.pathParameter("rid"), device: device, request: request)

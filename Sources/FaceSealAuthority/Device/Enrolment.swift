@@ -46,7 +46,7 @@ extension Authority {
         guard let token = try await existingFaceToken(subject: invitation.subject) else {
             throw DeviceFailure(.invalidInvitation, "the user has no face token yet: this is a first enrolment")
         }
-        return try FaceTokenCustody.download(token, masterKey: keys.masterKey)
+        return try FaceTokenCustody.download(token, wrappingKey: keys.shareWrappingKey)
     }
 
     /// `POST /device/v1/enrolments/{inv}`: the edge of the enrolment, whose key comes in the body. Every answer
@@ -63,8 +63,11 @@ extension Authority {
         }
     }
 
-    /// Checks and stores an enrolment: both keys and (first device) the face token, all or nothing.
+    /// Checks and stores an enrolment: both keys and (first device) the face token, all or nothing. The invitation
+    /// is looked up first: without a usable one nothing is verified and no `jti` is written, so the unauthenticated
+    /// caller costs one lookup.
     func enrol(invitationID: String, unverified: UnverifiedDeviceRequest, request: HTTPRequest) async throws -> EnrolmentResponse {
+        let invitation = try await usableInvitation(invitationID)
         let body = try Self.decodeBody(EnrolmentRequest.self, request)
         guard unverified.claims.kid == body.userPresentKey.kid else {
             throw DeviceFailure(.invalidSignature, "an enrolment is signed with its new user-present key")
@@ -76,12 +79,11 @@ extension Authority {
         }
         let claims = try unverified.verify(with: userPresent.public, method: request.method.rawValue,
                                            path: Self.signedPath(of: request), body: request.body, now: now)
-        try await registerDeviceJTI(claims.jti)
+        try await registerDeviceJTI(claims)
         _ = try Self.announcedProtocol(request)
         try Self.verifyProof(body.ambientProof, key: ambient.public, claims: ["inv": invitationID, "jti": claims.jti],
                              name: "ambient_proof")
 
-        let invitation = try await usableInvitation(invitationID)
         let user = try await store.user(subject: invitation.subject)
         let application = try await store.application(clientID: invitation.clientID)
         let policy = try await store.tenant(id: invitation.tenantID).policy
@@ -90,14 +92,14 @@ extension Authority {
         var initialToken: FaceTokenRecord?
         switch (body.token, body.serverShare, existing) {
         case (let envelope?, let share?, nil):
-            let header = try FaceTokenCustody.header(of: envelope)
+            let header = try FaceTokenCustody.uploadedHeader(of: envelope)
             guard header.gen == 1 else { throw DeviceFailure.invalidRequest("a new token starts at generation 1") }
             guard header.sub == invitation.subject, header.tenant == invitation.tenantID else {
                 throw DeviceFailure.invalidRequest("the token is not the invited user's")
             }
             try Self.checkTokenPolicy(header, policy: policy)
             initialToken = try FaceTokenCustody.record(envelope: envelope, header: header, subject: invitation.subject,
-                                                       serverShare: share.bytes, masterKey: keys.masterKey)
+                                                       serverShare: share.secret, wrappingKey: keys.shareWrappingKey)
         case (nil, nil, _?):
             initialToken = nil
         case (_, _, nil):

@@ -3,8 +3,12 @@ import FaceSealWire
 import Foundation
 
 /// How the authority keeps face tokens (SPEC §5.1): the envelope as the device sent it, and the server share
-/// encrypted under the master key (AES-256-GCM) in its own column. The share's box is bound to the token's
-/// subject, id and generation (its additional data), so a share cannot be moved onto another token row.
+/// encrypted (AES-256-GCM) under the share-wrapping key derived from the master key, in its own column. The share's box is bound to the token's
+/// subject, id and generation (its additional data), so a share cannot be moved onto another token row. The share
+/// goes from the request straight into that box and from the box straight into the download: only ever in `SecretBytes`.
+///
+/// The stored sealed body is `nonce ‖ sealed` for format 1 and `nonce ‖ len(sealed) (4 bytes, big-endian) ‖ sealed ‖
+/// keys_nonce ‖ keys_sealed` for format 2; the stored header says which.
 enum FaceTokenCustody {
     /// Bytes of a server share.
     static let shareByteCount = 32
@@ -17,15 +21,9 @@ enum FaceTokenCustody {
         return aad
     }
 
-    /// A record for a token envelope and its share. The stored sealed body is the GCM nonce followed by the box.
-    static func record(envelope: FaceTokenEnvelope, header: FaceTokenHeader, subject: String, serverShare: [UInt8],
-                       masterKey: SymmetricKey) throws -> FaceTokenRecord {
-        guard envelope.nonce.bytes.count == AES.GCM.nonceByteCount else {
-            throw DeviceFailure.invalidRequest("token nonce must be \(AES.GCM.nonceByteCount) bytes")
-        }
-        guard envelope.sealed.bytes.count > AES.GCM.tagByteCount else {
-            throw DeviceFailure.invalidRequest("token box is shorter than its tag")
-        }
+    /// A record for an uploaded token envelope (checked by ``uploadedHeader(of:)``) and its share.
+    static func record(envelope: FaceTokenEnvelope, header: FaceTokenHeader, subject: String, serverShare: SecretBytes,
+                       wrappingKey: SymmetricKey) throws -> FaceTokenRecord {
         guard serverShare.count == shareByteCount else {
             throw DeviceFailure.invalidRequest("server_share must be \(shareByteCount) bytes")
         }
@@ -33,41 +31,66 @@ enum FaceTokenCustody {
         let aad = shareAAD(subject: subject, tokenID: header.tid, generation: generation)
         let box: AES.GCM.SealedBox
         do {
-            box = try AES.GCM.seal(serverShare, using: masterKey, authenticating: aad)
+            box = try AES.GCM.seal(serverShare, using: wrappingKey, authenticating: aad)
         } catch {
             throw DeviceFailure(.serverError, "share encryption failed")
         }
+        var body = envelope.nonce.bytes
+        if let keysNonce = envelope.keysNonce, let keysSealed = envelope.keysSealed {
+            body += withUnsafeBytes(of: UInt32(envelope.sealed.bytes.count).bigEndian) { Array($0) }
+            body += envelope.sealed.bytes + keysNonce.bytes + keysSealed.bytes
+        } else {
+            body += envelope.sealed.bytes
+        }
         return FaceTokenRecord(subject: subject, tokenID: header.tid, generation: generation, headerJSON: envelope.header.bytes,
-                               sealedBody: envelope.nonce.bytes + envelope.sealed.bytes, encryptedServerShare: Array(box.combined))
+                               sealedBody: body, encryptedServerShare: Array(box.combined))
     }
 
     /// The envelope and the decrypted share of a stored token, as a download.
-    static func download(_ token: FaceTokenRecord, masterKey: SymmetricKey) throws -> FaceTokenDownload {
-        let nonceCount = AES.GCM.nonceByteCount
-        guard token.sealedBody.count > nonceCount else { throw DeviceFailure(.serverError, "stored token unreadable") }
+    static func download(_ token: FaceTokenRecord, wrappingKey: SymmetricKey) throws -> FaceTokenDownload {
         let aad = shareAAD(subject: token.subject, tokenID: token.tokenID, generation: token.generation)
-        let share: [UInt8]
+        let share: SecretBytes
         do {
             let box = try AES.GCM.SealedBox(combined: token.encryptedServerShare)
-            share = Array(try AES.GCM.open(box, using: masterKey, authenticating: aad))
+            share = try AES.GCM.openSecret(box, using: wrappingKey, authenticating: aad)
         } catch {
             throw DeviceFailure(.serverError, "stored share unreadable")
         }
-        let envelope = FaceTokenEnvelope(header: token.headerJSON, nonce: Array(token.sealedBody.prefix(nonceCount)),
-                                         sealed: Array(token.sealedBody.dropFirst(nonceCount)))
-        return FaceTokenDownload(token: envelope, serverShare: share)
+        return FaceTokenDownload(token: try envelope(token), serverShare: share)
     }
 
-    /// The parsed header of an uploaded token.
-    static func header(of envelope: FaceTokenEnvelope) throws -> FaceTokenHeader {
-        do {
-            let header = try envelope.parsedHeader()
-            guard header.v == 1 else { throw DeviceFailure.invalidRequest("unsupported token format \(header.v)") }
-            return header
-        } catch let failure as DeviceFailure {
-            throw failure
-        } catch {
-            throw DeviceFailure.invalidRequest("token header is malformed")
+    /// The envelope of a stored token, in the layout its header's format names.
+    static func envelope(_ token: FaceTokenRecord) throws -> FaceTokenEnvelope {
+        let unreadable = DeviceFailure(.serverError, "stored token unreadable")
+        guard let header = try? FaceTokenHeader.decode(token.headerJSON) else { throw unreadable }
+        let body = token.sealedBody
+        let nonceCount = AES.GCM.nonceByteCount
+        guard body.count > nonceCount else { throw unreadable }
+        let nonce = Array(body.prefix(nonceCount))
+        guard header.v == 2 else {
+            return FaceTokenEnvelope(header: token.headerJSON, nonce: nonce, sealed: Array(body.dropFirst(nonceCount)))
         }
+        guard body.count >= nonceCount + 4 else { throw unreadable }
+        let length = body[nonceCount..<(nonceCount + 4)].reduce(0) { $0 << 8 | Int($1) }
+        let keysStart = nonceCount + 4 + length
+        guard body.count > keysStart + nonceCount else { throw unreadable }
+        return FaceTokenEnvelope(header: token.headerJSON, nonce: nonce, sealed: Array(body[(nonceCount + 4)..<keysStart]),
+                                 keysNonce: Array(body[keysStart..<(keysStart + nonceCount)]),
+                                 keysSealed: Array(body[(keysStart + nonceCount)...]))
+    }
+
+    /// The header of a token a device uploads (a first token or a rotation): always the current format, with layers
+    /// that fit it. A stored format-1 token is only ever read; its next rotation stores format 2.
+    static func uploadedHeader(of envelope: FaceTokenEnvelope) throws -> FaceTokenHeader {
+        let header: FaceTokenHeader
+        do {
+            header = try envelope.checkedHeader()
+        } catch {
+            throw DeviceFailure.invalidRequest("the token is malformed: \(error)")
+        }
+        guard header.v == FaceTokenHeader.currentFormat else {
+            throw DeviceFailure.invalidRequest("a token is uploaded in format \(FaceTokenHeader.currentFormat)")
+        }
+        return header
     }
 }

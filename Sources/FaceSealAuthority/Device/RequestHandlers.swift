@@ -5,8 +5,9 @@ import Foundation
 
 // Request details, face-token download, completion and abort (docs/PROTOCOL.md §4, §5, §7).
 extension Authority {
-    /// A request of the signing key's user; any other (or unknown) request id is `unknown_request`, so a key
-    /// learns nothing about other users' requests.
+    /// A request of the signing key's user and application (the edge already refused an ended key); any other (or
+    /// unknown) request id is `unknown_request`, the same answer, so a key learns nothing about other users' requests
+    /// or its user's requests at other applications.
     func ownRequest(_ rid: String, device: AuthenticatedDevice) async throws -> CIBARequestRecord {
         guard !rid.isEmpty, rid.utf8.count <= 256 else { throw DeviceFailure(.unknownRequest, "no such request for this key") }
         let record: CIBARequestRecord
@@ -15,7 +16,9 @@ extension Authority {
         } catch AuthorityStoreError.notFound {
             throw DeviceFailure(.unknownRequest, "no such request for this key")
         }
-        guard record.subject == device.key.subject else { throw DeviceFailure(.unknownRequest, "no such request for this key") }
+        guard record.subject == device.key.subject, record.clientID == device.key.clientID else {
+            throw DeviceFailure(.unknownRequest, "no such request for this key")
+        }
         return record
     }
 
@@ -40,26 +43,30 @@ extension Authority {
         try requirePending(record)
         let application = try await store.application(clientID: record.clientID)
         let policy = try await store.tenant(id: record.tenantID).policy
+        let budget = AttemptBudget(record, policy: policy)
         let ceremony = record.kind == .ceremony
         return RequestDetails(
             rid: record.authReqID, kind: ceremony ? .ceremony : .login, pkiKind: record.pkiKind.flatMap(PKIKind.init(rawValue:)),
             bindingMessage: record.bindingMessage, clientId: application.clientID, rpLabel: application.label,
             branding: application.deviceBranding, expiresAt: Int64(record.expiresAt.timeIntervalSince1970),
-            keyPolicy: policy.wireKeyPolicy, attemptsMax: policy.attemptsMax, livenessRequired: policy.livenessRequired,
+            keyPolicy: policy.wireKeyPolicy, attemptsMax: policy.attemptsMax, attemptsLeft: budget.attemptsLeft,
+            captureRetriesMax: policy.captureRetriesMax, captureRetriesLeft: budget.captureRetriesLeft,
+            livenessRequired: policy.livenessRequired, matchThreshold: policy.matchThreshold,
             minProtocol: ceremony ? ProtocolVersion.ceremonyMinimum : ProtocolVersion.minimum,
             deliveryEndpoint: ceremony ? application.deliveryEndpoint : nil,
             clientNotificationToken: ceremony ? record.clientNotificationToken : nil,
             pkiContext: record.pkiContext, pkiData: record.pkiData, nonce: linkNonce(for: record.authReqID))
     }
 
-    /// `GET /device/v1/requests/{rid}/token` → `FaceTokenDownload`: only to an active key of the request's user,
-    /// only while the request is pending; the downloaded generation is recorded on the request.
+    /// `GET /device/v1/requests/{rid}/token` → `FaceTokenDownload`: only to the user-present key of the request's
+    /// user and application, only while the request is pending; the download is recorded against the request and
+    /// the key.
     func requestToken(rid: String, device: AuthenticatedDevice) async throws -> FaceTokenDownload {
         let record = try await ownRequest(rid, device: device)
         try requirePending(record)
         try Self.requireCeremonyProtocol(record, device: device)
         let token = try await store.downloadFaceToken(authReqID: rid, keyID: device.key.keyID)
-        return try FaceTokenCustody.download(token, masterKey: keys.masterKey)
+        return try FaceTokenCustody.download(token, wrappingKey: keys.shareWrappingKey)
     }
 
     /// `POST /device/v1/requests/{rid}/completion`: the rotated token's compare-and-swap with the request's
@@ -85,19 +92,30 @@ extension Authority {
         case (.login, _?):
             throw DeviceFailure.invalidRequest("a sign-in delivers nothing: result_sha256 must be absent")
         }
-        guard body.baseGeneration >= 1 else { throw DeviceFailure.invalidRequest("base_generation must be at least 1") }
-        let header = try FaceTokenCustody.header(of: body.token)
+        // `base_generation` was range-checked at decode (`WireRange.generation`), so `+ 1` cannot overflow.
+        let header = try FaceTokenCustody.uploadedHeader(of: body.token)
         guard header.gen == body.baseGeneration + 1 else {
             throw DeviceFailure.invalidRequest("the new token's generation must be base_generation + 1")
         }
         guard header.sub == record.subject, header.tenant == record.tenantID else {
             throw DeviceFailure.invalidRequest("the token is not this user's")
         }
+        // `amr: pwd` is the stored header's word; password_required never changes across generations.
+        let (storedGeneration, stored) = try await storedHeader(subject: record.subject)
+        guard body.passwordUsed == stored.passwordRequired else {
+            throw DeviceFailure.invalidRequest("password_used must say whether the token needs a password")
+        }
+        // The rotation the compare-and-swap can store is the one from the stored generation: the store's WHERE on
+        // generation and token id guarantees that row is still this header. Any other base is refused or stale there.
+        if Int64(body.baseGeneration) == storedGeneration {
+            let policy = try await store.tenant(id: record.tenantID).policy
+            try TokenRotationRule.check(stored: stored, rotated: header, policy: policy)
+        }
         let rotated = try FaceTokenCustody.record(envelope: body.token, header: header, subject: record.subject,
-                                                  serverShare: body.serverShare.bytes, masterKey: keys.masterKey)
+                                                  serverShare: body.serverShare.secret, wrappingKey: keys.shareWrappingKey)
         let outcome = try await store.complete(CompletionCommit(
-            authReqID: rid, expectedGeneration: Int64(body.baseGeneration), rotatedToken: rotated, receiptSHA256: receipt,
-            passwordUsed: body.passwordUsed))
+            authReqID: rid, keyID: device.key.keyID, expectedGeneration: Int64(body.baseGeneration), rotatedToken: rotated,
+            receiptSHA256: receipt, passwordUsed: stored.passwordRequired))
         if record.state == .pending { await requestFinished(authReqID: rid) }
         switch outcome {
         case .completed(let stored):
@@ -106,6 +124,27 @@ extension Authority {
         case .stale:
             throw DeviceFailure(.staleToken, "the token was rotated by another completion; start a new request")
         }
+    }
+
+    /// The generation and header of the user's stored face token (the authority wrote it: a failure is the authority's).
+    func storedHeader(subject: String) async throws -> (generation: Int64, header: FaceTokenHeader) {
+        let token = try await store.faceToken(subject: subject)
+        guard let header = try? FaceTokenHeader.decode(token.headerJSON) else {
+            throw DeviceFailure(.serverError, "stored token header unreadable")
+        }
+        return (token.generation, header)
+    }
+
+    /// `POST /device/v1/requests/{rid}/attempts`: a failed face check, counted against the request's budget; a spent
+    /// budget denies the request at once. Only the user-present key that downloaded the token for the request reports.
+    func reportAttempt(rid: String, device: AuthenticatedDevice, request: HTTPRequest) async throws -> AttemptsRemaining {
+        let body = try Self.decodeBody(AttemptReport.self, request)
+        guard body.rid == rid else { throw DeviceFailure.invalidRequest("rid does not match the path") }
+        let record = try await ownRequest(rid, device: device)
+        try requirePending(record)
+        let budget = try await store.recordFaceCheckFailure(authReqID: rid, keyID: device.key.keyID, body.kind)
+        if budget.isSpent { await requestFinished(authReqID: rid) }
+        return AttemptsRemaining(rid: rid, attemptsLeft: budget.attemptsLeft, captureRetriesLeft: budget.captureRetriesLeft)
     }
 
     /// `POST /device/v1/requests/{rid}/abort`: the request is denied at once (`access_denied` for the application).

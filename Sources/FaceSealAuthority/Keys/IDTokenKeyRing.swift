@@ -36,8 +36,9 @@ final class IDTokenKeyLoader: Sendable {
 }
 
 extension Authority {
-    /// Loads the ID-token signing keys, creating (and storing, sealed under the master key) any algorithm that has no
-    /// active key yet. `faceseal serve` calls it at start; handlers get the same ring lazily through `idTokenKeyRing()`.
+    /// Re-wraps legacy secrets (`migrateWrappedSecrets()`), then loads the ID-token signing keys, creating (and
+    /// storing, sealed under the signing-key-wrapping key) any algorithm that has no active key yet. `faceseal serve`
+    /// calls it at start, before it serves; handlers get the same ring lazily through `idTokenKeyRing()`.
     public func prepareSigningKeys() async throws {
         _ = try await idTokenKeyRing()
     }
@@ -48,12 +49,13 @@ extension Authority {
     }
 
     private func loadIDTokenKeyRing() async throws -> IDTokenKeyRing {
+        try await migrateWrappedSecrets()
         var records = try await store.signingKeys()
         let active = Set(records.filter { $0.retiredAt == nil }.map(\.algorithm))
         var created = false
         for algorithm in IDTokenSigningKey.algorithms where !active.contains(algorithm.rawValue) {
             let (key, privateKey) = try IDTokenSigningKey.generate(algorithm)
-            let sealed = try SigningKeySeal.seal(privateKey, keyID: key.keyID, algorithm: algorithm, masterKey: keys.masterKey)
+            let sealed = try SigningKeySeal.seal(privateKey, keyID: key.keyID, algorithm: algorithm, masterKey: keys.signingKeyWrappingKey)
             let record = SigningKeyRecord(keyID: key.keyID, algorithm: algorithm.rawValue,
                                           publicJWK: String(decoding: key.publicJWK.jsonData, as: UTF8.self),
                                           encryptedPrivateKey: sealed)
@@ -75,7 +77,7 @@ extension Authority {
             published.append(jwk)
             guard record.retiredAt == nil, let algorithm = JWSAlgorithm(rawValue: record.algorithm),
                   signers[algorithm] == nil else { continue }
-            let privateKey = try SigningKeySeal.open(record, masterKey: keys.masterKey)
+            let privateKey = try SigningKeySeal.open(record, masterKey: keys.signingKeyWrappingKey)
             defer { privateKey.zero() }
             signers[algorithm] = try IDTokenSigningKey.restore(algorithm, privateKey: privateKey, publicJWK: jwk)
         }

@@ -87,6 +87,6 @@ extension AuthorityKeys {
     public init(derivingFrom masterKey: SymmetricKey) throws {
         let seed = try HKDF<SHA256>.deriveKey(inputKeyMaterial: masterKey, info: Array("faceseal/device-key/v1".utf8), outputByteCount: 32)
         let deviceKey = try seed.withUnsafeBytes { try Curve25519.Signing.PrivateKey(rawRepresentation: $0) }
-        self.init(deviceKey: deviceKey, masterKey: masterKey)
+        try self.init(deviceKey: deviceKey, masterKey: masterKey)
     }
 }

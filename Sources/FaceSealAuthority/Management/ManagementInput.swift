@@ -76,6 +76,21 @@ struct JSONObjectReader {
         return Int(number)
     }
 
+    /// A number member (integer or fraction) within `range`; nil when absent.
+    func number(_ key: String, in range: ClosedRange<Double>) throws(ManagementError) -> Double? {
+        guard let value = members[key] else { return nil }
+        let number: Double
+        switch value {
+        case .integer(let integer): number = Double(integer)
+        case .double(let double): number = double
+        default: throw wrongType(key, "a number")
+        }
+        guard range.contains(number) else {
+            throw .invalidField(field: path + key, reason: "must be within \(range.lowerBound)…\(range.upperBound)")
+        }
+        return number
+    }
+
     /// A boolean member; nil when absent.
     func bool(_ key: String) throws(ManagementError) -> Bool? {
         guard let value = members[key] else { return nil }

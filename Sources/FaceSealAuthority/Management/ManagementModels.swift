@@ -25,8 +25,12 @@ public struct ManagedPolicy: Codable, Sendable, Equatable {
     public var keyAlgorithms: [String]
     /// Face mismatches a request may spend, 1…10.
     public var attemptsMax: Int
+    /// Liveness and capture-quality failures a request may spend, 1…100.
+    public var captureRetriesMax: Int
     /// Whether liveness runs before the match.
     public var livenessRequired: Bool
+    /// The match threshold, 0.1…1.0 (kept to 6 decimals; lower is stricter).
+    public var matchThreshold: Double
     /// Whether tokens are also sealed under a password.
     public var passwordPolicy: Password
     /// A new enrolment replaces the user's keys for that application on other devices.
@@ -37,7 +41,9 @@ public struct ManagedPolicy: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case keyAlgorithms = "key_algorithms"
         case attemptsMax = "attempts_max"
+        case captureRetriesMax = "capture_retries_max"
         case livenessRequired = "liveness_required"
+        case matchThreshold = "match_threshold"
         case passwordPolicy = "password_policy"
         case oneDevicePerUser = "one_device_per_user"
         case requestLifetimeSeconds = "request_lifetime_seconds"
@@ -46,7 +52,9 @@ public struct ManagedPolicy: Codable, Sendable, Equatable {
     init(_ policy: TenantPolicy) {
         keyAlgorithms = policy.keyAlgorithms
         attemptsMax = policy.attemptsMax
+        captureRetriesMax = policy.captureRetriesMax
         livenessRequired = policy.livenessRequired
+        matchThreshold = policy.matchThreshold
         passwordPolicy = Password(mode: policy.passwordPolicy.mode, minimumLength: policy.passwordPolicy.minimumLength)
         oneDevicePerUser = policy.oneDevicePerUser
         requestLifetimeSeconds = policy.requestLifetimeSeconds

@@ -132,13 +132,16 @@ enum ManagementValidation {
         return value
     }
 
-    /// A client JWKS for `private_key_jwt`: a JSON object `{"keys": […]}` with at least one public key of a
-    /// supported type and no private members. Returned in canonical form (unsupported keys dropped).
+    /// A client JWKS for `private_key_jwt`: a JSON object `{"keys": […]}` of at most 16 keys, at least one public key
+    /// of a supported type (RSA of 2048…4096 bits), no private members. Every key gets its full check here, once
+    /// (`JWK.checkPublicKey`); token requests later only look keys up. Returned in canonical form (unsupported keys
+    /// dropped).
     static func jwks(_ value: JSONValue) throws(ManagementError) -> String {
         guard case .object = value else { throw .invalidField(field: "jwks", reason: "must be a JWKS object") }
         let set: JWKSet
         do {
-            set = try JWKSet(json: value.serialized, maximumSize: 64 * 1024, maximumKeyCount: 16)
+            set = try JWKSet(json: value.serialized, maximumSize: Authority.maxClientJWKSBytes, maximumKeyCount: Authority.maxClientKeys)
+            for key in set.keys { try key.checkPublicKey() }
         } catch {
             throw .invalidField(field: "jwks", reason: "not a valid public JWKS (\(error))")
         }

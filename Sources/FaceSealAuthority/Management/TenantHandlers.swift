@@ -68,7 +68,12 @@ extension Authority {
             policy.keyAlgorithms = algorithms
         }
         if let attempts = try object.integer("attempts_max", in: 1...10) { policy.attemptsMax = attempts }
+        if let retries = try object.integer("capture_retries_max", in: 1...100) { policy.captureRetriesMax = retries }
         if let liveness = try object.bool("liveness_required") { policy.livenessRequired = liveness }
+        if let threshold = try object.number("match_threshold", in: MatchPolicy.thresholdRange) {
+            // Kept to millionths, as stored.
+            policy.matchThreshold = (threshold * 1_000_000).rounded() / 1_000_000
+        }
         if let oneDevice = try object.bool("one_device_per_user") { policy.oneDevicePerUser = oneDevice }
         if let lifetime = try object.integer("request_lifetime_seconds", in: 30...3600) { policy.requestLifetimeSeconds = lifetime }
         if let password = try object.object("password_policy", allowed: passwordFields) {

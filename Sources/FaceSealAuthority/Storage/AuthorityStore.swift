@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 /// Everything the authority keeps, behind one interface (SPEC §9). Each method is one transaction:
@@ -85,23 +86,30 @@ public protocol AuthorityStore: Sendable {
     // MARK: CIBA requests
 
     /// Stores a new pending request. `.conflict(.cibaRequest)` for a duplicate id; the client and user
-    /// must exist and belong to the request's tenant.
-    func createRequest(_ request: CIBARequestRecord) async throws -> CIBARequestRecord
+    /// must exist and belong to the request's tenant. With a `pendingLimit`, throws `PendingRequestLimitReached`
+    /// when the user already has that many unexpired pending requests of this client (checked and inserted in
+    /// one transaction that locks the user, so concurrent requests cannot overshoot it).
+    func createRequest(_ request: CIBARequestRecord, pendingLimit: Int?) async throws -> CIBARequestRecord
     /// The request `authReqID`, or `.notFound(.cibaRequest)`.
     func request(authReqID: String) async throws -> CIBARequestRecord
     /// Face-token download (SPEC §5.1), in one transaction: the request must be pending and unexpired, and
-    /// `keyID` a key of the request's user that is active (or the previous key within its rotation overlap).
-    /// Returns the token (with the encrypted server share) and records its generation on the request.
-    /// A key of another user gets `.notFound(.cibaRequest)`; an ended key `.deviceKeyNotActive`.
+    /// `keyID` a key of the request's user and application that is active (or the previous key within its rotation
+    /// overlap). Returns the token (with the encrypted server share) and records the download against the request
+    /// and `keyID` (replacing that key's earlier download for the request). A key of another user or application
+    /// gets `.notFound(.cibaRequest)`; an ended key `.deviceKeyNotActive`.
     func downloadFaceToken(authReqID: String, keyID: String) async throws -> FaceTokenRecord
-    /// Records the token generation a device downloaded for a pending request.
-    func recordTokenDownload(authReqID: String, generation: Int64) async throws -> CIBARequestRecord
-    /// Counts one face mismatch on a pending request; returns the updated request.
-    func recordFaceMismatch(authReqID: String) async throws -> CIBARequestRecord
+    /// The downloads recorded for a request, by key id.
+    func tokenDownloads(authReqID: String) async throws -> [TokenDownloadRecord]
+    /// Counts a failed face check of a pending, unexpired request (`face_mismatch` against `attemptsMax`,
+    /// `capture_retry` against `captureRetriesMax`), reported by `keyID`, which must have downloaded the token for it
+    /// (else `.invalidInput`). When a count reaches the tenant's current budget the request is denied
+    /// (`attempts_exhausted` / `capture_retries_exhausted`) in the same transaction. Returns what is left.
+    func recordFaceCheckFailure(authReqID: String, keyID: String, _ failure: AttemptKind) async throws -> AttemptBudget
     /// Denies a pending request (abort, refusal) with a reason. A repeat with the same reason returns the
     /// stored request; any other non-pending state throws `.requestNotPending`.
     func denyRequest(authReqID: String, reason: String) async throws -> CIBARequestRecord
-    /// The completion compare-and-swap (SPEC §5.3): in one transaction, stores the rotated token only if
+    /// The completion compare-and-swap (SPEC §5.3): in one transaction, refuses (`.invalidInput`) unless
+    /// `keyID` downloaded exactly `expectedGeneration` for the request, then stores the rotated token only if
     /// the current generation equals `expectedGeneration` and marks the request `completed` with its
     /// receipt; otherwise marks the request `stale`. A retry with the same receipt returns the stored
     /// outcome without a second rotation; a different receipt throws `.completionMismatch`.
@@ -120,6 +128,14 @@ public protocol AuthorityStore: Sendable {
     /// Remembers a device request's `jti` until `expiresAt`. Returns `true` if it was new, `false` for a
     /// replay. Entries whose time has passed are purged in the same transaction.
     func registerJTI(_ jti: String, expiresAt: Date) async throws -> Bool
+
+    // MARK: Rate limits
+
+    /// Counts one failure under `key` in a fixed window of `window` seconds (a new window starts with the first
+    /// failure after the last one ended); returns the window as counted.
+    func countFailure(key: String, window: TimeInterval) async throws -> FailureWindow
+    /// The current window of `key`, or nil when it has none or it ended.
+    func failureWindow(key: String) async throws -> FailureWindow?
 
     // MARK: Link outbox
 
@@ -146,8 +162,23 @@ public protocol AuthorityStore: Sendable {
     /// Marks a signing key retired (idempotent).
     func retireSigningKey(keyID: String) async throws -> SigningKeyRecord
 
+    // MARK: Wrapped secrets
+
+    /// Re-wraps every secret still wrapped the old way (`wrap_version` 0): each face token's encrypted server share
+    /// through `share`, each signing key's encrypted private key through `signingKey`, and marks them version 1, in
+    /// one transaction (a second process finds nothing left). Returns how many were re-wrapped.
+    func rewrapLegacySecrets(share: @escaping @Sendable (FaceTokenRecord) throws -> [UInt8],
+                             signingKey: @escaping @Sendable (SigningKeyRecord) throws -> [UInt8]) async throws -> Int
+
     // MARK: Life cycle
 
     /// Closes the store's connections; later calls fail with `.unavailable`.
     func close() async
+}
+
+extension AuthorityStore {
+    /// Stores a new pending request without a limit on the user's pending requests.
+    public func createRequest(_ request: CIBARequestRecord) async throws -> CIBARequestRecord {
+        try await createRequest(request, pendingLimit: nil)
+    }
 }

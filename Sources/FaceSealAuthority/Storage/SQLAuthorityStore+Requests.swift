@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 // CIBA requests: creation, the completion compare-and-swap, poll bookkeeping, denial and expiry.
@@ -13,7 +14,7 @@ extension SQLAuthorityStore {
             clientNotificationToken: try row.optionalText("client_notification_token"), scope: try row.text("scope"),
             expiresAt: try row.date("expires_at"), intervalSeconds: Int(try row.int("interval_seconds")), state: state,
             createdAt: try row.date("created_at"), lastPolledAt: try row.optionalDate("last_polled_at"),
-            attempts: Int(try row.int("attempts")), downloadedGeneration: try row.optionalInt("downloaded_generation"),
+            attempts: Int(try row.int("attempts")), captureRetries: Int(try row.int("capture_retries")),
             stagedGeneration: try row.optionalInt("staged_generation"), receiptSHA256: try row.optionalBlob("receipt_sha256"),
             passwordUsed: try row.bool("password_used"),
             idToken: try row.optionalText("id_token"), denyReason: try row.optionalText("deny_reason"),
@@ -65,21 +66,22 @@ extension SQLAuthorityStore {
 
     // MARK: Operations
 
-    public func createRequest(_ request: CIBARequestRecord) async throws -> CIBARequestRecord {
+    public func createRequest(_ request: CIBARequestRecord, pendingLimit: Int?) async throws -> CIBARequestRecord {
         try Self.checkRequest(request)
+        let dialect = database.dialect
         return try await transact(conflict: (.cibaRequest, request.authReqID)) { tx, now in
             let application = try Self.loadApplication(tx, clientID: request.clientID)
-            let user = try Self.loadUser(tx, subject: request.subject)
+            let user = try Self.loadUser(tx, subject: request.subject, lock: pendingLimit.map { _ in dialect })
             guard application.tenantID == request.tenantID else { throw AuthorityStoreError.notFound(.application, id: request.clientID) }
             guard user.tenantID == request.tenantID else { throw AuthorityStoreError.notFound(.user, id: request.subject) }
             guard request.expiresAt > now else { throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed") }
+            if let pendingLimit { try Self.checkPendingLimit(tx, request: request, limit: pendingLimit, now: now) }
             try tx.execute(
                 """
                 INSERT INTO ciba_requests (auth_req_id, tenant_id, client_id, subject, kind, pki_kind, pki_context, pki_data,
                     binding_message, client_notification_token, scope, state, created_at, expires_at, interval_seconds,
-                    last_polled_at, attempts, downloaded_generation, staged_generation, receipt_sha256, id_token,
-                    deny_reason, finished_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL)
+                    last_polled_at, attempts, staged_generation, receipt_sha256, id_token, deny_reason, finished_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, NULL, 0, NULL, NULL, NULL, NULL, NULL)
                 """,
                 [
                     .text(request.authReqID), .text(request.tenantID), .text(request.clientID), .text(request.subject),
@@ -104,8 +106,10 @@ extension SQLAuthorityStore {
                 throw AuthorityStoreError.notFound(.deviceKey, id: keyID)
             }
             let key = try Self.deviceKey(from: keyRow)
-            // Another user's key learns nothing about this request.
-            guard key.subject == request.subject else { throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID) }
+            // A key of another user, or of another application of this user, learns nothing about this request.
+            guard key.subject == request.subject, key.clientID == request.clientID else {
+                throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID)
+            }
             switch key.acceptance(at: now) {
             case .accepted, .acceptedWithRotationHint:
                 break
@@ -115,25 +119,49 @@ extension SQLAuthorityStore {
             guard let token = try Self.loadFaceToken(tx, subject: request.subject) else {
                 throw AuthorityStoreError.notFound(.faceToken, id: request.subject)
             }
-            try tx.execute("UPDATE ciba_requests SET downloaded_generation = ? WHERE auth_req_id = ?", [.integer(token.generation), .text(authReqID)])
+            try tx.execute(
+                """
+                INSERT INTO token_downloads (auth_req_id, key_id, generation, downloaded_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (auth_req_id, key_id) DO UPDATE SET generation = excluded.generation, downloaded_at = excluded.downloaded_at
+                """,
+                [.text(authReqID), .text(keyID), .integer(token.generation), .date(now)]
+            )
             return token
         }
     }
 
-    public func recordTokenDownload(authReqID: String, generation: Int64) async throws -> CIBARequestRecord {
-        guard generation >= 0 else { throw AuthorityStoreError.invalidInput(field: "generation", reason: "negative") }
-        return try await transact { tx, now in
-            _ = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
-            try tx.execute("UPDATE ciba_requests SET downloaded_generation = ? WHERE auth_req_id = ?", [.integer(generation), .text(authReqID)])
-            return try Self.loadRequest(tx, authReqID: authReqID)
+    public func tokenDownloads(authReqID: String) async throws -> [TokenDownloadRecord] {
+        try await read { tx, _ in
+            try tx.query("SELECT * FROM token_downloads WHERE auth_req_id = ? ORDER BY key_id", [.text(authReqID)]).map { row in
+                TokenDownloadRecord(authReqID: try row.text("auth_req_id"), keyID: try row.text("key_id"),
+                                    generation: try row.int("generation"), downloadedAt: try row.date("downloaded_at"))
+            }
         }
     }
 
-    public func recordFaceMismatch(authReqID: String) async throws -> CIBARequestRecord {
+    public func recordFaceCheckFailure(authReqID: String, keyID: String, _ failure: AttemptKind) async throws -> AttemptBudget {
         try await transact { tx, now in
-            _ = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
-            try tx.execute("UPDATE ciba_requests SET attempts = attempts + 1 WHERE auth_req_id = ?", [.text(authReqID)])
-            return try Self.loadRequest(tx, authReqID: authReqID)
+            let request = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
+            // Only the key that downloaded the token ran a face check for this request.
+            guard try tx.queryOne("SELECT generation FROM token_downloads WHERE auth_req_id = ? AND key_id = ?",
+                                  [.text(authReqID), .text(keyID)]) != nil else {
+                throw AuthorityStoreError.invalidInput(field: "keyID", reason: "this key did not download the token for the request")
+            }
+            let policy = try Self.loadTenant(tx, id: request.tenantID).policy
+            var counted = request
+            switch failure {
+            case .faceMismatch: counted.attempts += 1
+            case .captureRetry: counted.captureRetries += 1
+            }
+            let budget = AttemptBudget(counted, policy: policy)
+            try tx.execute("UPDATE ciba_requests SET attempts = ?, capture_retries = ? WHERE auth_req_id = ?",
+                           [.int(counted.attempts), .int(counted.captureRetries), .text(authReqID)])
+            if budget.isSpent {
+                let reason = budget.attemptsLeft == 0 ? "attempts_exhausted" : "capture_retries_exhausted"
+                try tx.execute("UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
+                               [.text(reason), .date(now), .text(authReqID)])
+            }
+            return budget
         }
     }
 
@@ -157,7 +185,8 @@ extension SQLAuthorityStore {
     public func complete(_ completion: CompletionCommit) async throws -> CompletionOutcome {
         let token = completion.rotatedToken
         try Self.checkFaceToken(token)
-        guard completion.expectedGeneration >= 0, token.generation == completion.expectedGeneration + 1 else {
+        // Range first: `expectedGeneration + 1` must not overflow.
+        guard (0..<Int64.max).contains(completion.expectedGeneration), token.generation == completion.expectedGeneration + 1 else {
             throw AuthorityStoreError.invalidInput(field: "rotatedToken.generation", reason: "must be the expected generation + 1")
         }
         if let receipt = completion.receiptSHA256, receipt.count != 32 {
@@ -168,11 +197,13 @@ extension SQLAuthorityStore {
             let request = try Self.loadRequest(tx, authReqID: completion.authReqID, lock: self.database.dialect)
             switch request.state {
             case .completed:
+                try Self.requireDownload(tx, completion)
                 guard request.receiptSHA256 == completion.receiptSHA256, request.stagedGeneration == token.generation else {
                     throw AuthorityStoreError.completionMismatch(authReqID: completion.authReqID)
                 }
                 return .completed(request)
             case .stale:
+                try Self.requireDownload(tx, completion)
                 guard request.receiptSHA256 == completion.receiptSHA256 else {
                     throw AuthorityStoreError.completionMismatch(authReqID: completion.authReqID)
                 }
@@ -180,7 +211,7 @@ extension SQLAuthorityStore {
             case .denied, .expired:
                 throw AuthorityStoreError.requestNotPending(authReqID: completion.authReqID, state: request.state)
             case .pending:
-                break
+                try Self.requireDownload(tx, completion)
             }
             guard now < request.expiresAt else {
                 throw AuthorityStoreError.requestNotPending(authReqID: completion.authReqID, state: .expired)
@@ -220,6 +251,18 @@ extension SQLAuthorityStore {
             )
             let stored = try Self.loadRequest(tx, authReqID: completion.authReqID)
             return rotated == 1 ? .completed(stored) : .stale(stored)
+        }
+    }
+
+    /// A completion (or its retry: the download row stays) comes only from the key that downloaded, naming the
+    /// generation it downloaded.
+    static func requireDownload(_ tx: any SQLTransaction, _ completion: CompletionCommit) throws {
+        let downloaded = try tx.queryOne(
+            "SELECT generation FROM token_downloads WHERE auth_req_id = ? AND key_id = ?",
+            [.text(completion.authReqID), .text(completion.keyID)]
+        ).map { try $0.int("generation") }
+        guard downloaded == completion.expectedGeneration else {
+            throw AuthorityStoreError.invalidInput(field: "expectedGeneration", reason: "not a generation this key downloaded for the request")
         }
     }
 

@@ -9,7 +9,9 @@ extension SQLAuthorityStore {
         let policy = TenantPolicy(
             keyAlgorithms: try row.text("key_algorithms").split(separator: ",").map(String.init),
             attemptsMax: Int(try row.int("attempts_max")),
+            captureRetriesMax: Int(try row.int("capture_retries_max")),
             livenessRequired: try row.bool("liveness_required"),
+            matchThreshold: Double(try row.int("match_threshold_micros")) / thresholdScale,
             passwordPolicy: PasswordPolicy(mode: mode, minimumLength: Int(try row.int("password_min_length"))),
             oneDevicePerUser: try row.bool("one_device_per_user"),
             requestLifetimeSeconds: Int(try row.int("request_lifetime_seconds"))
@@ -63,8 +65,8 @@ extension SQLAuthorityStore {
         return try application(from: row)
     }
 
-    static func loadUser(_ tx: any SQLTransaction, subject: String) throws -> UserRecord {
-        guard let row = try tx.queryOne("SELECT * FROM users WHERE subject = ?", [.text(subject)]) else {
+    static func loadUser(_ tx: any SQLTransaction, subject: String, lock: SQLDialect? = nil) throws -> UserRecord {
+        guard let row = try tx.queryOne("SELECT * FROM users WHERE subject = ?" + (lock?.forUpdate ?? ""), [.text(subject)]) else {
             throw AuthorityStoreError.notFound(.user, id: subject)
         }
         return try user(from: row)
@@ -109,14 +111,16 @@ extension SQLAuthorityStore {
             try tx.execute(
                 """
                 INSERT INTO tenants (id, name, key_algorithms, attempts_max, liveness_required, password_mode,
-                    password_min_length, one_device_per_user, request_lifetime_seconds, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    password_min_length, one_device_per_user, request_lifetime_seconds, created_at, match_threshold_micros,
+                    capture_retries_max)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(tenant.id), .text(tenant.name), .text(policy.keyAlgorithms.joined(separator: ",")),
                     .int(policy.attemptsMax), .bool(policy.livenessRequired), .text(policy.passwordPolicy.mode.rawValue),
                     .int(policy.passwordPolicy.minimumLength), .bool(policy.oneDevicePerUser),
-                    .int(policy.requestLifetimeSeconds), .date(now),
+                    .int(policy.requestLifetimeSeconds), .date(now), .integer(Self.thresholdMicros(policy.matchThreshold)),
+                    .int(policy.captureRetriesMax),
                 ]
             )
             return try Self.loadTenant(tx, id: tenant.id)
@@ -137,13 +141,15 @@ extension SQLAuthorityStore {
             let changed = try tx.execute(
                 """
                 UPDATE tenants SET key_algorithms = ?, attempts_max = ?, liveness_required = ?, password_mode = ?,
-                    password_min_length = ?, one_device_per_user = ?, request_lifetime_seconds = ?
+                    password_min_length = ?, one_device_per_user = ?, request_lifetime_seconds = ?, match_threshold_micros = ?,
+                    capture_retries_max = ?
                 WHERE id = ?
                 """,
                 [
                     .text(policy.keyAlgorithms.joined(separator: ",")), .int(policy.attemptsMax), .bool(policy.livenessRequired),
                     .text(policy.passwordPolicy.mode.rawValue), .int(policy.passwordPolicy.minimumLength),
-                    .bool(policy.oneDevicePerUser), .int(policy.requestLifetimeSeconds), .text(tenantID),
+                    .bool(policy.oneDevicePerUser), .int(policy.requestLifetimeSeconds),
+                    .integer(Self.thresholdMicros(policy.matchThreshold)), .int(policy.captureRetriesMax), .text(tenantID),
                 ]
             )
             guard changed == 1 else { throw AuthorityStoreError.notFound(.tenant, id: tenantID) }

@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 /// Where an `SQLAuthorityStore` keeps its data.
@@ -79,6 +80,8 @@ public final class SQLAuthorityStore: AuthorityStore {
         } catch SQLError.uniqueViolation(let message) {
             if let conflict { throw AuthorityStoreError.conflict(conflict.0, id: conflict.1) }
             throw AuthorityStoreError.database("unique constraint: \(message)")
+        } catch let limit as PendingRequestLimitReached {
+            throw limit
         } catch {
             throw Self.storeError(error)
         }
@@ -127,6 +130,12 @@ extension SQLAuthorityStore {
         guard value.utf8.count <= max else { throw AuthorityStoreError.invalidInput(field: field, reason: "longer than \(max) bytes") }
     }
 
+    /// Thresholds are stored in millionths.
+    static let thresholdScale = 1_000_000.0
+
+    /// A threshold within `MatchPolicy.thresholdRange` in millionths (checked by `checkPolicy` before it is stored).
+    static func thresholdMicros(_ threshold: Double) -> Int64 { Int64((threshold * thresholdScale).rounded()) }
+
     static func checkPolicy(_ policy: TenantPolicy) throws {
         guard !policy.keyAlgorithms.isEmpty else { throw AuthorityStoreError.invalidInput(field: "keyAlgorithms", reason: "empty") }
         for algorithm in policy.keyAlgorithms {
@@ -137,6 +146,14 @@ extension SQLAuthorityStore {
             throw AuthorityStoreError.invalidInput(field: "keyAlgorithms", reason: "duplicates")
         }
         guard (1...100).contains(policy.attemptsMax) else { throw AuthorityStoreError.invalidInput(field: "attemptsMax", reason: "outside 1…100") }
+        guard (1...100).contains(policy.captureRetriesMax) else {
+            throw AuthorityStoreError.invalidInput(field: "captureRetriesMax", reason: "outside 1…100")
+        }
+        // Range first (it excludes NaN and infinities), then exactness in millionths, as stored.
+        guard MatchPolicy.thresholdRange.contains(policy.matchThreshold),
+              Double(thresholdMicros(policy.matchThreshold)) / thresholdScale == policy.matchThreshold else {
+            throw AuthorityStoreError.invalidInput(field: "matchThreshold", reason: "outside 0.1…1.0 or more than 6 decimals")
+        }
         guard (0...1024).contains(policy.passwordPolicy.minimumLength) else {
             throw AuthorityStoreError.invalidInput(field: "passwordPolicy.minimumLength", reason: "outside 0…1024")
         }

@@ -17,6 +17,18 @@ public enum Base64URL {
     /// The unpadded base64url text of `data`.
     public static func encode<D: DataProtocol>(_ data: D) -> String {
         let bytes = [UInt8](data)
+        return String(decoding: bytes.withUnsafeBytes { symbols(of: $0) }, as: UTF8.self)
+    }
+
+    /// The unpadded base64url text of a secret, read in place (for a wire field that carries it: the text is as
+    /// secret as the bytes, and the scratch buffer it was built in is wiped).
+    public static func encode(_ secret: SecretBytes) -> String {
+        var out = secret.withUnsafeBytes { symbols(of: $0) }
+        defer { secureZero(&out) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func symbols(of bytes: UnsafeRawBufferPointer) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity((bytes.count * 4 + 2) / 3)
         var index = 0
@@ -41,7 +53,7 @@ public enum Base64URL {
         default:
             break
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     /// Decodes unpadded base64url.
@@ -63,12 +75,31 @@ public enum Base64URL {
     public static func decode<C: Collection>(
         utf8 text: C, part: String = "value", maximumDecodedCount: Int = defaultMaximumDecodedCount
     ) throws(JOSEError) -> [UInt8] where C.Element == UInt8 {
-        let count = text.count
+        let count = try decodedCount(text.count, part: part, maximumDecodedCount: maximumDecodedCount)
+        var out = [UInt8](repeating: 0, count: count)
+        try out.withUnsafeMutableBufferPointer { (buffer) throws(JOSEError) in try decode(text, into: buffer, part: part) }
+        return out
+    }
+
+    /// Decodes unpadded base64url (same rules) straight into ``SecretBytes``: no plain copy of the decoded secret is made.
+    public static func decodeSecret<C: Collection>(
+        utf8 text: C, part: String = "value", maximumDecodedCount: Int = defaultMaximumDecodedCount
+    ) throws(JOSEError) -> SecretBytes where C.Element == UInt8 {
+        let count = try decodedCount(text.count, part: part, maximumDecodedCount: maximumDecodedCount)
+        return try SecretBytes(count: count) { (buffer) throws(JOSEError) in try decode(text, into: buffer, part: part) }
+    }
+
+    private static func decodedCount(_ count: Int, part: String, maximumDecodedCount: Int) throws(JOSEError) -> Int {
         guard count % 4 != 1 else { throw .invalidBase64URL(part: part) }
         let outputCount = count / 4 * 3 + max(0, count % 4 - 1)
         guard outputCount <= maximumDecodedCount else { throw .inputTooLarge(limit: maximumDecodedCount) }
-        var out = [UInt8]()
-        out.reserveCapacity(outputCount)
+        return outputCount
+    }
+
+    /// Writes the decoded bytes into `out`, which holds exactly ``decodedCount(_:part:maximumDecodedCount:)`` bytes.
+    private static func decode<C: Collection>(_ text: C, into out: UnsafeMutableBufferPointer<UInt8>, part: String) throws(JOSEError)
+    where C.Element == UInt8 {
+        var written = 0
         var accumulator: UInt32 = 0
         var bits = 0
         for symbol in text {
@@ -78,12 +109,12 @@ public enum Base64URL {
             bits += 6
             if bits >= 8 {
                 bits -= 8
-                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                out[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                written += 1
                 accumulator &= (1 << UInt32(bits)) - 1
             }
         }
         // Leftover bits (2 or 4) must be zero, otherwise two texts would decode to the same bytes.
         guard accumulator == 0 else { throw .invalidBase64URL(part: part) }
-        return out
     }
 }

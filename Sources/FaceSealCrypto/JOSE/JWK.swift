@@ -143,6 +143,22 @@ public struct JWK: Sendable, Hashable {
         use = try string("use")
     }
 
+    /// The checks of a key that cost more than parsing: OpenSSL's public-key check of an RSA modulus (a
+    /// primality test, milliseconds per key) and a full decode of an ML-DSA-65 key. Run once, where a foreign key
+    /// set is registered; parsing (and so every later use of the stored set) checks sizes and curve points only.
+    /// - Throws: ``JOSEError/invalidKey(_:)``.
+    public func checkPublicKey() throws(JOSEError) {
+        do {
+            switch material {
+            case .rsa(let n, let e): try RSA.Signing.PublicKey(modulus: n, publicExponent: e).check()
+            case .mlDSA65(let publicKey): _ = try MLDSA65.PublicKey(rawRepresentation: publicKey)
+            case .ed25519, .p256: break
+            }
+        } catch {
+            throw .invalidKey(String(describing: error))
+        }
+    }
+
     private static func validate(_ material: KeyMaterial) throws(JOSEError) {
         do {
             switch material {

@@ -20,6 +20,7 @@ enum MLDSAAlgorithm {
         let p = key.parameters
         let k = p.k, l = p.l
         let gamma2 = p.gamma2
+        let level = PQKernels.active
         var signature = [UInt8](repeating: 0, count: p.signatureByteCount)
         let polynomials = 2 * l + 3 * k + 1
         let byteScratch = 64 + 64 + p.w1PackedByteCount
@@ -46,15 +47,15 @@ enum MLDSAAlgorithm {
                         while true {
                             MLDSASampling.expandMask(
                                 rhoPrimePrime: UnsafeRawBufferPointer(rhoPrimePrime), kappa: kappa, parameters: p,
-                                into: y)
+                                into: y, level: level)
                             kappa += l
                             z.update(from: y, count: l * 256)
-                            for r in 0..<l { MLDSAField.ntt(z + r * 256) }
-                            MLDSAPoly.matrixVectorMontgomery(w1, matrix: matrix.baseAddress!, vector: z, k: k, l: l)
+                            for r in 0..<l { MLDSAField.ntt(z + r * 256, level) }
+                            MLDSAPoly.matrixVectorMontgomery(w1, matrix: matrix.baseAddress!, vector: z, k: k, l: l, level: level)
                             for r in 0..<k {
                                 let w = w1 + r * 256
                                 let low = w0 + r * 256
-                                MLDSAField.inverseNTTToMontgomery(w)
+                                MLDSAField.inverseNTTToMontgomery(w, level)
                                 for i in 0..<256 {
                                     let (high, lowPart) = MLDSARounding.decompose(
                                         MLDSAField.conditionalAddQ(w[i]), gamma2: gamma2)
@@ -69,14 +70,14 @@ enum MLDSAAlgorithm {
                                 mu, UnsafeRawBufferPointer(w1Packed), into: commitmentHash)
                             MLDSASampling.sampleInBall(
                                 commitmentHash: UnsafeRawBufferPointer(commitmentHash), tau: p.tau, into: c)
-                            MLDSAField.ntt(c)
+                            MLDSAField.ntt(c, level)
 
                             // z = y + c·s1
                             for r in 0..<l {
                                 let zr = z + r * 256
                                 let yr = y + r * 256
-                                MLDSAPoly.pointwiseMontgomery(zr, c, s1Hat + r * 256)
-                                MLDSAField.inverseNTTToMontgomery(zr)
+                                MLDSAPoly.pointwiseMontgomery(zr, c, s1Hat + r * 256, level)
+                                MLDSAField.inverseNTTToMontgomery(zr, level)
                                 for i in 0..<256 { zr[i] = MLDSAField.reduce32(zr[i] &+ yr[i]) }
                             }
                             if MLDSAPoly.exceedsNorm(z, count: l * 256, bound: p.gamma1 - p.beta) { continue }
@@ -85,8 +86,8 @@ enum MLDSAAlgorithm {
                             for r in 0..<k {
                                 let hr = h + r * 256
                                 let low = w0 + r * 256
-                                MLDSAPoly.pointwiseMontgomery(hr, c, s2Hat + r * 256)
-                                MLDSAField.inverseNTTToMontgomery(hr)
+                                MLDSAPoly.pointwiseMontgomery(hr, c, s2Hat + r * 256, level)
+                                MLDSAField.inverseNTTToMontgomery(hr, level)
                                 for i in 0..<256 { low[i] = MLDSAField.reduce32(low[i] &- hr[i]) }
                             }
                             if MLDSAPoly.exceedsNorm(w0, count: k * 256, bound: gamma2 - p.beta) { continue }
@@ -94,8 +95,8 @@ enum MLDSAAlgorithm {
                             // c·t0
                             for r in 0..<k {
                                 let hr = h + r * 256
-                                MLDSAPoly.pointwiseMontgomery(hr, c, t0Hat + r * 256)
-                                MLDSAField.inverseNTTToMontgomery(hr)
+                                MLDSAPoly.pointwiseMontgomery(hr, c, t0Hat + r * 256, level)
+                                MLDSAField.inverseNTTToMontgomery(hr, level)
                                 for i in 0..<256 { hr[i] = MLDSAField.reduce32(hr[i]) }
                             }
                             if MLDSAPoly.exceedsNorm(h, count: k * 256, bound: gamma2) { continue }
@@ -135,6 +136,7 @@ enum MLDSAAlgorithm {
     ) -> Bool {
         let p = key.parameters
         let k = p.k, l = p.l
+        let level = PQKernels.active
         precondition(signature.count == p.signatureByteCount)
         return withUnsafeTemporaryAllocation(of: Int32.self, capacity: (l + 2 * k + 1) * 256) { scratch in
             let z = scratch.baseAddress!
@@ -150,10 +152,10 @@ enum MLDSAAlgorithm {
             if MLDSAPoly.exceedsNorm(z, count: l * 256, bound: p.gamma1 - p.beta) { return false }
             let commitmentHash = UnsafeRawBufferPointer(rebasing: signature[0..<p.commitmentHashByteCount])
             MLDSASampling.sampleInBall(commitmentHash: commitmentHash, tau: p.tau, into: c)
-            MLDSAField.ntt(c)
-            for r in 0..<l { MLDSAField.ntt(z + r * 256) }
+            MLDSAField.ntt(c, level)
+            for r in 0..<l { MLDSAField.ntt(z + r * 256, level) }
             key.matrix.withUnsafeBufferPointer { matrix in
-                MLDSAPoly.matrixVectorMontgomery(w, matrix: matrix.baseAddress!, vector: z, k: k, l: l)
+                MLDSAPoly.matrixVectorMontgomery(w, matrix: matrix.baseAddress!, vector: z, k: k, l: l, level: level)
             }
             key.t1Shifted.withUnsafeBufferPointer { t1 in
                 for r in 0..<k {
@@ -163,7 +165,7 @@ enum MLDSAAlgorithm {
                         wr[i] = MLDSAField.reduce32(
                             wr[i] &- MLDSAField.montgomeryReduce(Int64(c[i]) &* Int64(t[i])))
                     }
-                    MLDSAField.inverseNTTToMontgomery(wr)
+                    MLDSAField.inverseNTTToMontgomery(wr, level)
                     let hr = h + r * 256
                     for i in 0..<256 {
                         wr[i] = MLDSARounding.useHint(MLDSAField.conditionalAddQ(wr[i]), hint: hr[i], gamma2: p.gamma2)

@@ -1,3 +1,5 @@
+import CFaceSealPQ
+
 /// Arithmetic modulo q = 2^23 − 2^13 + 1 on `Int32` lanes, and the number-theoretic transform.
 ///
 /// Everything here is branch-free and table lookups are indexed by loop counters only, so the time taken
@@ -143,6 +145,18 @@ enum MLDSAField {
         }
     }
 
+    /// Forward NTT on the given kernel level (the AVX2 kernel computes the same bits).
+    @inline(__always)
+    static func ntt(_ a: UnsafeMutablePointer<Int32>, _ level: PQKernels.Level) {
+        if level == .portable { ntt(a) } else { fs_mldsa_ntt(a) }
+    }
+
+    /// Inverse NTT times 2^32 on the given kernel level.
+    @inline(__always)
+    static func inverseNTTToMontgomery(_ a: UnsafeMutablePointer<Int32>, _ level: PQKernels.Level) {
+        if level == .portable { inverseNTTToMontgomery(a) } else { fs_mldsa_invntt(a) }
+    }
+
     /// Inverse NTT in place, times R = 2^32 (FIPS 204 Alg. 42, "to Montgomery": the pointwise products
     /// before it are Montgomery products, which divide by R). Input |a| < q; output |a| ≤ q/2 + 1.
     static func inverseNTTToMontgomery(_ a: UnsafeMutablePointer<Int32>) {
@@ -200,16 +214,19 @@ enum MLDSAPoly {
     /// c = a ∘ b · R^−1 for one polynomial in NTT form.
     @inline(__always)
     static func pointwiseMontgomery(
-        _ c: UnsafeMutablePointer<Int32>, _ a: UnsafePointer<Int32>, _ b: UnsafePointer<Int32>
+        _ c: UnsafeMutablePointer<Int32>, _ a: UnsafePointer<Int32>, _ b: UnsafePointer<Int32>, _ level: PQKernels.Level
     ) {
+        guard level == .portable else { return fs_mldsa_matvec(c, a, b, 1, 1) }
         for i in 0..<256 { c[i] = MLDSAField.montgomeryReduce(Int64(a[i]) &* Int64(b[i])) }
     }
 
     /// w = Â·v·R^−1 in NTT form: `matrix` is k×l polynomials row-major, `vector` l polynomials.
     /// Products are summed in 64 bits and reduced once (l·9q² stays far below 2^31·q).
     static func matrixVectorMontgomery(
-        _ w: UnsafeMutablePointer<Int32>, matrix: UnsafePointer<Int32>, vector: UnsafePointer<Int32>, k: Int, l: Int
+        _ w: UnsafeMutablePointer<Int32>, matrix: UnsafePointer<Int32>, vector: UnsafePointer<Int32>, k: Int, l: Int,
+        level: PQKernels.Level
     ) {
+        guard level == .portable else { return fs_mldsa_matvec(w, matrix, vector, Int32(k), Int32(l)) }
         withUnsafeTemporaryAllocation(of: Int64.self, capacity: 256) { accumulator in
             let acc = accumulator.baseAddress!
             for row in 0..<k {

@@ -48,7 +48,8 @@ final class MLDSAPublicKeyMaterial: Sendable {
         let matrix = [Int32](unsafeUninitializedCapacity: k * l * 256) { buffer, initialized in
             encoded.withUnsafeBytes { bytes in
                 MLDSASampling.expandA(
-                    rho: UnsafeRawBufferPointer(rebasing: bytes[0..<32]), k: k, l: l, into: buffer.baseAddress!)
+                    rho: UnsafeRawBufferPointer(rebasing: bytes[0..<32]), k: k, l: l, into: buffer.baseAddress!,
+                    level: PQKernels.active)
             }
             initialized = k * l * 256
         }
@@ -79,7 +80,8 @@ final class MLDSAPublicKeyMaterial: Sendable {
                     MLDSAEncoding.unpack(bytes.baseAddress! + 32, count: k * 256, bits: 10, base: 0, sign: 1, into: out)
                 }
                 for i in 0..<(k * 256) { out[i] <<= Int32(MLDSAField.d) }
-                for r in 0..<k { MLDSAField.ntt(out + r * 256) }
+                let level = PQKernels.active
+                for r in 0..<k { MLDSAField.ntt(out + r * 256, level) }
                 initialized = k * 256
             }
             cache = value
@@ -136,7 +138,8 @@ final class MLDSAPrivateKeyMaterial: Sendable {
                         etaStart + (l + k) * p.etaPolyByteCount, count: k * 256, bits: 13, base: 1 << 12, sign: -1,
                         into: out + (l + k) * 256)
                 }
-                for r in 0..<(l + 2 * k) { MLDSAField.ntt(out + r * 256) }
+                let level = PQKernels.active
+                for r in 0..<(l + 2 * k) { MLDSAField.ntt(out + r * 256, level) }
                 initialized = (l + 2 * k) * 256
             }
             cache = value
@@ -170,8 +173,10 @@ final class MLDSAPrivateKeyMaterial: Sendable {
             let s1 = scratch.baseAddress!, s2 = s1 + l * 256
             expanded.withUnsafeBytes { bytes in
                 let rhoPrime = UnsafeRawBufferPointer(rebasing: bytes[32..<96])
-                MLDSASampling.expandS(rhoPrime: rhoPrime, eta: parameters.eta, count: l, firstNonce: 0, into: s1)
-                MLDSASampling.expandS(rhoPrime: rhoPrime, eta: parameters.eta, count: k, firstNonce: l, into: s2)
+                // s1 (nonces 0..<l) and s2 (l..<l+k) are adjacent: one call samples both.
+                MLDSASampling.expandS(
+                    rhoPrime: rhoPrime, eta: parameters.eta, count: l + k, firstNonce: 0, into: s1,
+                    level: PQKernels.active)
             }
             let pieces = expanded.withUnsafeBytes { bytes in
                 Self.derive(
@@ -250,8 +255,9 @@ final class MLDSAPrivateKeyMaterial: Sendable {
         includeSigningVectors: Bool
     ) -> DerivedKey {
         let k = parameters.k, l = parameters.l
+        let level = PQKernels.active
         let matrix = [Int32](unsafeUninitializedCapacity: k * l * 256) { buffer, initialized in
-            MLDSASampling.expandA(rho: rho, k: k, l: l, into: buffer.baseAddress!)
+            MLDSASampling.expandA(rho: rho, k: k, l: l, into: buffer.baseAddress!, level: level)
             initialized = k * l * 256
         }
         var secretNTT = [Int32](repeating: 0, count: (l + 2 * k) * 256)
@@ -261,17 +267,18 @@ final class MLDSAPrivateKeyMaterial: Sendable {
         secretNTT.withUnsafeMutableBufferPointer { secretBuffer in
             let s1Hat = secretBuffer.baseAddress!, s2Hat = s1Hat + l * 256, t0Hat = s2Hat + k * 256
             s1Hat.update(from: s1, count: l * 256)
-            for r in 0..<l { MLDSAField.ntt(s1Hat + r * 256) }
+            for r in 0..<l { MLDSAField.ntt(s1Hat + r * 256, level) }
             // t (into t0Hat as scratch), then split into t1 and t0.
             matrix.withUnsafeBufferPointer { a in
-                MLDSAPoly.matrixVectorMontgomery(t0Hat, matrix: a.baseAddress!, vector: s1Hat, k: k, l: l)
+                MLDSAPoly.matrixVectorMontgomery(
+                    t0Hat, matrix: a.baseAddress!, vector: s1Hat, k: k, l: l, level: level)
             }
             var difference: Int32 = 0
             t1.withUnsafeMutableBufferPointer { t1Buffer in
                 let t1Out = t1Buffer.baseAddress!
                 for r in 0..<k {
                     let t = t0Hat + r * 256
-                    MLDSAField.inverseNTTToMontgomery(t)
+                    MLDSAField.inverseNTTToMontgomery(t, level)
                     for i in 0..<256 {
                         let value = MLDSAField.conditionalAddQ(MLDSAField.reduce32(t[i] &+ s2[r * 256 + i]))
                         let (high, low) = MLDSARounding.power2Round(value)
@@ -284,7 +291,7 @@ final class MLDSAPrivateKeyMaterial: Sendable {
             t0Matches = difference == 0
             s2Hat.update(from: s2, count: k * 256)
             if includeSigningVectors {
-                for r in 0..<k { MLDSAField.ntt(s2Hat + r * 256) }
+                for r in 0..<k { MLDSAField.ntt(s2Hat + r * 256, level) }
             }
             // skEncode while s1, s2 and t0 are still in normal form.
             expanded.withUnsafeMutableBufferPointer { out in
@@ -301,7 +308,7 @@ final class MLDSAPrivateKeyMaterial: Sendable {
                     s2, count: k * 256, bits: parameters.etaBits, base: parameters.eta, sign: -1, into: base + offset)
             }
             if includeSigningVectors {
-                for r in 0..<k { MLDSAField.ntt(t0Hat + r * 256) }
+                for r in 0..<k { MLDSAField.ntt(t0Hat + r * 256, level) }
             }
         }
         var encoded = [UInt8](repeating: 0, count: parameters.publicKeyByteCount)

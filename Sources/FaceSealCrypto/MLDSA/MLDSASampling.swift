@@ -11,29 +11,44 @@ enum MLDSASampling {
         sponge.zeroize()
     }
 
-    /// ExpandA (Alg. 32): Â[r][s] = RejNTTPoly(ρ ‖ s ‖ r), k×l polynomials row-major. ρ is public.
+    /// ExpandA (Alg. 32): Â[r][s] = RejNTTPoly(ρ ‖ s ‖ r), k×l polynomials row-major, four entries
+    /// side by side. ρ is public.
     static func expandA(
-        rho: UnsafeRawBufferPointer, k: Int, l: Int, into matrix: UnsafeMutablePointer<Int32>
+        rho: UnsafeRawBufferPointer, k: Int, l: Int, into matrix: UnsafeMutablePointer<Int32>,
+        level: PQKernels.Level
     ) {
+        let rate = KeccakSponge.shake128Rate
         // Five SHAKE128 blocks hold 280 candidates; fewer than 256 survive with probability < 2^-40.
-        let firstBytes = 5 * KeccakSponge.shake128Rate
-        withUnsafeTemporaryAllocation(byteCount: 34 + firstBytes, alignment: 8) { scratch in
-            let seed = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<34])
-            let stream = UnsafeMutableRawBufferPointer(rebasing: scratch[34...])
-            seed.copyMemory(from: rho)
-            for row in 0..<k {
-                for column in 0..<l {
-                    seed[32] = UInt8(column)
-                    seed[33] = UInt8(row)
-                    var sponge = KeccakSponge.shake128()
-                    sponge.absorb(UnsafeRawBufferPointer(seed))
-                    sponge.squeeze(into: stream)
-                    let polynomial = matrix + (row * l + column) * 256
-                    var count = rejectUniform(polynomial, filled: 0, stream: UnsafeRawBufferPointer(stream))
-                    while count < 256 {
-                        let block = UnsafeMutableRawBufferPointer(rebasing: stream[0..<KeccakSponge.shake128Rate])
-                        sponge.squeeze(into: block)
-                        count = rejectUniform(polynomial, filled: count, stream: UnsafeRawBufferPointer(block))
+        let firstBlocks = 5, outStride = 5 * rate
+        let entries = k * l
+        withUnsafeTemporaryAllocation(byteCount: 4 * 34 + 4 * outStride, alignment: 8) { scratch in
+            let input = scratch.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let output = input + 4 * 34
+            for batch in stride(from: 0, to: entries, by: 4) {
+                let lanes = min(4, entries - batch)
+                for lane in 0..<4 {
+                    let entry = batch + min(lane, lanes - 1)
+                    let seed = input + 34 * lane
+                    UnsafeMutableRawPointer(seed).copyMemory(from: rho.baseAddress!, byteCount: 32)
+                    seed[32] = UInt8(truncatingIfNeeded: entry % l)
+                    seed[33] = UInt8(truncatingIfNeeded: entry / l)
+                }
+                KeccakX4.with(rate: rate, level: level) { sponge in
+                    sponge.absorb(input, stride: 34, count: 34)
+                    sponge.squeeze(blocks: firstBlocks, into: output, stride: outStride)
+                    var counts = SIMD4<Int>(repeating: 256)
+                    for lane in 0..<lanes {
+                        counts[lane] = rejectUniform(
+                            matrix + 256 * (batch + lane), filled: 0,
+                            stream: UnsafeRawBufferPointer(start: output + outStride * lane, count: firstBlocks * rate))
+                    }
+                    while counts.min() < 256 {
+                        sponge.squeeze(blocks: 1, into: output, stride: outStride)
+                        for lane in 0..<lanes where counts[lane] < 256 {
+                            counts[lane] = rejectUniform(
+                                matrix + 256 * (batch + lane), filled: counts[lane],
+                                stream: UnsafeRawBufferPointer(start: output + outStride * lane, count: rate))
+                        }
                     }
                 }
             }
@@ -58,34 +73,46 @@ enum MLDSASampling {
         return count
     }
 
-    /// ExpandS (Alg. 33): s1[r] = RejBoundedPoly(ρ′ ‖ r), s2[r] = RejBoundedPoly(ρ′ ‖ (r + l)).
-    /// Candidates are written unconditionally and the count advanced by the accept bit, so the only
-    /// secret-dependent timing is the number of SHAKE blocks, which FIPS 204 permits.
+    /// ExpandS (Alg. 33): polynomial i of `vector` is RejBoundedPoly(ρ′ ‖ (firstNonce + i)), four at a
+    /// time (s1 is nonces 0..<l, s2 nonces l..<l+k). Candidates are written unconditionally and the count
+    /// advanced by the accept bit, so the only secret-dependent timing is the number of SHAKE blocks,
+    /// which FIPS 204 permits.
     static func expandS(
         rhoPrime: UnsafeRawBufferPointer, eta: Int32, count: Int, firstNonce: Int,
-        into vector: UnsafeMutablePointer<Int32>
+        into vector: UnsafeMutablePointer<Int32>, level: PQKernels.Level
     ) {
         let rate = KeccakSponge.shake256Rate
-        let firstBytes = eta == 2 ? rate : 2 * rate
-        withUnsafeTemporaryAllocation(byteCount: 66 + firstBytes, alignment: 8) { scratch in
-            let seed = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<66])
-            let stream = UnsafeMutableRawBufferPointer(rebasing: scratch[66...])
-            seed.copyMemory(from: rhoPrime)
-            for index in 0..<count {
-                let nonce = firstNonce + index
-                seed[64] = UInt8(truncatingIfNeeded: nonce)
-                seed[65] = UInt8(truncatingIfNeeded: nonce >> 8)
-                var sponge = KeccakSponge.shake256()
-                sponge.absorb(UnsafeRawBufferPointer(seed))
-                sponge.squeeze(into: stream)
-                let polynomial = vector + index * 256
-                var filled = rejectBounded(polynomial, filled: 0, eta: eta, stream: UnsafeRawBufferPointer(stream))
-                while filled < 256 {
-                    let block = UnsafeMutableRawBufferPointer(rebasing: stream[0..<rate])
-                    sponge.squeeze(into: block)
-                    filled = rejectBounded(polynomial, filled: filled, eta: eta, stream: UnsafeRawBufferPointer(block))
+        let firstBlocks = eta == 2 ? 1 : 2, outStride = 2 * rate
+        withUnsafeTemporaryAllocation(byteCount: 4 * 66 + 4 * outStride, alignment: 8) { scratch in
+            let input = scratch.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let output = input + 4 * 66
+            for batch in stride(from: 0, to: count, by: 4) {
+                let lanes = min(4, count - batch)
+                for lane in 0..<4 {
+                    let nonce = firstNonce + batch + min(lane, lanes - 1)
+                    let seed = input + 66 * lane
+                    UnsafeMutableRawPointer(seed).copyMemory(from: rhoPrime.baseAddress!, byteCount: 64)
+                    seed[64] = UInt8(truncatingIfNeeded: nonce)
+                    seed[65] = UInt8(truncatingIfNeeded: nonce >> 8)
                 }
-                sponge.zeroize()
+                KeccakX4.with(rate: rate, level: level) { sponge in
+                    sponge.absorb(input, stride: 66, count: 66)
+                    sponge.squeeze(blocks: firstBlocks, into: output, stride: outStride)
+                    var counts = SIMD4<Int>(repeating: 256)
+                    for lane in 0..<lanes {
+                        counts[lane] = rejectBounded(
+                            vector + 256 * (batch + lane), filled: 0, eta: eta,
+                            stream: UnsafeRawBufferPointer(start: output + outStride * lane, count: firstBlocks * rate))
+                    }
+                    while counts.min() < 256 {
+                        sponge.squeeze(blocks: 1, into: output, stride: outStride)
+                        for lane in 0..<lanes where counts[lane] < 256 {
+                            counts[lane] = rejectBounded(
+                                vector + 256 * (batch + lane), filled: counts[lane], eta: eta,
+                                stream: UnsafeRawBufferPointer(start: output + outStride * lane, count: rate))
+                        }
+                    }
+                }
             }
             scratch.initializeMemory(as: UInt8.self, repeating: 0)
         }
@@ -129,27 +156,35 @@ enum MLDSASampling {
         return count
     }
 
-    /// ExpandMask (Alg. 34): y[r] = BitUnpack(H(ρ″ ‖ (κ + r)), γ1 − 1, γ1) for r in 0..<l.
+    /// ExpandMask (Alg. 34): y[r] = BitUnpack(H(ρ″ ‖ (κ + r)), γ1 − 1, γ1) for r in 0..<l, four at a time.
     static func expandMask(
         rhoPrimePrime: UnsafeRawBufferPointer, kappa: Int, parameters: MLDSAParameters,
-        into vector: UnsafeMutablePointer<Int32>
+        into vector: UnsafeMutablePointer<Int32>, level: PQKernels.Level
     ) {
-        let polyBytes = parameters.zPolyByteCount
-        withUnsafeTemporaryAllocation(byteCount: 66 + polyBytes, alignment: 8) { scratch in
-            let seed = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<66])
-            let stream = UnsafeMutableRawBufferPointer(rebasing: scratch[66...])
-            seed.copyMemory(from: rhoPrimePrime)
-            for r in 0..<parameters.l {
-                let nonce = kappa + r
-                seed[64] = UInt8(truncatingIfNeeded: nonce)
-                seed[65] = UInt8(truncatingIfNeeded: nonce >> 8)
-                var sponge = KeccakSponge.shake256()
-                sponge.absorb(UnsafeRawBufferPointer(seed))
-                sponge.squeeze(into: stream)
-                MLDSAEncoding.unpack(
-                    stream.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 256,
-                    bits: parameters.gamma1Bits, base: parameters.gamma1, sign: -1, into: vector + r * 256)
-                sponge.zeroize()
+        let rate = KeccakSponge.shake256Rate
+        let blocks = (parameters.zPolyByteCount + rate - 1) / rate, outStride = blocks * rate
+        let l = parameters.l
+        withUnsafeTemporaryAllocation(byteCount: 4 * 66 + 4 * outStride, alignment: 8) { scratch in
+            let input = scratch.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let output = input + 4 * 66
+            for batch in stride(from: 0, to: l, by: 4) {
+                let lanes = min(4, l - batch)
+                for lane in 0..<4 {
+                    let nonce = kappa + batch + min(lane, lanes - 1)
+                    let seed = input + 66 * lane
+                    UnsafeMutableRawPointer(seed).copyMemory(from: rhoPrimePrime.baseAddress!, byteCount: 64)
+                    seed[64] = UInt8(truncatingIfNeeded: nonce)
+                    seed[65] = UInt8(truncatingIfNeeded: nonce >> 8)
+                }
+                KeccakX4.with(rate: rate, level: level) { sponge in
+                    sponge.absorb(input, stride: 66, count: 66)
+                    sponge.squeeze(blocks: blocks, into: output, stride: outStride)
+                }
+                for lane in 0..<lanes {
+                    MLDSAEncoding.unpack(
+                        output + outStride * lane, count: 256, bits: parameters.gamma1Bits, base: parameters.gamma1,
+                        sign: -1, into: vector + (batch + lane) * 256)
+                }
             }
             scratch.initializeMemory(as: UInt8.self, repeating: 0)
         }

@@ -5,6 +5,8 @@
 // secret-dependent branch or table index. All arithmetic uses wrapping operators: the bounds below are
 // what keeps every value in range, and a trap check per coefficient would cost more than the work.
 
+import CFaceSealPQ
+
 /// Polynomial kernels over a pointer to 256 coefficients. Callers own the storage.
 enum MLKEMPoly {
     /// q, the ML-KEM modulus.
@@ -189,5 +191,37 @@ enum MLKEMPoly {
     @inline(__always)
     static func reduceAccumulator(_ acc: UnsafePointer<Int32>, into r: UnsafeMutablePointer<Int16>) {
         for i in 0..<256 { r[i] = montgomeryReduce(acc[i]) }
+    }
+
+    // MARK: Dispatch between the portable code above and the AVX2 kernels (bit-identical)
+
+    /// Forward NTT on the given kernel level.
+    @inline(__always)
+    static func ntt(_ r: UnsafeMutablePointer<Int16>, _ level: PQKernels.Level) {
+        if level == .portable { ntt(r) } else { fs_mlkem_ntt(r) }
+    }
+
+    /// Inverse NTT on the given kernel level.
+    @inline(__always)
+    static func inverseNTT(_ r: UnsafeMutablePointer<Int16>, _ level: PQKernels.Level) {
+        if level == .portable { inverseNTT(r) } else { fs_mlkem_invntt(r) }
+    }
+
+    /// r = Σ_{j<k} a_j ∘ b_j, reduced (k polynomials each at a and b, `cache` from `mulCache` of each b_j).
+    @inline(__always)
+    static func basemulSum(
+        _ r: UnsafeMutablePointer<Int16>, _ a: UnsafePointer<Int16>, _ b: UnsafePointer<Int16>,
+        _ cache: UnsafePointer<Int16>, k: Int, _ level: PQKernels.Level
+    ) {
+        guard level == .portable else {
+            fs_mlkem_basemul_sum(r, a, b, cache, Int32(k))
+            return
+        }
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: 256) { buffer in
+            let acc = buffer.baseAddress!
+            acc.initialize(repeating: 0, count: 256)
+            for j in 0..<k { basemulAccumulate(acc, a + 256 * j, b + 256 * j, cache + 128 * j) }
+            reduceAccumulator(acc, into: r)
+        }
     }
 }

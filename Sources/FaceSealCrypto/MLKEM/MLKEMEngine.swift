@@ -37,45 +37,76 @@ enum MLKEMEngine {
         sponge.zeroize()
     }
 
-    /// Samples a CBD_η polynomial from PRF_η(s, n) = SHAKE256(s ‖ n, 64η) (Alg. 8 on top of §4.1).
-    @inline(__always)
+    /// Noise polynomials r_i = CBD_η(PRF_η(seed, firstNonce + i)) for i < count (Alg. 8 on top of §4.1),
+    /// into `polys + 256·i`; η = eta1 for i < eta1Count, else eta2. Four PRF calls run side by side.
     static func sampleNoise(
-        seed: UnsafePointer<UInt8>, nonce: UInt8, eta: Int,
-        into r: UnsafeMutablePointer<Int16>, buffer: UnsafeMutablePointer<UInt8>
+        seed: UnsafePointer<UInt8>, firstNonce: Int, count: Int, eta1Count: Int, eta1: Int, eta2: Int,
+        into polys: UnsafeMutablePointer<Int16>, scratch s: Scratch
     ) {
-        buffer[32] = nonce
-        buffer.update(from: seed, count: 32)
-        var sponge = KeccakSponge.shake256()
-        sponge.absorb(UnsafeRawBufferPointer(start: buffer, count: 33))
-        sponge.squeeze(into: UnsafeMutableRawBufferPointer(start: buffer, count: 64 * eta))
-        sponge.zeroize()
-        MLKEMPoly.sampleCBD(buffer, eta: eta, into: r)
+        let rate = KeccakSponge.shake256Rate
+        let outStride = 2 * rate  // 64·η ≤ 192 bytes fit in two blocks
+        for batch in stride(from: 0, to: count, by: 4) {
+            for lane in 0..<4 {
+                let input = s.xofIn + 34 * lane
+                input.update(from: seed, count: 32)
+                input[32] = UInt8(truncatingIfNeeded: firstNonce + min(batch + lane, count - 1))
+            }
+            let largestEta = batch < eta1Count ? max(eta1, eta2) : eta2
+            KeccakX4.with(rate: rate, level: s.level) { sponge in
+                sponge.absorb(s.xofIn, stride: 34, count: 33)
+                sponge.squeeze(blocks: (64 * largestEta + rate - 1) / rate, into: s.xofOut, stride: outStride)
+            }
+            for lane in 0..<min(4, count - batch) {
+                let index = batch + lane
+                MLKEMPoly.sampleCBD(
+                    s.xofOut + outStride * lane, eta: index < eta1Count ? eta1 : eta2, into: polys + 256 * index)
+            }
+        }
+        MLKEMMemory.wipe(s.xofIn, count: 4 * 34)
+        MLKEMMemory.wipe(s.xofOut, count: xofOutBytes)
     }
 
-    /// SampleNTT(ρ ‖ first ‖ second) (Alg. 7): a uniform polynomial in the NTT domain. Â[i, j] uses
-    /// (first, second) = (j, i). Public data, so rejection sampling may branch.
-    @inline(__always)
-    static func sampleMatrixEntry(
-        rho: UnsafePointer<UInt8>, _ first: Int, _ second: Int,
-        into r: UnsafeMutablePointer<Int16>, buffer: UnsafeMutablePointer<UInt8>
-    ) {
-        buffer.update(from: rho, count: 32)
-        buffer[32] = UInt8(truncatingIfNeeded: first)
-        buffer[33] = UInt8(truncatingIfNeeded: second)
-        var sponge = KeccakSponge.shake128()
-        sponge.absorb(UnsafeRawBufferPointer(start: buffer, count: 34))
+    /// Â (FIPS 203 Alg. 13 line 4–8), k×k polynomials row-major at `s.matrix`: entry (i, j) is
+    /// SampleNTT(ρ ‖ j ‖ i), or SampleNTT(ρ ‖ i ‖ j) (that is Âᵀ) when `transposed`. Four entries are
+    /// sampled side by side. Public data, so rejection sampling may branch.
+    static func sampleMatrix(rho: UnsafePointer<UInt8>, k: Int, transposed: Bool, scratch s: Scratch) {
+        let rate = KeccakSponge.shake128Rate
         // Three blocks give 336 candidates for 256 slots; more are needed with probability < 2^-20.
-        let firstLength = 3 * KeccakSponge.shake128Rate
-        sponge.squeeze(into: UnsafeMutableRawBufferPointer(start: buffer, count: firstLength))
-        var count = MLKEMPoly.rejectionSample(buffer, length: firstLength, into: r, count: 0)
-        while count < 256 {
-            sponge.squeeze(into: UnsafeMutableRawBufferPointer(start: buffer, count: KeccakSponge.shake128Rate))
-            count = MLKEMPoly.rejectionSample(buffer, length: KeccakSponge.shake128Rate, into: r, count: count)
+        let firstBlocks = 3, outStride = 3 * rate
+        let entries = k * k
+        for batch in stride(from: 0, to: entries, by: 4) {
+            let lanes = min(4, entries - batch)
+            for lane in 0..<4 {
+                let entry = batch + min(lane, lanes - 1)
+                let i = entry / k, j = entry % k
+                let input = s.xofIn + 34 * lane
+                input.update(from: rho, count: 32)
+                input[32] = UInt8(truncatingIfNeeded: transposed ? i : j)
+                input[33] = UInt8(truncatingIfNeeded: transposed ? j : i)
+            }
+            KeccakX4.with(rate: rate, level: s.level) { sponge in
+                sponge.absorb(s.xofIn, stride: 34, count: 34)
+                sponge.squeeze(blocks: firstBlocks, into: s.xofOut, stride: outStride)
+                var counts = SIMD4<Int>(repeating: 256)
+                for lane in 0..<lanes {
+                    counts[lane] = MLKEMPoly.rejectionSample(
+                        s.xofOut + outStride * lane, length: firstBlocks * rate,
+                        into: s.matrix + 256 * (batch + lane), count: 0)
+                }
+                while counts.min() < 256 {
+                    sponge.squeeze(blocks: 1, into: s.xofOut, stride: outStride)
+                    for lane in 0..<lanes where counts[lane] < 256 {
+                        counts[lane] = MLKEMPoly.rejectionSample(
+                            s.xofOut + outStride * lane, length: rate,
+                            into: s.matrix + 256 * (batch + lane), count: counts[lane])
+                    }
+                }
+            }
         }
     }
 
-    /// Bytes of scratch for `buffer` arguments: the largest XOF squeeze (3 SHAKE128 blocks).
-    static let byteScratch = 3 * 168
+    /// Bytes of `xofOut`: four streams of three SHAKE128 blocks.
+    static let xofOutBytes = 4 * 3 * 168
 
     // MARK: ML-KEM.KeyGen_internal (Alg. 16, with K-PKE.KeyGen, Alg. 13)
 
@@ -91,23 +122,17 @@ enum MLKEMEngine {
             s.seeds[32] = UInt8(truncatingIfNeeded: k)
             hashG(UnsafeRawBufferPointer(start: s.seeds, count: 33), into: s.seeds + 64)
             let rho = UnsafePointer(s.seeds + 64), sigma = UnsafePointer(s.seeds + 96)
+            sampleMatrix(rho: rho, k: k, transposed: false, scratch: s)
+            // ŝ into `vector`, ê into `noise` (which follows it).
+            sampleNoise(
+                seed: sigma, firstNonce: 0, count: 2 * k, eta1Count: 2 * k, eta1: p.eta1, eta2: p.eta2,
+                into: s.vector, scratch: s)
+            for i in 0..<(2 * k) { MLKEMPoly.ntt(s.vector + 256 * i, s.level) }
+            for i in 0..<k { MLKEMPoly.mulCache(s.vector + 256 * i, into: s.cache + 128 * i) }
             for i in 0..<k {
-                let si = s.vector + 256 * i
-                sampleNoise(seed: sigma, nonce: UInt8(i), eta: p.eta1, into: si, buffer: s.bytes)
-                MLKEMPoly.ntt(si)
-                MLKEMPoly.mulCache(si, into: s.cache + 128 * i)
-            }
-            for i in 0..<k {
-                s.acc.initialize(repeating: 0, count: 256)
-                for j in 0..<k {
-                    sampleMatrixEntry(rho: rho, j, i, into: s.poly, buffer: s.bytes)
-                    MLKEMPoly.basemulAccumulate(s.acc, s.poly, s.vector + 256 * j, s.cache + 128 * j)
-                }
-                MLKEMPoly.reduceAccumulator(s.acc, into: s.work)
+                MLKEMPoly.basemulSum(s.work, s.matrix + 256 * k * i, s.vector, s.cache, k: k, s.level)
                 MLKEMPoly.toMontgomery(s.work)
-                sampleNoise(seed: sigma, nonce: UInt8(k + i), eta: p.eta1, into: s.poly, buffer: s.bytes)
-                MLKEMPoly.ntt(s.poly)
-                MLKEMPoly.add(s.work, s.poly)
+                MLKEMPoly.add(s.work, s.noise + 256 * i)
                 MLKEMPoly.reduce(s.work)
                 MLKEMPoly.encode12(s.work, into: ek + 384 * i)
             }
@@ -130,38 +155,29 @@ enum MLKEMEngine {
         c: UnsafeMutablePointer<UInt8>, scratch s: Scratch
     ) {
         let k = p.k
-        let rho = ek + 384 * k
+        sampleMatrix(rho: ek + 384 * k, k: k, transposed: true, scratch: s)
+        // y into `vector`; e₁ (k polynomials) and e₂ into `noise`.
+        sampleNoise(
+            seed: r, firstNonce: 0, count: 2 * k + 1, eta1Count: k, eta1: p.eta1, eta2: p.eta2,
+            into: s.vector, scratch: s)
         for i in 0..<k {
             let yi = s.vector + 256 * i
-            sampleNoise(seed: r, nonce: UInt8(i), eta: p.eta1, into: yi, buffer: s.bytes)
-            MLKEMPoly.ntt(yi)
+            MLKEMPoly.ntt(yi, s.level)
             MLKEMPoly.mulCache(yi, into: s.cache + 128 * i)
         }
         // u = NTT⁻¹(Âᵀ ∘ ŷ) + e₁
         for i in 0..<k {
-            s.acc.initialize(repeating: 0, count: 256)
-            for j in 0..<k {
-                // Âᵀ[i, j] = Â[j, i] = SampleNTT(ρ ‖ i ‖ j)
-                sampleMatrixEntry(rho: rho, i, j, into: s.poly, buffer: s.bytes)
-                MLKEMPoly.basemulAccumulate(s.acc, s.poly, s.vector + 256 * j, s.cache + 128 * j)
-            }
-            MLKEMPoly.reduceAccumulator(s.acc, into: s.work)
-            MLKEMPoly.inverseNTT(s.work)
-            sampleNoise(seed: r, nonce: UInt8(k + i), eta: p.eta2, into: s.poly, buffer: s.bytes)
-            MLKEMPoly.add(s.work, s.poly)
+            MLKEMPoly.basemulSum(s.work, s.matrix + 256 * k * i, s.vector, s.cache, k: k, s.level)
+            MLKEMPoly.inverseNTT(s.work, s.level)
+            MLKEMPoly.add(s.work, s.noise + 256 * i)
             MLKEMPoly.reduce(s.work)
             MLKEMPoly.compress(s.work, bits: p.du, into: c + p.polyCompressedUBytes * i)
         }
-        // v = NTT⁻¹(t̂ᵀ ∘ ŷ) + e₂ + Decompress₁(m)
-        s.acc.initialize(repeating: 0, count: 256)
-        for j in 0..<k {
-            MLKEMPoly.decode12(ek + 384 * j, into: s.poly)
-            MLKEMPoly.basemulAccumulate(s.acc, s.poly, s.vector + 256 * j, s.cache + 128 * j)
-        }
-        MLKEMPoly.reduceAccumulator(s.acc, into: s.work)
-        MLKEMPoly.inverseNTT(s.work)
-        sampleNoise(seed: r, nonce: UInt8(2 * k), eta: p.eta2, into: s.poly, buffer: s.bytes)
-        MLKEMPoly.add(s.work, s.poly)
+        // v = NTT⁻¹(t̂ᵀ ∘ ŷ) + e₂ + Decompress₁(m); t̂ is decoded over the first row of Â, no longer needed.
+        for j in 0..<k { MLKEMPoly.decode12(ek + 384 * j, into: s.matrix + 256 * j) }
+        MLKEMPoly.basemulSum(s.work, s.matrix, s.vector, s.cache, k: k, s.level)
+        MLKEMPoly.inverseNTT(s.work, s.level)
+        MLKEMPoly.add(s.work, s.noise + 256 * k)
         MLKEMPoly.fromMessage(m, into: s.poly)
         MLKEMPoly.add(s.work, s.poly)
         MLKEMPoly.reduce(s.work)
@@ -179,16 +195,12 @@ enum MLKEMEngine {
         for i in 0..<k {
             let ui = s.vector + 256 * i
             MLKEMPoly.decompress(c + p.polyCompressedUBytes * i, bits: p.du, into: ui)
-            MLKEMPoly.ntt(ui)
+            MLKEMPoly.ntt(ui, s.level)
             MLKEMPoly.mulCache(ui, into: s.cache + 128 * i)
         }
-        s.acc.initialize(repeating: 0, count: 256)
-        for i in 0..<k {
-            MLKEMPoly.decode12(dkPKE + 384 * i, into: s.poly)
-            MLKEMPoly.basemulAccumulate(s.acc, s.poly, s.vector + 256 * i, s.cache + 128 * i)
-        }
-        MLKEMPoly.reduceAccumulator(s.acc, into: s.work)
-        MLKEMPoly.inverseNTT(s.work)
+        for i in 0..<k { MLKEMPoly.decode12(dkPKE + 384 * i, into: s.matrix + 256 * i) }
+        MLKEMPoly.basemulSum(s.work, s.matrix, s.vector, s.cache, k: k, s.level)
+        MLKEMPoly.inverseNTT(s.work, s.level)
         MLKEMPoly.decompress(c + p.polyCompressedUBytes * k, bits: p.dv, into: s.poly)
         MLKEMPoly.subtractFrom(s.poly, s.work)
         MLKEMPoly.reduce(s.work)
@@ -250,31 +262,38 @@ enum MLKEMEngine {
 
     // MARK: Scratch space
 
-    /// Pointers into one stack allocation: the vector (ŝ, ŷ or û), its multiplication cache, two
-    /// working polynomials, a 32-bit accumulator, byte buffers for hashes and seeds.
+    /// Pointers into one stack allocation: the vector (ŝ, ŷ or û) followed by the noise polynomials,
+    /// the vector's multiplication cache, the matrix Â, two working polynomials, XOF inputs and outputs
+    /// for four streams, and seeds; plus the kernel level of this operation.
     struct Scratch {
         let vector: UnsafeMutablePointer<Int16>  // k × 256
+        let noise: UnsafeMutablePointer<Int16>  // (k + 1) × 256, right after `vector`
         let cache: UnsafeMutablePointer<Int16>  // k × 128
+        let matrix: UnsafeMutablePointer<Int16>  // k × k × 256
         let poly: UnsafeMutablePointer<Int16>  // 256
         let work: UnsafeMutablePointer<Int16>  // 256
-        let acc: UnsafeMutablePointer<Int32>  // 256
-        let bytes: UnsafeMutablePointer<UInt8>  // byteScratch
+        let xofIn: UnsafeMutablePointer<UInt8>  // 4 × 34
+        let xofOut: UnsafeMutablePointer<UInt8>  // xofOutBytes
         let seeds: UnsafeMutablePointer<UInt8>  // 160
+        let level: PQKernels.Level
     }
 
     /// Runs `body` with scratch for rank k, then wipes all of it (it held secrets).
     @inline(__always)
     static func withScratch<R>(k: Int, _ body: (Scratch) -> R) -> R {
-        let int16Count = k * 256 + k * 128 + 512
-        let byteCount = 1024 + 2 * int16Count + byteScratch + 160
-        return withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 16) { buffer in
+        let int16Count = k * 256 + (k + 1) * 256 + k * 128 + k * k * 256 + 512
+        let byteCount = 2 * int16Count + xofOutBytes + 4 * 34 + 160
+        let level = PQKernels.active
+        return withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 32) { buffer in
             let base = buffer.baseAddress!
-            let acc = base.bindMemory(to: Int32.self, capacity: 256)
-            let polys = (base + 1024).bindMemory(to: Int16.self, capacity: int16Count)
-            let bytes = (base + 1024 + 2 * int16Count).bindMemory(to: UInt8.self, capacity: byteScratch + 160)
+            let polys = base.bindMemory(to: Int16.self, capacity: int16Count)
+            let bytes = (base + 2 * int16Count).bindMemory(to: UInt8.self, capacity: xofOutBytes + 4 * 34 + 160)
+            let cache = polys + (2 * k + 1) * 256
+            let matrix = cache + k * 128
             let scratch = Scratch(
-                vector: polys, cache: polys + k * 256, poly: polys + k * 384, work: polys + k * 384 + 256,
-                acc: acc, bytes: bytes, seeds: bytes + byteScratch)
+                vector: polys, noise: polys + k * 256, cache: cache, matrix: matrix, poly: matrix + k * k * 256,
+                work: matrix + k * k * 256 + 256, xofIn: bytes + xofOutBytes, xofOut: bytes,
+                seeds: bytes + xofOutBytes + 4 * 34, level: level)
             let result = body(scratch)
             MLKEMMemory.wipe(base, count: byteCount)
             return result

@@ -78,20 +78,32 @@ public enum AES {
         public static func seal<Plaintext: DataProtocol, AAD: DataProtocol>(
             _ message: Plaintext, using key: SymmetricKey, nonce: Nonce? = nil, authenticating aad: AAD
         ) throws(CryptoError) -> SealedBox {
+            var box: Result<SealedBox, CryptoError>!
+            message.withContiguousBytes { input in box = Result { () throws(CryptoError) in try seal(input, key, nonce, aad) } }
+            return try box.get()
+        }
+
+        /// Encrypts and authenticates a secret plaintext read in place from its ``SecretBytes`` (no plain copy is made).
+        public static func seal<AAD: DataProtocol>(
+            _ message: SecretBytes, using key: SymmetricKey, nonce: Nonce? = nil, authenticating aad: AAD
+        ) throws(CryptoError) -> SealedBox {
+            try message.withUnsafeBytes { (input) throws(CryptoError) in try seal(input, key, nonce, aad) }
+        }
+
+        private static func seal<AAD: DataProtocol>(
+            _ input: UnsafeRawBufferPointer, _ key: SymmetricKey, _ nonce: Nonce?, _ aad: AAD
+        ) throws(CryptoError) -> SealedBox {
             let nonce = nonce ?? Nonce()
-            var ciphertext = [UInt8](repeating: 0, count: message.count)
+            var ciphertext = [UInt8](repeating: 0, count: input.count)
             var tag = [UInt8](repeating: 0, count: tagByteCount)
             var failure: CryptoError?
             let aadBytes = [UInt8](aad)
-            message.withContiguousBytes { input in
-                aadBytes.withUnsafeBytes { aadRaw in
-                    ciphertext.withUnsafeMutableBytes { output in
-                        tag.withUnsafeMutableBytes { tagBytes in
-                            do throws(CryptoError) {
-                                try run(encrypt: true, key: key, nonce: nonce, aad: aadRaw, input: input,
-                                        output: output, tag: tagBytes)
-                            } catch { failure = error }
-                        }
+            aadBytes.withUnsafeBytes { aadRaw in
+                ciphertext.withUnsafeMutableBytes { output in
+                    tag.withUnsafeMutableBytes { tagBytes in
+                        do throws(CryptoError) {
+                            try run(encrypt: true, key: key, nonce: nonce, aad: aadRaw, input: input, output: output, tag: tagBytes)
+                        } catch { failure = error }
                     }
                 }
             }

@@ -8,8 +8,9 @@ public enum RSA {
     public enum Signing {
         /// The smallest modulus accepted, in bits.
         public static let minimumKeySize = 2048
-        /// The largest modulus accepted, in bits (bounds the work a foreign key can cause).
-        public static let maximumKeySize = 8192
+        /// The largest modulus accepted, in bits: bounds the work a foreign key can cause (an 8192-bit key costs
+        /// about eight times a 4096-bit one to check and to verify with).
+        public static let maximumKeySize = 4096
 
         /// An RSA private key, kept as its DER encoding in ``SecretBytes``.
         public struct PrivateKey: Sendable {
@@ -19,7 +20,7 @@ public enum RSA {
             public let publicKey: PublicKey
 
             /// A new key with public exponent 65537.
-            /// - Throws: ``CryptoError/incorrectParameterSize(_:)`` for a size outside 2048…8192 or not a multiple of 8.
+            /// - Throws: ``CryptoError/incorrectParameterSize(_:)`` for a size outside 2048…4096 or not a multiple of 8.
             public init(keySize: Int = 2048) throws(CryptoError) {
                 guard (minimumKeySize...maximumKeySize).contains(keySize), keySize % 8 == 0 else {
                     throw .incorrectParameterSize("RSA key size \(keySize)")
@@ -38,7 +39,7 @@ public enum RSA {
             }
 
             /// A key from DER: PKCS#1 `RSAPrivateKey` or PKCS#8 `PrivateKeyInfo`.
-            /// - Throws: ``CryptoError/invalidKeyRepresentation(_:)`` for anything else, or a modulus outside 2048…8192 bits.
+            /// - Throws: ``CryptoError/invalidKeyRepresentation(_:)`` for anything else, or a modulus outside 2048…4096 bits.
             public init<D: DataProtocol>(derRepresentation: D) throws(CryptoError) {
                 guard derRepresentation.count <= 16_384 else { throw .invalidKeyRepresentation("RSA DER too large") }
                 let secret = SecretBytes(derRepresentation)
@@ -108,9 +109,11 @@ public enum RSA {
             /// The public exponent e (the JWK `e`).
             public let publicExponent: Data
 
-            /// A key from n and e (leading zero bytes are ignored). OpenSSL's public-key check runs on it.
-            /// - Throws: ``CryptoError/invalidKeyRepresentation(_:)`` for a modulus outside 2048…8192 bits,
-            ///   or an exponent OpenSSL rejects (even, < 65537, > 256 bits).
+            /// A key from n and e (leading zero bytes are ignored). Cheap: sizes and parities are checked here;
+            /// OpenSSL's public-key check (``check()``) costs milliseconds per key and runs once, where a key is
+            /// registered.
+            /// - Throws: ``CryptoError/invalidKeyRepresentation(_:)`` for a modulus outside 2048…4096 bits or even, or
+            ///   an exponent that is even, below 65537 or longer than 256 bits.
             public init<N: DataProtocol, E: DataProtocol>(modulus: N, publicExponent: E) throws(CryptoError) {
                 let n = Array([UInt8](modulus).drop { $0 == 0 })
                 let e = Array([UInt8](publicExponent).drop { $0 == 0 })
@@ -119,9 +122,20 @@ public enum RSA {
                     throw .invalidKeyRepresentation("RSA modulus of \(bits) bits not in \(minimumKeySize)...\(maximumKeySize)")
                 }
                 guard (1...32).contains(e.count) else { throw .invalidKeyRepresentation("RSA exponent length") }
-                _ = try Self.evpKey(n: n, e: e, check: true)
+                // SP 800-56B: an odd modulus, an odd exponent of at least 65537 (0x010001).
+                guard n[n.count - 1] & 1 == 1, e[e.count - 1] & 1 == 1, e.count > 3 || (e.count == 3 && e[0] >= 1) else {
+                    throw .invalidKeyRepresentation("RSA modulus or exponent out of range")
+                }
+                _ = try Self.evpKey(n: n, e: e)
                 self.modulus = Data(n)
                 self.publicExponent = Data(e)
+            }
+
+            /// OpenSSL's public-key check (SP 800-56B: an odd composite modulus without small factors, an odd
+            /// exponent ≥ 65537). A primality test of n: run it once, when a foreign key is registered.
+            /// - Throws: ``CryptoError/invalidKeyRepresentation(_:)`` when the check fails.
+            public func check() throws(CryptoError) {
+                _ = try Self.evpKey(n: [UInt8](modulus), e: [UInt8](publicExponent), check: true)
             }
 
             /// A key from a DER SubjectPublicKeyInfo (rsaEncryption).

@@ -132,6 +132,13 @@ extension SecretBytes: Equatable {
     }
 }
 
+extension SecretBytes: Hashable {
+    /// Hashes the length only: equal contents have equal lengths, and a hash value must never depend on a secret.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+    }
+}
+
 extension SecretBytes: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// Names the type and the length, never the content.
     public var description: String { "SecretBytes(\(count) bytes, redacted)" }

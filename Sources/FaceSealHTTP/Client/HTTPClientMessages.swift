@@ -84,32 +84,3 @@ public struct HTTPClientResponse: Sendable {
         try JSONBody.decode(type, from: body, maxBytes: maxBytes, decoder: decoder)
     }
 }
-
-/// Why `HTTPClient.send` produced no response.
-public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// No connection could be made (refused, unknown host, network down): what URLSession said.
-    case unreachable(String)
-    /// The request's deadline passed before the response was complete.
-    case timeout
-    /// The response body is, or announced it would be, larger than the limit.
-    case responseTooLarge(limit: Int)
-    /// The calling task was cancelled.
-    case cancelled
-    /// The URL is not an absolute `http` or `https` URL URLSession accepts (on Linux that
-    /// excludes IPv6-literal hosts).
-    case invalidURL(String)
-    /// Any other transport failure (connection lost mid-response, TLS error, …).
-    case transport(String)
-
-    /// A one-line explanation for logs.
-    public var description: String {
-        switch self {
-        case .unreachable(let reason): "unreachable: \(reason)"
-        case .timeout: "timed out"
-        case .responseTooLarge(let limit): "response body exceeds \(limit) bytes"
-        case .cancelled: "cancelled"
-        case .invalidURL(let url): "invalid URL \(url)"
-        case .transport(let reason): "transport error: \(reason)"
-        }
-    }
-}

@@ -23,7 +23,7 @@ import Synchronization
 public final class HTTPServer: Sendable {
     private enum Lifecycle {
         case idle
-        case running(daemon: OpaquePointer, port: Int)
+        case running(daemon: OpaquePointer, headWatch: OpaquePointer?, port: Int)
         case stopping(port: Int)
         case stopped
     }
@@ -48,9 +48,17 @@ public final class HTTPServer: Sendable {
     public var port: Int? {
         lifecycle.withLock { state in
             switch state {
-            case .running(_, let port), .stopping(let port): port
+            case .running(_, _, let port), .stopping(let port): port
             case .idle, .stopped: nil
             }
+        }
+    }
+
+    /// Connections closed so far because their request head missed its deadline (`requestHeadTimeout`).
+    public var requestHeadsTimedOut: UInt64 {
+        lifecycle.withLock { state in
+            guard case .running(_, let headWatch, _) = state else { return 0 }
+            return fs_mhd_heads_timed_out(headWatch)
         }
     }
 
@@ -72,14 +80,17 @@ public final class HTTPServer: Sendable {
         guard configuration.connectionLimit >= 0, configuration.connectionLimit <= Int(UInt32.max) else {
             throw .invalidConfiguration("connectionLimit \(configuration.connectionLimit)")
         }
+        guard configuration.perAddressConnectionLimit >= 0, configuration.perAddressConnectionLimit <= Int(UInt32.max) else {
+            throw .invalidConfiguration("perAddressConnectionLimit \(configuration.perAddressConnectionLimit)")
+        }
         guard configuration.connectionMemoryLimit >= 0 else {
             throw .invalidConfiguration("connectionMemoryLimit \(configuration.connectionMemoryLimit)")
         }
-        // libmicrohttpd counts whole seconds; round a fraction up so 0.5 s does not mean "never".
-        let timeout = configuration.connectionTimeout.components
-        let timeoutSeconds = timeout.seconds + (timeout.attoseconds > 0 ? 1 : 0)
-        guard timeout.seconds >= 0, timeout.attoseconds >= 0, timeoutSeconds <= Int64(UInt32.max) else {
+        guard let timeoutSeconds = Self.wholeSeconds(configuration.connectionTimeout) else {
             throw .invalidConfiguration("connectionTimeout \(configuration.connectionTimeout)")
+        }
+        guard let headSeconds = Self.wholeSeconds(configuration.requestHeadTimeout) else {
+            throw .invalidConfiguration("requestHeadTimeout \(configuration.requestHeadTimeout)")
         }
         let core = self.core
         let outcome = lifecycle.withLock { state -> Result<Int, HTTPServerError> in
@@ -87,16 +98,19 @@ public final class HTTPServer: Sendable {
             guard case .idle = state else { return .failure(.alreadyStarted) }
             var startError: Int32 = 0
             var systemError: Int32 = 0
+            var headWatch: OpaquePointer?
             let daemon = configuration.host.withCString { host -> OpaquePointer? in
                 var settings = fs_mhd_settings(
                     host: host,
                     port: UInt16(configuration.port),
                     connection_limit: UInt32(configuration.connectionLimit),
-                    connection_timeout_seconds: UInt32(timeoutSeconds),
+                    connection_timeout_seconds: timeoutSeconds,
                     thread_pool_size: UInt32(configuration.threadPoolSize),
-                    connection_memory_limit: configuration.connectionMemoryLimit
+                    connection_memory_limit: configuration.connectionMemoryLimit,
+                    per_address_connection_limit: UInt32(configuration.perAddressConnectionLimit),
+                    request_head_timeout_seconds: headSeconds
                 )
-                let daemon = fs_mhd_start(&settings, accessHandler, cls, requestCompleted, cls, uriLogged, cls, &startError)
+                let daemon = fs_mhd_start(&settings, accessHandler, cls, requestCompleted, cls, uriLogged, cls, &headWatch, &startError)
                 systemError = errno  // read at once, before anything else can overwrite it
                 return daemon
             }
@@ -105,7 +119,7 @@ public final class HTTPServer: Sendable {
                 return .failure(.startFailed(host: configuration.host, port: configuration.port, errno: systemError))
             }
             let port = Int(fs_mhd_bound_port(daemon))
-            state = .running(daemon: daemon, port: port)
+            state = .running(daemon: daemon, headWatch: headWatch, port: port)
             return .success(port)
         }
         if case .failure(let error) = outcome { throw error }
@@ -118,32 +132,40 @@ public final class HTTPServer: Sendable {
     /// - Parameter cancellingHandlers: also cancel the tasks of running handlers, so handlers that
     ///   wait cooperatively (long polls) answer at once instead of running out their wait.
     public func stop(cancellingHandlers: Bool = false) async {
-        let daemon = lifecycle.withLock { state -> OpaquePointer? in
-            guard case .running(let daemon, let port) = state else { return nil }
+        let running = lifecycle.withLock { state -> (daemon: OpaquePointer, headWatch: OpaquePointer?)? in
+            guard case .running(let daemon, let headWatch, let port) = state else { return nil }
             state = .stopping(port: port)
-            return daemon
+            return (daemon, headWatch)
         }
-        guard let daemon else { return }
+        guard let (daemon, headWatch) = running else { return }
         // Quiesce: no new connections; the listening socket is handed back to us to close.
         let listener = MHD_quiesce_daemon(daemon)
         core.beginStopping(cancellingHandlers: cancellingHandlers)
         await core.drain()
-        MHD_stop_daemon(daemon)
+        fs_mhd_stop(daemon, headWatch)
         if listener >= 0 { close(listener) }
         lifecycle.withLock { $0 = .stopped }
+    }
+
+    /// Whole seconds of a non-negative duration that fits libmicrohttpd's `unsigned int`, a fraction rounded up
+    /// (so 0.5 s does not mean "never"); nil otherwise.
+    private static func wholeSeconds(_ duration: Duration) -> UInt32? {
+        let parts = duration.components
+        guard parts.seconds >= 0, parts.attoseconds >= 0, parts.seconds < Int64(UInt32.max) else { return nil }
+        return UInt32(parts.seconds) + (parts.attoseconds > 0 ? 1 : 0)
     }
 
     deinit {
         // Released while running: answer in-flight requests with 503 (resuming their suspended
         // connections) and stop, rather than leave threads calling into freed memory.
-        let daemon = lifecycle.withLock { state -> OpaquePointer? in
-            guard case .running(let daemon, _) = state else { return nil }
+        let running = lifecycle.withLock { state -> (daemon: OpaquePointer, headWatch: OpaquePointer?)? in
+            guard case .running(let daemon, let headWatch, _) = state else { return nil }
             state = .stopped
-            return daemon
+            return (daemon, headWatch)
         }
-        if let daemon {
+        if let (daemon, headWatch) = running {
             core.abandonAll()
-            MHD_stop_daemon(daemon)
+            fs_mhd_stop(daemon, headWatch)
         }
     }
 }
@@ -163,7 +185,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, met
     return core.access(connection: connection, method: method, uploadData: uploadData, uploadSize: uploadSize, context: context)
 }
 
-private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
+private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
+    // The connection now waits for its next request head, under a fresh deadline.
+    if let connection { fs_mhd_head_expected(connection) }
     guard let cls, let conCls, let contextPointer = conCls.pointee else { return }
     conCls.pointee = nil
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()

@@ -14,6 +14,14 @@ extension HTTPServer {
         public var connectionTimeout: Duration
         /// Most connections open at once; 0 leaves libmicrohttpd's default.
         public var connectionLimit: Int
+        /// Most connections open at once from one IP address (0: no such limit). Connections over it are closed at
+        /// once, so one client cannot take the whole `connectionLimit`. Behind a reverse proxy, where every
+        /// connection comes from the proxy's address, raise it or set 0.
+        public var perAddressConnectionLimit: Int
+        /// How long a connection has to deliver a complete request head, from its accept and again after each
+        /// response (whole seconds, fractions rounded up; zero disables it). A deadline, not an idle timeout:
+        /// a client trickling one byte at a time is closed when it passes.
+        public var requestHeadTimeout: Duration
         /// Worker threads of libmicrohttpd's internal epoll pool (they only do I/O: handlers run on
         /// Swift's concurrency pool). 1 means a single polling thread.
         public var threadPoolSize: Int
@@ -21,13 +29,16 @@ extension HTTPServer {
         /// default (32 KiB). Longer request heads are refused by libmicrohttpd (414/431).
         public var connectionMemoryLimit: Int
 
-        /// Defaults: loopback, ephemeral port, 1 MiB bodies, 30 s idle timeout, 1024 connections, a pool of min(cores, 4).
+        /// Defaults: loopback, ephemeral port, 1 MiB bodies, 30 s idle timeout, 1024 connections of which at most
+        /// 128 from one address, 10 s for a request head, a pool of min(cores, 4).
         public init(
             host: String = "127.0.0.1",
             port: Int = 0,
             maxBodySize: Int = 1 << 20,
             connectionTimeout: Duration = .seconds(30),
             connectionLimit: Int = 1024,
+            perAddressConnectionLimit: Int = 128,
+            requestHeadTimeout: Duration = .seconds(10),
             threadPoolSize: Int = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4)),
             connectionMemoryLimit: Int = 0
         ) {
@@ -36,6 +47,8 @@ extension HTTPServer {
             self.maxBodySize = maxBodySize
             self.connectionTimeout = connectionTimeout
             self.connectionLimit = connectionLimit
+            self.perAddressConnectionLimit = perAddressConnectionLimit
+            self.requestHeadTimeout = requestHeadTimeout
             self.threadPoolSize = threadPoolSize
             self.connectionMemoryLimit = connectionMemoryLimit
         }

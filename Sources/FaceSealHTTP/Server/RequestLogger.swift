@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One line per request. It carries no body, no header and no query string, so secrets sent in
 /// `Authorization`, form fields or query parameters never reach the log.
@@ -55,6 +60,18 @@ public struct RequestLogger: Sendable {
 
     /// Discards entries.
     public static let disabled = RequestLogger { _ in }
+
+    /// Appends `<ISO-8601 time> http <line>` to the file at `path` (created owner-only when missing).
+    /// - Throws: `HTTPServerError.invalidConfiguration` when the file cannot be opened.
+    public static func appending(toFileAtPath path: String) throws(HTTPServerError) -> RequestLogger {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .invalidConfiguration("cannot open the log file \(path)") }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        return RequestLogger { entry in
+            let stamp = Date().formatted(.iso8601)
+            handle.write(Data("\(stamp) http \(entry.line)\n".utf8))
+        }
+    }
 
     /// A logger that writes through this one with every path segment that follows one of `markers` replaced by
     /// `-`: for paths that carry a bearer secret, such as `/device/v1/enrolments/{invitation}`.

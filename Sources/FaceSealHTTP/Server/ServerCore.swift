@@ -141,8 +141,10 @@ final class ServerCore: Sendable {
         }
     }
 
-    /// First call: refuse early what can be refused from the headers alone.
+    /// First call: the head is complete (its deadline no longer applies); refuse early what can be refused from the
+    /// headers alone.
     private func headersReceived(connection: OpaquePointer, context: RequestContext) -> MHD_Result {
+        fs_mhd_head_received(connection)
         if isStopping {
             return queueNow(HTTPError.unavailable.httpResponse, on: connection, context: context)
         }

@@ -38,13 +38,10 @@ final class KeyRing: Sendable {
         records.first { $0.key.id == keyId }
     }
 
-    /// A usable record of `issuer`, preferring `identityId` when given.
-    func usableRecord(issuer: String, identityId: String? = nil) -> KeyRecord? {
+    /// A usable record of `issuer`.
+    func usableRecord(issuer: String) -> KeyRecord? {
         let vault = environment.vault
-        return records.first { record in
-            record.issuer == issuer && (identityId == nil || record.key.identityId == identityId)
-                && vault.hasKeyMaterial(deviceKeyId: record.ambient.deviceKeyId)
-        }
+        return records.first { $0.issuer == issuer && vault.hasKeyMaterial(deviceKeyId: $0.ambient.deviceKeyId) }
     }
 
     /// Every usable record of `issuer`, most recent first.

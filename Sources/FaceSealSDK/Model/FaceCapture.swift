@@ -1,7 +1,8 @@
 /// Why a face capture did not verify and the flow returned to `awaitingFaceCapture`.
 ///
 /// Only ``faceMismatch`` spends one of the request's `attemptsMax` attempts; every other reason is a
-/// capture-quality or liveness problem, bounded only by the request's expiry (SPEC §5.4).
+/// capture-quality or liveness problem, which spends one of the request's own capture-retry budget (SPEC §5.4).
+/// The authority counts both from the SDK's signed reports.
 public enum FaceCaptureRetryReason: String, Sendable, Hashable, Codable, CaseIterable {
     /// The liveness challenge was not met (for example a still photo).
     case livenessFailed = "liveness_failed"

@@ -4,9 +4,14 @@ import FaceSealWire
 public enum FailureReason: Sendable, Hashable {
     /// The user ended the flow with `cancel()` or `cancelCeremony()`.
     case cancelled
-    /// Every face-mismatch attempt of `attemptsMax` was spent; the SDK signed an
-    /// `attempts_exhausted` abort.
+    /// Every face-mismatch attempt of `attemptsMax` was spent. The authority counts them and denied the request
+    /// (`attempts_exhausted`) at the last one; the SDK signs that abort itself only if a report did not arrive.
     case attemptsExhausted
+    /// The request's budget of liveness and capture-quality failures was spent (denied `capture_retries_exhausted`).
+    case captureRetriesExhausted
+    /// The user typed a wrong password as many times as the request allows attempts; the SDK signed a
+    /// `password_attempts_exhausted` abort.
+    case passwordAttemptsExhausted
     /// The application refused the delivery (or could not be reached) and the user chose
     /// `cancelCeremony()`; the SDK signed a `delivery_failed` abort.
     case deliveryFailed

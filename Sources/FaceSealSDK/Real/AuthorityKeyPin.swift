@@ -6,6 +6,10 @@ import Synchronization
 /// The authority key the device pinned at its first enrolment (SPEC §4.1): every later link and every
 /// signed response is checked against it. Kept in a small file (mode 0600) next to the vault, so it
 /// survives restarts; an enrolment link's key is held provisionally until the enrolment response confirms it.
+///
+/// A pin is never replaced by a link: once pinned, an enrolment link carrying another key (whatever issuer name it
+/// carries) or another issuer is refused, and `confirm` refuses to overwrite the pin. Moving the device to another
+/// authority takes an explicit ``reset()`` by the host app.
 public final class AuthorityKeyPin: Sendable {
     private struct Pinned: Codable {
         var issuer: String
@@ -44,6 +48,13 @@ public final class AuthorityKeyPin: Sendable {
         return try? Curve25519.Signing.PublicKey(rawRepresentation: pinned.key)
     }
 
+    /// Whether an enrolment link of `issuer` carrying `key` may be used: always before anything is pinned, and
+    /// afterwards only for the pinned issuer and key.
+    func admitsEnrolment(issuer: String, key: [UInt8]) -> Bool {
+        guard let pinned = state.withLock({ $0.pinned }) else { return true }
+        return pinned.issuer == issuer && constantTimeEquals(pinned.key, key)
+    }
+
     /// The pinned key whatever its issuer (a client talks to one authority).
     func currentKey() -> Curve25519.Signing.PublicKey? {
         guard let pinned = state.withLock({ $0.pinned }) else { return nil }
@@ -60,9 +71,12 @@ public final class AuthorityKeyPin: Sendable {
         return (entry.issuer, key)
     }
 
-    /// Pins the key an enrolment response confirmed.
+    /// Pins the key an enrolment response confirmed; refused when another issuer or key is already pinned.
     func confirm(invitation: String, issuer: String, key: [UInt8]) throws(VaultError) {
         let pinned = Pinned(issuer: issuer, key: key)
+        guard admitsEnrolment(issuer: issuer, key: key) else {
+            throw .corruptRecords("another authority is pinned: reset the pin explicitly to move to a new authority")
+        }
         if let file {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -77,5 +91,21 @@ public final class AuthorityKeyPin: Sendable {
             $0.pinned = pinned
             $0.provisional[invitation] = nil
         }
+    }
+
+    /// Forgets the pinned authority (and every provisional enrolment key), so the next enrolment link pins a new one.
+    ///
+    /// Only for a host app that decided, outside any link, to move this device to another authority (a new
+    /// deployment, a re-keyed authority): a link can never do it. Keys enrolled at the previous authority stay in the
+    /// vault but their links and responses no longer verify; revoke or remove them first.
+    public func reset() throws(VaultError) {
+        if let file, FileManager.default.fileExists(atPath: file.path) {
+            do {
+                try FileManager.default.removeItem(at: file)
+            } catch {
+                throw .storageFailed("cannot remove the authority pin")
+            }
+        }
+        state.withLock { $0 = State() }
     }
 }

@@ -15,6 +15,8 @@ public struct FileBackedDevice: Sendable {
     public let authority: HTTPAuthorityClient
     /// The file vault.
     public let vault: FileKeyVault
+    /// The pinned authority key (`vault/authority.pin`); ``AuthorityKeyPin/reset()`` is the only way to change it.
+    public let authorityPin: AuthorityKeyPin
 
     /// Builds the device.
     /// - Parameters:
@@ -36,7 +38,8 @@ public struct FileBackedDevice: Sendable {
         } catch {
             throw .storageFailed("cannot create the app data directory")
         }
-        authority = HTTPAuthorityClient(baseURL: authorityURL, pin: try AuthorityKeyPin(file: vaultRoot.appendingPathComponent("authority.pin")),
+        authorityPin = try AuthorityKeyPin(file: vaultRoot.appendingPathComponent("authority.pin"))
+        authority = HTTPAuthorityClient(baseURL: authorityURL, pin: authorityPin,
                                         deviceProtocol: deviceProtocol, deviceName: deviceName, clock: clock)
         environment = AuthenticatorEnvironment(
             authority: authority, delivery: HTTPDeliveryPoster(), faceVerifier: faceVerifier,

@@ -35,7 +35,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
     // MARK: Links
 
     /// Verifies a link: an enrolment link with the key it carries (held provisionally until the enrolment
-    /// response confirms it; a key other than an already pinned one is refused), every other link with the pin.
+    /// response confirms it; once a key is pinned, an enrolment link of another key is refused as `badSignature` and one
+    /// of another issuer as `unknownIdentity`: a link never replaces the pin), every other link with the pin.
     public func verifyLink(_ payload: [UInt8]) async throws(AuthorityFailure) -> VerifiedLink {
         let link: UnverifiedLink
         do {
@@ -49,8 +50,10 @@ public final class HTTPAuthorityClient: AuthorityClient {
             guard let akey = claims.akey?.bytes, let carried = try? Curve25519.Signing.PublicKey(rawRepresentation: akey) else {
                 throw .linkRefused(.malformed)
             }
-            if let pinned = pin.key(issuer: claims.iss), pinned.rawRepresentation != carried.rawRepresentation {
-                throw .linkRefused(.badSignature)
+            if !pin.admitsEnrolment(issuer: claims.iss, key: Array(carried.rawRepresentation)) {
+                // Another key is an impostor's; the pinned key under another issuer name is not an authority this device holds.
+                let sameKey = pin.currentKey()?.rawRepresentation == carried.rawRepresentation
+                throw .linkRefused(sameKey ? .unknownIdentity : .badSignature)
             }
             key = carried
         } else {
@@ -102,16 +105,28 @@ public final class HTTPAuthorityClient: AuthorityClient {
         let details = RequestDetails(
             requestId: wire.rid, identityId: "", clientId: wire.clientId, rpLabel: wire.rpLabel, branding: wire.branding.map(Self.branding),
             bindingMessage: wire.bindingMessage, pkiKind: kind, expiresAtUnix: wire.expiresAt, attemptsMax: wire.attemptsMax,
-            minimumDeviceProtocol: wire.minProtocol, keyPolicy: wire.keyPolicy.algorithms.map(\.rawValue),
+            attemptsLeft: wire.attemptsLeft, captureRetriesMax: wire.captureRetriesMax, captureRetriesLeft: wire.captureRetriesLeft,
+            livenessRequired: wire.livenessRequired, matchThreshold: wire.matchThreshold, minimumDeviceProtocol: wire.minProtocol, keyPolicy: wire.keyPolicy.algorithms.map(\.rawValue),
             pkiContext: wire.pkiContext?.bytes ?? [], pkiData: wire.pkiData?.bytes ?? [], deliveryEndpoint: endpoint,
             clientNotificationToken: wire.clientNotificationToken)
         return AuthorityReply(details, rotationHint: reply.rotationHint)
     }
 
-    /// `GET /device/v1/requests/{rid}/token` with the ambient key.
+    /// `GET /device/v1/requests/{rid}/token` with the user-present key.
     public func downloadFaceToken(requestId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<FaceTokenEnvelope> {
         let reply: AuthorityReply<FaceTokenDownload> = try await signed(.get, DevicePaths.requestToken(try Self.segment(requestId)), signer: signer)
         return AuthorityReply(try Self.envelope(reply.value), rotationHint: reply.rotationHint)
+    }
+
+    /// `POST …/attempts` with the user-present key that downloaded: one failed face check.
+    public func reportAttempt(requestId: String, kind: AttemptKind, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<RemainingAttempts> {
+        let body = AttemptReport(rid: requestId, kind: kind).encoded()
+        let reply: AuthorityReply<AttemptsRemaining> = try await signed(.post, DevicePaths.attempts(try Self.segment(requestId)), body: body,
+                                                                        signer: signer)
+        let answer = reply.value
+        guard answer.rid == requestId else { throw .invalidResponse("the attempts answer is for another request") }
+        return AuthorityReply(RemainingAttempts(attemptsLeft: answer.attemptsLeft, captureRetriesLeft: answer.captureRetriesLeft),
+                              rotationHint: reply.rotationHint)
     }
 
     /// `POST …/completion` with the user-present key: the receipt hash and the rotated token.
@@ -392,7 +407,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
         case .requestNotPending: return .requestNotPending
         case .staleToken: return .staleToken
         case .upgradeRequired: return .upgradeRequired
-        case .serverError: return .transient(message)
+        case .serverError, .rateLimited: return .transient(message)
         case .invalidSignature, .clockSkew, .replayedRequest, .userPresenceRequired, .unknownRequest, .invalidRequest, .invalidInvitation:
             return .refused(code: error.error.rawValue, message: message)
         }
@@ -484,8 +499,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
         } catch {
             throw .invalidResponse("the token header does not parse")
         }
-        guard download.serverShare.bytes.count == FaceTokenSeal.serverShareByteCount else { throw .invalidResponse("server share length") }
-        return FaceTokenEnvelope(token: download.token.encoded(), serverShare: download.serverShare.bytes,
+        guard download.serverShare.secret.count == FaceTokenSeal.serverShareByteCount else { throw .invalidResponse("server share length") }
+        return FaceTokenEnvelope(token: download.token.encoded(), serverShare: download.serverShare.secret,
                                  passwordRequired: header.passwordRequired, livenessRequired: header.livenessRequired, generation: header.gen)
     }
 }

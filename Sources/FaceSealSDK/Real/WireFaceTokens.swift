@@ -7,7 +7,7 @@ import Foundation
 /// An SDK ``FaceTokenEnvelope``'s `token` is the exact JSON of the wire envelope (`FaceSealWire.FaceTokenEnvelope`),
 /// as downloaded; a ``NewFaceToken``'s and a ``PreparedCompletion``'s token bytes are the same encoding.
 public struct WireFaceTokens: FaceTokenOpener {
-    /// The match threshold written into new tokens: dlib's face-distance threshold.
+    /// The match threshold written into new tokens (default: `MatchPolicy.defaultThreshold`, the face engine's).
     public let matchThreshold: Double
     /// scrypt cost of new password-protected tokens (log2 N).
     public let scryptLogN: Int
@@ -17,7 +17,7 @@ public struct WireFaceTokens: FaceTokenOpener {
     public let livenessRequired: Bool
 
     /// Creates the opener.
-    public init(matchThreshold: Double = 0.6, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock(),
+    public init(matchThreshold: Double = MatchPolicy.defaultThreshold, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock(),
                 livenessRequired: Bool = true) {
         self.livenessRequired = livenessRequired
         self.matchThreshold = matchThreshold
@@ -25,17 +25,18 @@ public struct WireFaceTokens: FaceTokenOpener {
         self.clock = clock
     }
 
-    /// Opens a downloaded token with the server share and, when its header says so, the password (scrypt).
+    /// Opens a downloaded token's templates layer with the server share and, when its header says so, the password
+    /// (scrypt); the keys layer stays sealed until ``OpenedFaceToken/openKeys()``. A format-1 token opens as it always
+    /// did (its one body), and its rotation seals format 2.
     public func open(_ envelope: FaceTokenEnvelope, password: String?) async throws(FaceTokenOpenError) -> any OpenedFaceToken {
         let wire: FaceSealWire.FaceTokenEnvelope
         let header: FaceTokenHeader
         do {
             wire = try FaceSealWire.FaceTokenEnvelope.decode(envelope.token)
-            header = try wire.parsedHeader()
+            header = try wire.checkedHeader()
         } catch {
             throw .unusable("the token does not parse: \(error)")
         }
-        guard header.v == 1 else { throw .unusable("token format \(header.v)") }
         var passwordKey: SymmetricKey?
         if header.passwordRequired {
             guard let password else { throw .passwordRequired }
@@ -46,9 +47,11 @@ public struct WireFaceTokens: FaceTokenOpener {
                 throw .unusable("scrypt parameters out of bounds")
             }
         }
-        let body: FaceTokenBody
         do {
-            (_, body) = try FaceTokenSeal.open(wire, serverShare: envelope.serverShare, passwordKey: passwordKey)
+            let layers = try FaceTokenSeal.layerKeys(serverShare: envelope.serverShare, passwordKey: passwordKey, header: header)
+            let templates = try FaceTokenSeal.openTemplates(wire, keys: layers)
+            return OpenedWireFaceToken(header: header, envelope: wire, layers: layers, templates: FaceTemplates(embeddings: templates),
+                                       passwordKey: passwordKey)
         } catch .wrongPassword {
             // Without a password the only key input is the share: a failure is damage, not a typo.
             throw header.passwordRequired ? .wrongPassword : .unusable("the token does not open with the server share")
@@ -57,11 +60,10 @@ public struct WireFaceTokens: FaceTokenOpener {
         } catch {
             throw .unusable("\(error)")
         }
-        return OpenedWireFaceToken(header: header, body: body, passwordKey: passwordKey)
     }
 
-    /// Creates a user's first token (generation 1) with fresh masters for every algorithm of `keyPolicy`, its header
-    /// naming `subject` and `tenant` (from the enrolment details).
+    /// Creates a user's first token (generation 1, format 2) with fresh masters for every algorithm of `keyPolicy`, its
+    /// header naming `subject` and `tenant` (from the enrolment details).
     public func create(templates: FaceTemplates, password: String?, keyPolicy: [String], subject: String,
                        tenant: String) async throws(KeyOperationError) -> NewFaceToken {
         let algorithms = try Self.algorithms(keyPolicy)
@@ -80,13 +82,12 @@ public struct WireFaceTokens: FaceTokenOpener {
             tid: "tok_" + Base64URL.encode(SecureRandom.bytes(count: 12)), sub: subject, tenant: tenant, gen: 1,
             passwordRequired: password != nil, livenessRequired: livenessRequired, threshold: matchThreshold, scrypt: scrypt,
             createdAt: Int64(clock.now().timeIntervalSince1970))
-        var masters: [KeyAlgorithm: [UInt8]] = [:]
-        for algorithm in algorithms { masters[algorithm] = SecureRandom.bytes(count: 32) }
-        defer { for key in masters.keys { secureZero(&masters[key]!) } }
-        let share = SecureRandom.bytes(count: FaceTokenSeal.serverShareByteCount)
+        var masters = FaceTokenMasters()
+        for algorithm in algorithms { masters.fill(algorithm) }
+        let share = SecretBytes(randomCount: FaceTokenSeal.serverShareByteCount)
         do {
-            let sealed = try FaceTokenSeal.seal(header: header, body: FaceTokenBody(templates: templates.embeddings, masters: masters),
-                                                serverShare: share, passwordKey: passwordKey)
+            let sealed = try FaceTokenSeal.seal(header: header, templates: templates.embeddings, masters: masters, serverShare: share,
+                                                passwordKey: passwordKey)
             return NewFaceToken(token: sealed.encoded(), serverShare: share)
         } catch {
             throw .internalFailure("sealing failed: \(error)")
@@ -104,23 +105,50 @@ public struct WireFaceTokens: FaceTokenOpener {
     }
 }
 
-/// An opened token: templates, the masters in `SecretBytes` (zeroed when released) and the password key.
+/// An opened token: the templates, the layer keys and the still-sealed keys layer. No master is in memory.
 final class OpenedWireFaceToken: OpenedFaceToken {
     let header: FaceTokenHeader
     let templates: FaceTemplates
-    /// By algorithm name; names this SDK does not know are carried over untouched (fill-only).
-    private let masters: [String: SecretBytes]
+    private let envelope: FaceSealWire.FaceTokenEnvelope
+    private let layers: FaceTokenSeal.LayerKeys
     private let passwordKey: SymmetricKey?
 
-    init(header: FaceTokenHeader, body: FaceTokenBody, passwordKey: SymmetricKey?) {
+    init(header: FaceTokenHeader, envelope: FaceSealWire.FaceTokenEnvelope, layers: FaceTokenSeal.LayerKeys, templates: FaceTemplates,
+         passwordKey: SymmetricKey?) {
         self.header = header
-        templates = FaceTemplates(embeddings: body.templates)
-        masters = body.masters.mapValues { SecretBytes($0.bytes) }
+        self.envelope = envelope
+        self.layers = layers
+        self.templates = templates
         self.passwordKey = passwordKey
     }
 
     var matchThreshold: Float { Float(header.threshold) }
     var generation: Int { header.gen }
+
+    func openKeys() async throws(KeyOperationError) -> any FaceTokenKeys {
+        do {
+            return UnlockedWireFaceToken(header: header, templates: templates, masters: try FaceTokenSeal.openMasters(envelope, keys: layers),
+                                         passwordKey: passwordKey)
+        } catch {
+            throw .internalFailure("the keys layer does not open: \(error)")
+        }
+    }
+}
+
+/// A token whose keys layer is open: the masters in `SecretBytes` (zeroed when released), for one completion.
+final class UnlockedWireFaceToken: FaceTokenKeys {
+    private let header: FaceTokenHeader
+    private let templates: FaceTemplates
+    /// Names this SDK does not know are carried over untouched (fill-only).
+    private let masters: FaceTokenMasters
+    private let passwordKey: SymmetricKey?
+
+    init(header: FaceTokenHeader, templates: FaceTemplates, masters: FaceTokenMasters, passwordKey: SymmetricKey?) {
+        self.header = header
+        self.templates = templates
+        self.masters = masters
+        self.passwordKey = passwordKey
+    }
 
     /// The largest `pki_data` signed.
     static let maximumSignedData = 64 * 1024
@@ -129,9 +157,7 @@ final class OpenedWireFaceToken: OpenedFaceToken {
         let policy = try WireFaceTokens.algorithms(request.keyPolicy)
         // Fill-only: a master the token holds is never replaced, so a key an application pinned never moves.
         var filled = masters
-        for algorithm in policy where filled[algorithm.rawValue] == nil {
-            filled[algorithm.rawValue] = SecretBytes(randomCount: 32)
-        }
+        for algorithm in policy { filled.fill(algorithm) }
         var deliveryBody: [UInt8]?
         var deliverySignature: String?
         var deliverySHA256: [UInt8]?
@@ -141,15 +167,16 @@ final class OpenedWireFaceToken: OpenedFaceToken {
             deliverySignature = body.signature
             deliverySHA256 = SHA256.hash(data: body.bytes).bytes
         }
-        let share = SecureRandom.bytes(count: FaceTokenSeal.serverShareByteCount)
-        var next = header
+        let share = SecretBytes(randomCount: FaceTokenSeal.serverShareByteCount)
+        // The authority owns the policy: the rotated header carries the tenant's policy where it became stricter. A
+        // format-1 token migrates here: its rotation is sealed in the current format. The generation was range-checked
+        // when the header was decoded (at most 2^31 − 1), so `+ 1` cannot overflow.
+        var next = header.tightened(livenessRequired: request.livenessRequired, threshold: request.matchThreshold)
         next.gen += 1
-        var masterBytes: [String: [UInt8]] = filled.mapValues { $0.copyBytes() }
-        defer { for key in masterBytes.keys { secureZero(&masterBytes[key]!) } }
-        var body = FaceTokenBody(templates: templates.embeddings, masters: [:])
-        body.masters = masterBytes.mapValues(Base64URLBytes.init)
+        next.v = FaceTokenHeader.currentFormat
         do {
-            let sealed = try FaceTokenSeal.seal(header: next, body: body, serverShare: share, passwordKey: passwordKey)
+            let sealed = try FaceTokenSeal.seal(header: next, templates: templates.embeddings, masters: filled, serverShare: share,
+                                                passwordKey: passwordKey)
             return PreparedCompletion(deliveryBody: deliveryBody, deliverySignature: deliverySignature, deliverySHA256: deliverySHA256,
                                       rotatedToken: sealed.encoded(), rotatedServerShare: share, passwordUsed: passwordKey != nil)
         } catch {
@@ -159,9 +186,9 @@ final class OpenedWireFaceToken: OpenedFaceToken {
 
     /// Does the key operation and signs the delivery body (ML-DSA-65, context `faceseal-delivery-v1`).
     private static func deliveryBody(kind: PkiCeremonyKind, request: RequestDetails, policy: [KeyAlgorithm],
-                                     masters: [String: SecretBytes], issuedAt: Date) throws(KeyOperationError) -> (bytes: [UInt8], signature: String) {
+                                     masters: FaceTokenMasters, issuedAt: Date) throws(KeyOperationError) -> (bytes: [UInt8], signature: String) {
         func seed(_ algorithm: KeyAlgorithm) throws(KeyOperationError) -> SymmetricKey {
-            guard let master = masters[algorithm.rawValue] else { throw .internalFailure("no master for \(algorithm.rawValue)") }
+            guard let master = masters[algorithm] else { throw .internalFailure("no master for \(algorithm.rawValue)") }
             return try FaceLockedKeys.seed(master: master, algorithm: algorithm, clientId: request.clientId, context: request.pkiContext)
         }
         // The delivery is always signed with the user's ML-DSA key; a policy without one cannot answer a ceremony.

@@ -4,8 +4,8 @@ import Foundation
 /// `FaceSealWire` + the HTTP client: it signs every request with the given device key, checks the
 /// authority's signature on every response, and maps error codes onto ``AuthorityFailure``.
 ///
-/// Reads accept an ambient signer; sensitive calls (completion, abort, enrolment, rotation,
-/// revocation) must be given a user-present signer.
+/// Reads accept an ambient signer; sensitive calls (token download, failure reports, completion, abort,
+/// enrolment, rotation, revocation) must be given a user-present signer.
 public protocol AuthorityClient: Sendable {
     /// Verifies a link's signature (pinned authority key), issuer and expiry. Refusals are thrown
     /// as `.linkRefused`.
@@ -14,8 +14,11 @@ public protocol AuthorityClient: Sendable {
     /// Reads a pending sign-in or ceremony request.
     func requestDetails(requestId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<RequestDetails>
 
-    /// Downloads the user's face token for a pending request.
+    /// Downloads the user's face token and the authority's share for a pending request (user-present signer).
     func downloadFaceToken(requestId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<FaceTokenEnvelope>
+
+    /// Reports a failed face check (signed by the user-present key that downloaded); answers what the request has left.
+    func reportAttempt(requestId: String, kind: AttemptKind, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<RemainingAttempts>
 
     /// Posts a completion; answers the time the authority recorded it.
     func complete(_ completion: CompletionSubmission, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<Date>

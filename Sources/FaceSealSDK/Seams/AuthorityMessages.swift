@@ -1,3 +1,4 @@
+import FaceSealCrypto
 import FaceSealWire
 import Foundation
 
@@ -44,6 +45,16 @@ public struct RequestDetails: Sendable, Hashable {
     public let expiresAtUnix: Int64
     /// How many face mismatches the user may have.
     public let attemptsMax: Int
+    /// How many of them are left: the authority counts, so a new flow on the same link does not reset them.
+    public let attemptsLeft: Int
+    /// How many liveness and capture-quality failures the request allows.
+    public let captureRetriesMax: Int
+    /// How many of them are left (counted by the authority).
+    public let captureRetriesLeft: Int
+    /// Whether the tenant requires liveness now: it runs when this or the token header asks for it.
+    public let livenessRequired: Bool
+    /// The tenant's match threshold now: the match uses the lower of this and the token header's.
+    public let matchThreshold: Double
     /// The lowest device protocol that may answer this request.
     public let minimumDeviceProtocol: Int
     /// The tenant's key policy (algorithm names such as `ML-DSA-65`, `ML-KEM-768`).
@@ -57,10 +68,12 @@ public struct RequestDetails: Sendable, Hashable {
     /// The application's `client_notification_token`, the delivery's bearer (ceremonies only).
     public let clientNotificationToken: String?
 
-    /// Creates request details.
+    /// Creates request details; `attemptsLeft` and `captureRetriesLeft` default to the whole budget.
     public init(
         requestId: String, identityId: String, clientId: String, rpLabel: String, branding: Branding?,
-        bindingMessage: String?, pkiKind: PkiCeremonyKind?, expiresAtUnix: Int64, attemptsMax: Int,
+        bindingMessage: String?, pkiKind: PkiCeremonyKind?, expiresAtUnix: Int64, attemptsMax: Int, attemptsLeft: Int? = nil,
+        captureRetriesMax: Int = 10, captureRetriesLeft: Int? = nil, livenessRequired: Bool = false,
+        matchThreshold: Double = MatchPolicy.defaultThreshold,
         minimumDeviceProtocol: Int, keyPolicy: [String], pkiContext: [UInt8] = [], pkiData: [UInt8] = [],
         deliveryEndpoint: URL? = nil, clientNotificationToken: String? = nil
     ) {
@@ -73,6 +86,11 @@ public struct RequestDetails: Sendable, Hashable {
         self.pkiKind = pkiKind
         self.expiresAtUnix = expiresAtUnix
         self.attemptsMax = attemptsMax
+        self.attemptsLeft = attemptsLeft ?? attemptsMax
+        self.captureRetriesMax = captureRetriesMax
+        self.captureRetriesLeft = captureRetriesLeft ?? captureRetriesMax
+        self.livenessRequired = livenessRequired
+        self.matchThreshold = matchThreshold
         self.minimumDeviceProtocol = minimumDeviceProtocol
         self.keyPolicy = keyPolicy
         self.pkiContext = pkiContext
@@ -82,14 +100,33 @@ public struct RequestDetails: Sendable, Hashable {
     }
 }
 
+/// What a failed face check was, as the SDK reports it to the authority (SPEC §5.4): the wire protocol's type
+/// (`face_mismatch`, `capture_retry`).
+public typealias AttemptKind = FaceSealWire.AttemptKind
+
+/// What a request has left after a reported failure, as the authority counts it. When either is 0 the authority
+/// has denied the request.
+public struct RemainingAttempts: Sendable, Hashable {
+    /// Face mismatches left.
+    public let attemptsLeft: Int
+    /// Liveness and capture-quality failures left.
+    public let captureRetriesLeft: Int
+
+    /// Creates the counts.
+    public init(attemptsLeft: Int, captureRetriesLeft: Int) {
+        self.attemptsLeft = attemptsLeft
+        self.captureRetriesLeft = captureRetriesLeft
+    }
+}
+
 /// A sealed face token as downloaded, with the authority's share needed to open it.
 ///
 /// `serverShare` is secret: the driver keeps it only until the token is opened.
 public struct FaceTokenEnvelope: Sendable {
     /// The token bytes (cleartext header plus sealed body, SPEC §5.1).
     public let token: [UInt8]
-    /// The authority's share of the sealing key.
-    public let serverShare: [UInt8]
+    /// The authority's share of the layer keys.
+    public let serverShare: SecretBytes
     /// Header: whether a password is needed to open the token.
     public let passwordRequired: Bool
     /// Header: whether liveness must be checked before the match.
@@ -98,7 +135,7 @@ public struct FaceTokenEnvelope: Sendable {
     public let generation: Int
 
     /// Creates an envelope.
-    public init(token: [UInt8], serverShare: [UInt8], passwordRequired: Bool, livenessRequired: Bool, generation: Int) {
+    public init(token: [UInt8], serverShare: SecretBytes, passwordRequired: Bool, livenessRequired: Bool, generation: Int) {
         self.token = token
         self.serverShare = serverShare
         self.passwordRequired = passwordRequired
@@ -150,13 +187,13 @@ public struct CompletionSubmission: Sendable, Hashable {
     /// The generation that was downloaded (compare-and-swap value).
     public let downloadedGeneration: Int
     /// The fresh server share of the rotated token.
-    public let serverShare: [UInt8]
+    public let serverShare: SecretBytes
     /// Whether the user typed the token's password.
     public let passwordUsed: Bool
 
     /// Creates a completion.
     public init(requestId: String, resultSHA256: [UInt8]?, rotatedToken: [UInt8], downloadedGeneration: Int,
-                serverShare: [UInt8] = [], passwordUsed: Bool = false) {
+                serverShare: SecretBytes = SecretBytes([UInt8]()), passwordUsed: Bool = false) {
         self.requestId = requestId
         self.resultSHA256 = resultSHA256
         self.rotatedToken = rotatedToken

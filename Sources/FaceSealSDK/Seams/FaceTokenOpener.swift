@@ -1,3 +1,4 @@
+import FaceSealCrypto
 import Foundation
 
 /// Opens and creates face tokens (SPEC §5.1–5.3). The real implementation lives on `FaceSealWire`
@@ -13,8 +14,8 @@ public protocol FaceTokenOpener: Sendable {
                 tenant: String) async throws(KeyOperationError) -> NewFaceToken
 }
 
-/// An opened face token: templates and key masters in memory. Implementations zero their secrets
-/// when released and never log them.
+/// A face token opened for the match: its templates in memory, its masters still sealed (SPEC §5.1 format 2).
+/// Implementations zero their secrets when released and never log them.
 public protocol OpenedFaceToken: Sendable {
     /// The enrolled templates, for the match.
     var templates: FaceTemplates { get }
@@ -23,9 +24,16 @@ public protocol OpenedFaceToken: Sendable {
     /// The generation that was downloaded.
     var generation: Int { get }
 
-    /// After a match: fills masters missing from `request.keyPolicy` (fill-only), does the key
-    /// operation of a ceremony, builds and signs the delivery body, hashes it, and re-seals the
-    /// token (generation + 1, fresh share). For a sign-in (`request.pkiKind == nil`) only re-seals.
+    /// Opens the keys layer. Call it only after liveness and the match passed: a flow that fails either never
+    /// has a master in memory.
+    func openKeys() async throws(KeyOperationError) -> any FaceTokenKeys
+}
+
+/// A face token whose keys layer is open: the masters in memory, after a match.
+public protocol FaceTokenKeys: Sendable {
+    /// Fills masters missing from `request.keyPolicy` (fill-only), does the key operation of a ceremony, builds and
+    /// signs the delivery body, hashes it, and re-seals the token (generation + 1, fresh share, format 2). For a
+    /// sign-in (`request.pkiKind == nil`) only re-seals.
     func prepareCompletion(for request: RequestDetails, issuedAt: Date) async throws(KeyOperationError) -> PreparedCompletion
 }
 
@@ -40,13 +48,13 @@ public struct PreparedCompletion: Sendable, Hashable {
     /// The re-sealed token to upload with the completion.
     public let rotatedToken: [UInt8]
     /// The fresh server share the rotated token is sealed with (sent once, with the completion).
-    public let rotatedServerShare: [UInt8]
+    public let rotatedServerShare: SecretBytes
     /// Whether the token was opened with the user's password (the ID token's `amr` gets `pwd`).
     public let passwordUsed: Bool
 
     /// Creates a prepared completion.
     public init(deliveryBody: [UInt8]?, deliverySignature: String?, deliverySHA256: [UInt8]?, rotatedToken: [UInt8],
-                rotatedServerShare: [UInt8] = [], passwordUsed: Bool = false) {
+                rotatedServerShare: SecretBytes = SecretBytes([UInt8]()), passwordUsed: Bool = false) {
         self.deliveryBody = deliveryBody
         self.deliverySignature = deliverySignature
         self.deliverySHA256 = deliverySHA256
@@ -61,10 +69,10 @@ public struct NewFaceToken: Sendable, Hashable {
     /// The sealed token.
     public let token: [UInt8]
     /// The authority's share (sent once, at enrolment).
-    public let serverShare: [UInt8]
+    public let serverShare: SecretBytes
 
     /// Creates a new token value.
-    public init(token: [UInt8], serverShare: [UInt8]) {
+    public init(token: [UInt8], serverShare: SecretBytes) {
         self.token = token
         self.serverShare = serverShare
     }

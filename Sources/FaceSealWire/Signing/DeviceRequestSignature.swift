@@ -53,7 +53,7 @@ public struct UnverifiedDeviceRequest: Sendable {
               constantTimeEquals(Array(claims.bsha.utf8), Array(DeviceRequestSignature.bodyHash(body).utf8)) else {
             throw .invalidSignature
         }
-        guard abs(claims.iat - now) <= DeviceSigning.clockSkew else { throw .clockSkew }
+        guard DeviceSigning.isWithinSkew(claims.iat, of: now) else { throw .clockSkew }
         return claims
     }
 }

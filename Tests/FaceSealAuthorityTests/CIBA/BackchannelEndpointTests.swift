@@ -93,11 +93,11 @@ import Testing
             var wrongType = HTTPClientRequest(method: .post, url: harness.url(CIBAPaths.backchannel),
                                               headers: ["Content-Type": "application/json"], body: Array(#"{"scope":"openid"}"#.utf8))
             wrongType.headers["Authorization"] = "Basic " + Data("\(CIBAFixture.secretClient):\(CIBAFixture.secret)".utf8).base64EncodedString()
-            expectCIBAError(try await RawHTTPClient.send(wrongType), .invalidRequest)
+            expectCIBAError(try await harness.client.send(wrongType), .invalidRequest)
             var badEncoding = wrongType
             badEncoding.headers["Content-Type"] = "application/x-www-form-urlencoded"
             badEncoding.body = Array("scope=openid&login_hint=%zz".utf8)
-            expectCIBAError(try await RawHTTPClient.send(badEncoding), .invalidRequest)
+            expectCIBAError(try await harness.client.send(badEncoding), .invalidRequest)
             // An oversized form.
             let huge = Base64URL.encode([UInt8](repeating: 1, count: 100_000))
             expectCIBAError(try await harness.backchannel(AuthorityHarness.signCeremony.filter { $0.0 != "pki_data" } + [("pki_data", huge)]),

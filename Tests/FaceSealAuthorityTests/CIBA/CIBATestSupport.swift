@@ -48,6 +48,12 @@ enum CIBAFixture {
         _ = try await store.createApplication(ApplicationRecord(
             clientID: noDeliveryClient, tenantID: "acme", label: "No delivery RP", credential: .secretHash(ClientSecret.hash(secret))
         ))
+        // The user's device keys for each client (a device key acts only for its enrolment's application).
+        for client in [secretClient, jwtClient, noDeliveryClient] {
+            _ = try await store.createInvitation(StoreFixtures.invitation("inv-\(client)", clock: harness.clock, clientID: client))
+            _ = try await store.enrol(StoreFixtures.enrolmentRequest(invitationID: "inv-\(client)", enrolmentID: "enr-\(client)",
+                                                                     deviceID: "device-1", keyPrefix: client, token: nil))
+        }
         _ = try await store.createTenant(TenantRecord(id: "other", name: "Other"))
         _ = try await store.createUser(UserRecord(subject: foreignUser, tenantID: "other", email: "stranger@example.com"))
     }
@@ -96,13 +102,7 @@ extension AuthorityHarness {
         var request = HTTPClientRequest.form(url: url(path), form: FormParameters(items), headers: headers)
         // Generous: the build machine is shared and heavily loaded; a slow answer is not a failure here.
         request.timeout = .seconds(120)
-        switch auth {
-        case .basic, .none:
-            // These may be answered with a Basic challenge, whose body URLSession withholds (see RawHTTPClient).
-            return try await RawHTTPClient.send(request)
-        case .post, .assertion:
-            return try await client.send(request)
-        }
+        return try await client.send(request)
     }
 
     /// GETs `path` (with the same generous timeout).
@@ -140,11 +140,20 @@ extension AuthorityHarness {
         try await postForm(CIBAPaths.token, [("grant_type", grantType), ("auth_req_id", authReqID)], auth: auth)
     }
 
-    /// Completes a request through the store, as the device API would, with a receipt of `marker` bytes.
+    /// Downloads a request's face token through the store, as the device API would, with the user-present key of the
+    /// request's application; answers the commit that completes from that download.
+    func download(_ authReqID: String, marker: UInt8 = 7) async throws -> CompletionCommit {
+        let keyID = try await store.request(authReqID: authReqID).clientID + "-present"
+        let token = try await store.downloadFaceToken(authReqID: authReqID, keyID: keyID)
+        var commit = StoreFixtures.completion(authReqID, expected: token.generation, marker: marker)
+        commit.keyID = keyID
+        return commit
+    }
+
+    /// Downloads and completes a request through the store, as the device API would, with a receipt of `marker` bytes.
     @discardableResult
     func complete(_ authReqID: String, marker: UInt8 = 7, passwordUsed: Bool = false) async throws -> CompletionOutcome {
-        let generation = try await store.faceToken(subject: CIBAFixture.user).generation
-        var commit = StoreFixtures.completion(authReqID, expected: generation, marker: marker)
+        var commit = try await download(authReqID, marker: marker)
         commit.passwordUsed = passwordUsed
         return try await store.complete(commit)
     }

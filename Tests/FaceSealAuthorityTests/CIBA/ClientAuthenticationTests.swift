@@ -56,9 +56,9 @@ import Testing
             var malformed = HTTPClientRequest(method: .post, url: harness.url(CIBAPaths.token),
                                               headers: ["Content-Type": "application/x-www-form-urlencoded", "Authorization": "Basic !!!"],
                                               body: Array("grant_type=x".utf8))
-            expectCIBAError(try await RawHTTPClient.send(malformed), .invalidClient)
+            expectCIBAError(try await harness.client.send(malformed), .invalidClient)
             malformed.headers["Authorization"] = nil
-            expectCIBAError(try await RawHTTPClient.send(malformed), .invalidClient)
+            expectCIBAError(try await harness.client.send(malformed), .invalidClient)
         }
     }
 
@@ -113,7 +113,7 @@ import Testing
                                       .init(name: "client_id", value: CIBAFixture.secretClient),
                                       .init(name: "client_secret", value: CIBAFixture.secret)]))
             request.headers["Authorization"] = "Basic " + Data("\(CIBAFixture.secretClient):\(CIBAFixture.secret)".utf8).base64EncodedString()
-            expectCIBAError(try await RawHTTPClient.send(request), .invalidRequest)
+            expectCIBAError(try await harness.client.send(request), .invalidRequest)
         }
     }
 

@@ -88,7 +88,7 @@ import Testing
             #expect(try await harness.store.signingKeys().count == 4)
             // The private keys are sealed: another master key cannot open them.
             let stranger = Authority(configuration: harness.authority.configuration, store: harness.store,
-                                     keys: AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)))
+                                     keys: try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)))
             await #expect(throws: SigningKeyError.self) { try await stranger.prepareSigningKeys() }
             for record in records {
                 #expect(record.encryptedPrivateKey.count > 12 + 16)

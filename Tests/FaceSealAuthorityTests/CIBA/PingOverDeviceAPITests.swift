@@ -16,12 +16,13 @@ import Testing
         let receiver = try PingReceiver()
         let endpoint = try #require(receiver.server.baseURL).absoluteString + "/notify"
         try await withAuthority(backend) { harness in
-            try await seedDeviceWorld(harness)
+            try await seedDeviceWorld(harness, policy: TenantPolicy(passwordPolicy: PasswordPolicy(mode: .optional)))
             _ = try await harness.store.createApplication(ApplicationRecord(
                 clientID: Self.clientID, tenantID: "acme", label: "Ping RP", credential: .secretHash(ClientSecret.hash(Self.secret)),
                 deliveryMode: .ping, notificationEndpoint: endpoint, deliveryEndpoint: "https://rp.example/delivery",
                 idTokenSignedResponseAlg: "ML-DSA-65"))
-            let (device, enrolment) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: Self.clientID)
+            let (device, enrolment) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: Self.clientID,
+                                                                    tokenPassword: "open sesame")
             #expect(enrolment.identityId == harness.authority.pairwiseSubject(userSubject: "user-1", clientID: Self.clientID))
 
             let auth = TestClientAuth.post(Self.clientID, Self.secret)
@@ -31,7 +32,7 @@ import Testing
 
             let delivered = receipt("the exact delivery body")
             let completion = try TestDevice.completion(rid: ack.authReqId, from: try await downloadToken(device, ack.authReqId),
-                                                       receipt: delivered, passwordUsed: true)
+                                                       receipt: delivered, password: "open sesame")
             #expect(try await device.post(DevicePaths.completion(ack.authReqId), completion).status == 200)
 
             let ping = try #require(await receiver.next())

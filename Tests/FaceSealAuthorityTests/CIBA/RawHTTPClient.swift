@@ -4,18 +4,10 @@ import Foundation
 import Glibc
 #endif
 
-/// A minimal HTTP/1.1 client over a POSIX socket, for requests whose answer may be `401` with
-/// `WWW-Authenticate: Basic`: FoundationNetworking's URLSession (under `HTTPClient`) treats such an answer as an
-/// authentication challenge and withholds its body, and these tests check the OAuth error body too.
+/// A minimal blocking HTTP/1.1 client over a POSIX socket, for code that runs on a thread of its own and cannot
+/// await (the `faceseal serve` child-process test). Everything else uses `HTTPClient`.
 enum RawHTTPClient {
     enum Failure: Error { case connect, send, malformedResponse }
-
-    static func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
-        // Blocking socket calls run on a GCD thread, never on the cooperative pool the server's handlers need.
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try exchange(request) }) }
-        }
-    }
 
     /// The exchange itself, blocking the calling thread (never call it on the cooperative pool).
     static func exchange(_ request: HTTPClientRequest) throws -> HTTPClientResponse {

@@ -1,5 +1,6 @@
 import FaceSealHTTP
 import FaceSealTestSupport
+import FaceSealWire
 import Foundation
 import Testing
 @testable import FaceSealAuthority
@@ -18,18 +19,18 @@ import Glibc
         var discoveryBody = ""
     }
 
-    /// Runs `faceseal serve <arguments>`; once it prints its URL, GETs discovery and sends SIGTERM.
-    static func serve(_ arguments: [String]) async throws -> Run {
+    /// Runs `faceseal serve <arguments>`; once it prints its URL, GETs discovery (and `probe`) and sends SIGTERM.
+    static func serve(_ arguments: [String], probe: String? = nil) async throws -> Run {
         let binary = try #require(AdminCLI.binary, "the faceseal binary is not built (swift build --build-tests builds it)")
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try runServe(binary: binary.path, arguments: ["serve"] + arguments) })
+                continuation.resume(with: Result { try runServe(binary: binary.path, arguments: ["serve"] + arguments, probe: probe) })
             }
         }
     }
 
     /// Blocking: spawns the binary, waits for its URL, asks for discovery, signals, collects the outcome.
-    private static func runServe(binary: String, arguments: [String]) throws -> Run {
+    private static func runServe(binary: String, arguments: [String], probe: String?) throws -> Run {
         let child = try SpawnedProcess(binary: binary, arguments: arguments)
         var run = Run()
         var output = Data()
@@ -43,6 +44,9 @@ import Glibc
             if let response = try? RawHTTPClient.exchange(HTTPClientRequest(url: url.appendingPathComponent(".well-known/openid-configuration"))) {
                 run.discoveryStatus = response.status.code
                 run.discoveryBody = String(decoding: response.body, as: UTF8.self)
+            }
+            if let probe, let target = URL(string: url.absoluteString + probe) {
+                _ = try? RawHTTPClient.exchange(HTTPClientRequest(url: target))
             }
             kill(child.pid, SIGTERM)
         }
@@ -90,7 +94,10 @@ import Glibc
         #expect(try mode(dataDirectory.appendingPathComponent("admin-api-key")) == 0o600)
         #expect(run.stdout.contains(dataDirectory.appendingPathComponent("admin-api-key").path))
         if backend == .sqlite {
-            #expect(FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("authority.sqlite").path))
+            // The database and its journals are owner-only from the start (umask before open).
+            let files = try FileManager.default.contentsOfDirectory(atPath: dataDirectory.path).filter { $0.hasPrefix("authority.sqlite") }
+            #expect(files.contains("authority.sqlite"))
+            for file in files { #expect(try mode(dataDirectory.appendingPathComponent(file)) == 0o600, "\(file)") }
         }
         // A second start reuses the key and the database: no new admin key.
         let again = try await Self.serve(arguments)
@@ -121,5 +128,29 @@ import Glibc
         #expect(run.status == 1)
         #expect(run.stderr.contains("chmod 600"))
         #expect(run.discoveryStatus == nil)
+    }
+
+    @Test func aDataDirectoryOthersCanReadIsRefused() async throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let data = root.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o750])
+        let run = try await Self.serve(["--port", "0", "--data-dir", data.path])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("chmod 700"), "stderr: \(run.stderr)")
+        #expect(run.discoveryStatus == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data.path).isEmpty)
+    }
+
+    @Test func theRequestLogCarriesNoInvitationID() async throws {
+        let root = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let secret = "inv_" + UUID().uuidString
+        let run = try await Self.serve(["--port", "0", "--data-dir", root.appendingPathComponent("data").path],
+                                       probe: DevicePaths.enrolment(secret))
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.stderr.contains("GET /.well-known/openid-configuration 200"), "stderr: \(run.stderr)")
+        #expect(run.stderr.contains("GET /device/v1/enrolments/- 404"), "stderr: \(run.stderr)")
+        #expect(!run.stderr.contains(secret))
     }
 }

@@ -114,8 +114,10 @@ import Testing
             let winner = try await harness.startRequest(AuthorityHarness.signCeremony)
             let loser = try await harness.startRequest(AuthorityHarness.signCeremony)
             // Both downloaded generation 1; the first completion rotates it, the second loses the race.
-            _ = try await harness.store.complete(StoreFixtures.completion(winner.authReqId, expected: 1, marker: 1))
-            let outcome = try await harness.store.complete(StoreFixtures.completion(loser.authReqId, expected: 1, marker: 2))
+            let first = try await harness.download(winner.authReqId, marker: 1)
+            let second = try await harness.download(loser.authReqId, marker: 2)
+            _ = try await harness.store.complete(first)
+            let outcome = try await harness.store.complete(second)
             guard case .stale = outcome else {
                 Issue.record("expected a stale completion, got \(outcome)")
                 return

@@ -215,8 +215,8 @@ struct DeviceAuthenticationTests {
             device.protocolVersion = 6
             let details = try await device.send(.get, DevicePaths.request("req-ceremony"))
             #expect(try details.decode(RequestDetails.self).minProtocol == 7)
-            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-ceremony")), .upgradeRequired)
-            #expect(try await device.send(.get, DevicePaths.requestToken("req-login")).status == 200)
+            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-ceremony"), as: .userPresent), .upgradeRequired)
+            #expect(try await device.send(.get, DevicePaths.requestToken("req-login"), as: .userPresent).status == 200)
         }
     }
 }

@@ -6,7 +6,7 @@ import Testing
 @testable import FaceSealAuthority
 
 /// The application side of these tests: a confidential client `rp` of tenant `acme` with a known secret.
-private struct TestApplication {
+struct TestApplication {
     static let clientID = "rp"
     static let secret = "rp-secret-0123456789"
 

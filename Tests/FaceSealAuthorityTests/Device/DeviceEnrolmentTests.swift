@@ -47,7 +47,7 @@ struct DeviceEnrolmentTests {
             let tokenResponse = try await harness.client.send(HTTPClientRequest(url: harness.url(DevicePaths.enrolmentToken(second))))
             #expect(tokenResponse.status.code == 200)
             let download = try FaceTokenDownload.decode(tokenResponse.body)
-            _ = try FaceTokenSeal.open(download.token, serverShare: download.serverShare.bytes, passwordKey: nil)
+            _ = try TestDevice.open(download)
             let further = TestDevice(harness: harness)
             #expect(try await further.enrol(invitation: second).status == 200)
             #expect(try await harness.store.faceToken(subject: "user-1").generation == 1)
@@ -87,7 +87,7 @@ struct DeviceEnrolmentTests {
         }
     }
 
-    @Test("an enrolment with a bad ambient proof, a token of another user, or a wrong generation stores nothing",
+    @Test("an enrolment with a bad ambient proof, a token of another user, of format 1 or of a wrong generation stores nothing",
           arguments: StoreBackend.underTest)
     func enrolmentChecks(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
@@ -107,14 +107,20 @@ struct DeviceEnrolmentTests {
             expectDeviceError(try await post { body, _ in
                 let (token, share) = try TestDevice.sealToken(subject: "user-2", tenant: "acme", generation: 1)
                 body.token = token
-                body.serverShare = Base64URLBytes(share)
+                body.serverShare = Base64URLSecret(share)
             }, .invalidRequest)
             expectDeviceError(try await post { body, _ in
                 let (token, share) = try TestDevice.sealToken(subject: "user-1", tenant: "acme", generation: 2)
                 body.token = token
-                body.serverShare = Base64URLBytes(share)
+                body.serverShare = Base64URLSecret(share)
             }, .invalidRequest)
-            expectDeviceError(try await post { body, _ in body.serverShare = Base64URLBytes([1, 2, 3]) }, .invalidRequest)
+            // A first token in format 1 (one body, no keys layer) is refused: every new token is format 2.
+            expectDeviceError(try await post { body, _ in
+                let formatOne = FaceTokenHeader(v: 1, tid: "tok_test", sub: "user-1", tenant: "acme", gen: 1, passwordRequired: false,
+                                                livenessRequired: true, threshold: 0.5, scrypt: nil, createdAt: 1_800_000_000)
+                body.token = FaceTokenEnvelope(header: formatOne.encoded(), nonce: Array(repeating: 1, count: 12), sealed: Array(repeating: 2, count: 40))
+            }, .invalidRequest)
+            expectDeviceError(try await post { body, _ in body.serverShare = Base64URLSecret(SecretBytes([1, 2, 3] as [UInt8])) }, .invalidRequest)
             expectDeviceError(try await post { body, _ in body.token = nil; body.serverShare = nil }, .invalidRequest)
 
             await expectStoreError(.notFound(.faceToken, id: "user-1")) { try await harness.store.faceToken(subject: "user-1") }

@@ -52,23 +52,23 @@ struct DeviceRequestTests {
             let (stranger, _) = try await TestDevice.enrolled(in: harness, subject: "user-2", clientID: "app-1")
             try await createPendingRequest(harness, "req-1")
 
-            expectDeviceError(try await stranger.send(.get, DevicePaths.requestToken("req-1")), .unknownRequest)
-            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-none")), .unknownRequest)
-            #expect(try await harness.store.request(authReqID: "req-1").downloadedGeneration == nil)
+            expectDeviceError(try await stranger.send(.get, DevicePaths.requestToken("req-1"), as: .userPresent), .unknownRequest)
+            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-none"), as: .userPresent), .unknownRequest)
+            #expect(try await harness.store.tokenDownloads(authReqID: "req-1").isEmpty)
 
             let download = try await downloadToken(device, "req-1")
             // The share opens the token: it was kept encrypted and decrypted back exactly.
-            _ = try FaceTokenSeal.open(download.token, serverShare: download.serverShare.bytes, passwordKey: nil)
-            #expect(try await harness.store.request(authReqID: "req-1").downloadedGeneration == 1)
+            _ = try TestDevice.open(download)
+            #expect(try await harness.store.tokenDownloads(authReqID: "req-1").map(\.generation) == [1])
             let stored = try await harness.store.faceToken(subject: "user-1")
-            #expect(stored.encryptedServerShare != download.serverShare.bytes)
-            #expect(!stored.encryptedServerShare.contains(subsequence: download.serverShare.bytes))
+            #expect(stored.encryptedServerShare != download.serverShare.secret.copyBytes())
+            #expect(!stored.encryptedServerShare.contains(subsequence: download.serverShare.secret.copyBytes()))
 
             _ = try await device.post(DevicePaths.abort("req-1"), AbortRequest(rid: "req-1", reason: .userCancelled))
-            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-1")), .requestNotPending)
+            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-1"), as: .userPresent), .requestNotPending)
             try await createPendingRequest(harness, "req-2")
             harness.clock.advance(by: 301)
-            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-2")), .requestExpired)
+            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-2"), as: .userPresent), .requestExpired)
         }
     }
 
@@ -135,7 +135,7 @@ struct DeviceRequestTests {
             try await createPendingRequest(harness, "req-1")
             let download = try await downloadToken(device, "req-1")
             let delivered = receipt("the delivery body")
-            let completion = try TestDevice.completion(rid: "req-1", from: download, receipt: delivered, passwordUsed: true)
+            let completion = try TestDevice.completion(rid: "req-1", from: download, receipt: delivered)
             let first = try await device.post(DevicePaths.completion("req-1"), completion)
             #expect(first.status == 200)
             let answer = try first.decode(CompletionResponse.self)
@@ -149,13 +149,72 @@ struct DeviceRequestTests {
             let stored = try await harness.store.request(authReqID: "req-1")
             #expect(stored.state == .completed)
             #expect(stored.receiptSHA256 == delivered)
-            #expect(stored.passwordUsed)
+            #expect(!stored.passwordUsed)
 
             // The rotated token opens with the share the device chose.
             try await createPendingRequest(harness, "req-2")
             let next = try await downloadToken(device, "req-2")
             #expect(next.serverShare == completion.serverShare)
-            #expect(try FaceTokenSeal.open(next.token, serverShare: next.serverShare.bytes, passwordKey: nil).header.gen == 2)
+            #expect(try TestDevice.open(next).gen == 2)
+        }
+    }
+
+    @Test("uploads are face-token format 2 with fitting layers; a stored format-1 token downloads as it was and is the base of a format-2 rotation",
+          arguments: StoreBackend.underTest)
+    func tokenFormats(backend: StoreBackend) async throws {
+        try await withAuthority(backend) { harness in
+            try await seedDeviceWorld(harness)
+            let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
+            let stored = try await harness.store.faceToken(subject: "user-1")
+            #expect(try FaceTokenHeader.decode(stored.headerJSON).v == 2)
+
+            // A format-1 token, as an authority before format 2 stored it.
+            let formatOne = FaceTokenHeader(v: 1, tid: "tok_test", sub: "user-1", tenant: "acme", gen: 1, passwordRequired: false,
+                                            livenessRequired: true, threshold: 0.5, scrypt: nil, createdAt: 1_800_000_000)
+            let oldEnvelope = FaceTokenEnvelope(header: formatOne.encoded(), nonce: Array(repeating: 3, count: 12), sealed: Array(repeating: 4, count: 40))
+            let share = SecretBytes(randomCount: 32)
+            let old = try FaceTokenCustody.record(envelope: oldEnvelope, header: formatOne, subject: "user-1", serverShare: share,
+                                                  wrappingKey: harness.authority.keys.shareWrappingKey)
+            #expect(old.sealedBody == oldEnvelope.nonce.bytes + oldEnvelope.sealed.bytes)
+            try await harness.store.transact { tx, _ in
+                _ = try tx.execute("UPDATE face_tokens SET header_json = ?, sealed_body = ?, encrypted_server_share = ? WHERE subject = ?",
+                                   [.blob(old.headerJSON), .blob(old.sealedBody), .blob(old.encryptedServerShare), .text("user-1")])
+            }
+            try await createPendingRequest(harness, "req-1")
+            let download = try await downloadToken(device, "req-1")
+            #expect(download.token == oldEnvelope && download.serverShare.secret == share)
+
+            // A rotation in format 1, or with layers that do not fit its format, is refused and changes nothing.
+            let (rotated, rotatedShare) = try TestDevice.sealToken(subject: "user-1", tenant: "acme", generation: 2)
+            func completion(_ token: FaceTokenEnvelope) -> CompletionRequest {
+                CompletionRequest(rid: "req-1", resultSHA256: Base64URL.encode(receipt("body")), baseGeneration: 1, token: token,
+                                  serverShare: rotatedShare, passwordUsed: false)
+            }
+            var formatOneUpload = rotated
+            formatOneUpload.header = Base64URLBytes(FaceTokenHeader(v: 1, tid: "tok_test", sub: "user-1", tenant: "acme", gen: 2, passwordRequired: false,
+                                                                    livenessRequired: true, threshold: 0.5, scrypt: nil, createdAt: 1_800_000_000).encoded())
+            formatOneUpload.keysNonce = nil
+            formatOneUpload.keysSealed = nil
+            var withoutKeysLayer = rotated
+            withoutKeysLayer.keysSealed = nil
+            var shortNonce = rotated
+            shortNonce.keysNonce = Base64URLBytes([1, 2, 3])
+            for bad in [formatOneUpload, withoutKeysLayer, shortNonce] {
+                expectDeviceError(try await device.post(DevicePaths.completion("req-1"), completion(bad)), .invalidRequest)
+            }
+            let unchanged = try await harness.store.faceToken(subject: "user-1")
+            #expect(unchanged.headerJSON == old.headerJSON && unchanged.sealedBody == old.sealedBody && unchanged.generation == 1)
+
+            // Format 2 over the stored format 1: stored in the two-layer layout, and downloaded back exactly.
+            #expect(try await device.post(DevicePaths.completion("req-1"), completion(rotated)).status == 200)
+            let migrated = try await harness.store.faceToken(subject: "user-1")
+            let sealed = rotated.sealed.bytes
+            #expect(migrated.sealedBody == rotated.nonce.bytes + [0, 0, UInt8(sealed.count >> 8), UInt8(sealed.count & 0xFF)] + sealed
+                    + (rotated.keysNonce?.bytes ?? []) + (rotated.keysSealed?.bytes ?? []))
+            try await createPendingRequest(harness, "req-2")
+            let next = try await downloadToken(device, "req-2")
+            #expect(next.token == rotated)
+            #expect(try TestDevice.open(next).v == 2)
         }
     }
 

@@ -15,15 +15,18 @@ func seedDeviceWorld(_ harness: AuthorityHarness, policy: TenantPolicy = TenantP
     _ = try await store.createUser(StoreFixtures.user("user-2"))
 }
 
-/// A pending request of `user-1` at `app-1` (a ceremony unless told).
+/// A pending request of `user-1` at `clientID` (a ceremony unless told).
 @discardableResult
-func createPendingRequest(_ harness: AuthorityHarness, _ id: String, kind: CIBARequestKind = .ceremony) async throws -> CIBARequestRecord {
-    try await harness.store.createRequest(StoreFixtures.pendingRequest(id, clock: harness.clock, kind: kind))
+func createPendingRequest(_ harness: AuthorityHarness, _ id: String, clientID: String = "app-1",
+                          kind: CIBARequestKind = .ceremony) async throws -> CIBARequestRecord {
+    var request = StoreFixtures.pendingRequest(id, clock: harness.clock, kind: kind)
+    request.clientID = clientID
+    return try await harness.store.createRequest(request)
 }
 
-/// Downloads the face token for `rid` with the device's ambient key.
+/// Downloads the face token for `rid` with the device's user-present key.
 func downloadToken(_ device: TestDevice, _ rid: String) async throws -> FaceTokenDownload {
-    let response = try await device.send(.get, DevicePaths.requestToken(rid))
+    let response = try await device.send(.get, DevicePaths.requestToken(rid), as: .userPresent)
     guard response.status == 200 else { throw TestDeviceError.refused(response.status, response.error) }
     return try response.decode(FaceTokenDownload.self)
 }

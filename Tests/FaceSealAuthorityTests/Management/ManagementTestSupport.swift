@@ -52,8 +52,9 @@ extension JSONValue {
 }
 
 /// Runs `body` with a started authority and its bootstrap administrator key.
-func withManagement(_ backend: StoreBackend, _ body: (AdminSession) async throws -> Void) async throws {
-    try await withAuthority(backend) { harness in
+func withManagement(_ backend: StoreBackend, configure: (inout AuthorityConfiguration) -> Void = { _ in },
+                    _ body: (AdminSession) async throws -> Void) async throws {
+    try await withAuthority(backend, configure: configure) { harness in
         let key = try #require(try await harness.authority.bootstrapAdminKey())
         try await body(AdminSession(harness: harness, key: key))
     }

@@ -47,8 +47,8 @@ struct RequestStoreTests {
     func completionRotates(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in
             try await StoreFixtures.seedEnrolled(store, clock: clock)
-            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-1", clock: clock))
-            #expect(try await store.recordTokenDownload(authReqID: "req-1", generation: 1).downloadedGeneration == 1)
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-1", clock: clock))
+            #expect(try await store.tokenDownloads(authReqID: "req-1").map(\.generation) == [1])
             clock.advance(by: 20)
 
             let outcome = try await store.complete(StoreFixtures.completion("req-1", expected: 1, marker: 7))
@@ -82,9 +82,16 @@ struct RequestStoreTests {
             #expect(token.subject == "user-1")
             #expect(token.generation == 1)
             #expect(token.encryptedServerShare == Array(repeating: 101, count: 60))
-            #expect(try await store.request(authReqID: "req-1").downloadedGeneration == 1)
+            let downloads = try await store.tokenDownloads(authReqID: "req-1")
+            #expect(downloads == [TokenDownloadRecord(authReqID: "req-1", keyID: "k1-ambient", generation: 1, downloadedAt: clock.now())])
 
             await expectStoreError(.notFound(.cibaRequest, id: "req-1")) { try await store.downloadFaceToken(authReqID: "req-1", keyID: "k2-ambient") }
+            // The same user's key for another application learns nothing either.
+            _ = try await store.createApplication(StoreFixtures.application("app-2"))
+            _ = try await store.createInvitation(StoreFixtures.invitation("inv-3", clock: clock, clientID: "app-2"))
+            _ = try await store.enrol(StoreFixtures.enrolmentRequest(invitationID: "inv-3", enrolmentID: "enr-3", deviceID: "device-1", keyPrefix: "k3", token: nil))
+            await expectStoreError(.notFound(.cibaRequest, id: "req-1")) { try await store.downloadFaceToken(authReqID: "req-1", keyID: "k3-present") }
+            #expect(try await store.tokenDownloads(authReqID: "req-1") == downloads)
             await expectStoreError(.notFound(.deviceKey, id: "k9")) { try await store.downloadFaceToken(authReqID: "req-1", keyID: "k9") }
             _ = try await store.endEnrolment(id: "enr-1", status: .revoked)
             await expectStoreError(.deviceKeyNotActive(keyID: "k1-ambient", status: .revoked)) { try await store.downloadFaceToken(authReqID: "req-1", keyID: "k1-ambient") }
@@ -97,7 +104,7 @@ struct RequestStoreTests {
     func completionIsIdempotent(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in
             try await StoreFixtures.seedEnrolled(store, clock: clock)
-            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-1", clock: clock))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-1", clock: clock))
             let first = try await store.complete(StoreFixtures.completion("req-1", expected: 1, marker: 7))
             clock.advance(by: 5)
             let retry = try await store.complete(StoreFixtures.completion("req-1", expected: 1, marker: 7))
@@ -118,8 +125,8 @@ struct RequestStoreTests {
     func staleCompletion(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in
             try await StoreFixtures.seedEnrolled(store, clock: clock)
-            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-ceremony", clock: clock))
-            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-login", clock: clock, kind: .login))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-ceremony", clock: clock))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-login", clock: clock, kind: .login))
             _ = try await store.complete(StoreFixtures.completion("req-login", expected: 1, marker: 3))
 
             let outcome = try await store.complete(StoreFixtures.completion("req-ceremony", expected: 1, marker: 4))
@@ -139,12 +146,12 @@ struct RequestStoreTests {
         }
     }
 
-    @Test("a sign-in completes without a receipt; a ceremony needs one; password use is kept", arguments: StoreBackend.underTest)
+    @Test("a sign-in completes without a receipt; a ceremony needs one; the password flag is kept", arguments: StoreBackend.underTest)
     func receiptOptionalForSignIn(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in
             try await StoreFixtures.seedEnrolled(store, clock: clock)
-            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-ceremony", clock: clock))
-            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-login", clock: clock, kind: .login))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-ceremony", clock: clock))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-login", clock: clock, kind: .login))
             #expect(try await store.request(authReqID: "req-login").passwordUsed == false)
 
             var noReceipt = StoreFixtures.completion("req-ceremony", expected: 1, marker: 4)
@@ -177,7 +184,7 @@ struct RequestStoreTests {
     func badCompletions(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in
             try await StoreFixtures.seedEnrolled(store, clock: clock)
-            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-1", clock: clock))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-1", clock: clock))
             let before = try await store.request(authReqID: "req-1")
 
             await expectStoreError(.notFound(.cibaRequest, id: "req-9")) { try await store.complete(StoreFixtures.completion("req-9", expected: 1, marker: 2)) }
@@ -212,7 +219,7 @@ struct RequestStoreTests {
         try await withStore(backend) { store, clock in
             try await StoreFixtures.seedEnrolled(store, clock: clock)
             let ids = (0..<8).map { "req-\($0)" }
-            for id in ids { _ = try await store.createRequest(StoreFixtures.pendingRequest(id, clock: clock)) }
+            for id in ids { try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest(id, clock: clock)) }
 
             let outcomes = try await withThrowingTaskGroup(of: (Int, CompletionOutcome).self) { group in
                 for (index, id) in ids.enumerated() {
@@ -233,7 +240,7 @@ struct RequestStoreTests {
             let setup = try await scratch.open(clock: clock)
             try await StoreFixtures.seedEnrolled(setup, clock: clock)
             let ids = (0..<8).map { "req-\($0)" }
-            for id in ids { _ = try await setup.createRequest(StoreFixtures.pendingRequest(id, clock: clock)) }
+            for id in ids { try await StoreFixtures.createDownloaded(setup, StoreFixtures.pendingRequest(id, clock: clock)) }
 
             // Eight stores, as eight authority processes would have: SQLite's file locks serialise them.
             var stores: [SQLAuthorityStore] = []
@@ -314,7 +321,7 @@ struct RequestStoreTests {
     func completedRequestIsNotSlowedDown(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in
             try await StoreFixtures.seedEnrolled(store, clock: clock)
-            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-1", clock: clock))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-1", clock: clock))
             _ = try await store.recordPoll(authReqID: "req-1", clientID: "app-1")
             _ = try await store.complete(StoreFixtures.completion("req-1", expected: 1, marker: 5))
             clock.advance(by: 1)
@@ -326,20 +333,51 @@ struct RequestStoreTests {
         }
     }
 
+    @Test("reported face-check failures spend their own budgets; the last one denies in the same step; only the downloading key reports",
+          arguments: StoreBackend.underTest)
+    func faceCheckBudgets(backend: StoreBackend) async throws {
+        try await withStore(backend) { store, clock in
+            try await StoreFixtures.seedEnrolled(store, clock: clock, policy: TenantPolicy(attemptsMax: 2, captureRetriesMax: 2))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-1", clock: clock))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-2", clock: clock))
+            await expectStoreError(.invalidInput(field: "keyID", reason: "this key did not download the token for the request")) {
+                try await store.recordFaceCheckFailure(authReqID: "req-1", keyID: "k1-ambient", .faceMismatch)
+            }
+            #expect(try await store.recordFaceCheckFailure(authReqID: "req-1", keyID: "k1-present", .captureRetry)
+                    == AttemptBudget(attemptsLeft: 2, captureRetriesLeft: 1))
+            #expect(try await store.recordFaceCheckFailure(authReqID: "req-1", keyID: "k1-present", .faceMismatch)
+                    == AttemptBudget(attemptsLeft: 1, captureRetriesLeft: 1))
+            #expect(try await store.request(authReqID: "req-1").state == .pending)
+            #expect(try await store.recordFaceCheckFailure(authReqID: "req-1", keyID: "k1-present", .faceMismatch)
+                    == AttemptBudget(attemptsLeft: 0, captureRetriesLeft: 1))
+            let denied = try await store.request(authReqID: "req-1")
+            #expect(denied.state == .denied)
+            #expect(denied.denyReason == "attempts_exhausted")
+
+            _ = try await store.recordFaceCheckFailure(authReqID: "req-2", keyID: "k1-present", .captureRetry)
+            #expect(try await store.recordFaceCheckFailure(authReqID: "req-2", keyID: "k1-present", .captureRetry)
+                    == AttemptBudget(attemptsLeft: 2, captureRetriesLeft: 0))
+            #expect(try await store.request(authReqID: "req-2").denyReason == "capture_retries_exhausted")
+        }
+    }
+
     @Test("abort denies at once; a later completion is refused and rotates nothing", arguments: StoreBackend.underTest)
     func denial(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in
             try await StoreFixtures.seedEnrolled(store, clock: clock)
-            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-1", clock: clock))
-            #expect(try await store.recordFaceMismatch(authReqID: "req-1").attempts == 1)
-            #expect(try await store.recordFaceMismatch(authReqID: "req-1").attempts == 2)
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-1", clock: clock))
+            #expect(try await store.recordFaceCheckFailure(authReqID: "req-1", keyID: "k1-present", .faceMismatch)
+                    == AttemptBudget(attemptsLeft: 2, captureRetriesLeft: 10))
+            #expect(try await store.request(authReqID: "req-1").attempts == 1)
             let denied = try await store.denyRequest(authReqID: "req-1", reason: "attempts_exhausted")
             #expect(denied.state == .denied)
             #expect(denied.denyReason == "attempts_exhausted")
             #expect(try await store.denyRequest(authReqID: "req-1", reason: "attempts_exhausted") == denied)
             await expectStoreError(.requestNotPending(authReqID: "req-1", state: .denied)) { try await store.denyRequest(authReqID: "req-1", reason: "user_cancelled") }
             await expectStoreError(.requestNotPending(authReqID: "req-1", state: .denied)) { try await store.complete(StoreFixtures.completion("req-1", expected: 1, marker: 2)) }
-            await expectStoreError(.requestNotPending(authReqID: "req-1", state: .denied)) { try await store.recordFaceMismatch(authReqID: "req-1") }
+            await expectStoreError(.requestNotPending(authReqID: "req-1", state: .denied)) {
+                try await store.recordFaceCheckFailure(authReqID: "req-1", keyID: "k1-present", .faceMismatch)
+            }
             #expect(try await store.faceToken(subject: "user-1").generation == 1)
         }
     }
@@ -348,7 +386,7 @@ struct RequestStoreTests {
     func idToken(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in
             try await StoreFixtures.seedEnrolled(store, clock: clock)
-            _ = try await store.createRequest(StoreFixtures.pendingRequest("req-1", clock: clock))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("req-1", clock: clock))
             await expectStoreError(.requestNotPending(authReqID: "req-1", state: .pending)) { try await store.storeIDToken(authReqID: "req-1", idToken: "a.b.c") }
             _ = try await store.complete(StoreFixtures.completion("req-1", expected: 1, marker: 5))
             #expect(try await store.storeIDToken(authReqID: "req-1", idToken: "a.b.c").idToken == "a.b.c")
@@ -362,7 +400,7 @@ struct RequestStoreTests {
             try await StoreFixtures.seedEnrolled(store, clock: clock)
             _ = try await store.createRequest(StoreFixtures.pendingRequest("short", clock: clock, lifetime: 60))
             _ = try await store.createRequest(StoreFixtures.pendingRequest("long", clock: clock, lifetime: 600))
-            _ = try await store.createRequest(StoreFixtures.pendingRequest("done", clock: clock, lifetime: 60))
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("done", clock: clock, lifetime: 60))
             _ = try await store.complete(StoreFixtures.completion("done", expected: 1, marker: 5))
             clock.advance(by: 61)
             #expect(try await store.expireOverdueRequests() == 1)

@@ -71,9 +71,17 @@ enum StoreFixtures {
         )
     }
 
+    /// Stores `request` and downloads its face token with `k1-present` (the key `completion` completes with).
+    @discardableResult
+    static func createDownloaded(_ store: some AuthorityStore, _ request: CIBARequestRecord) async throws -> CIBARequestRecord {
+        let created = try await store.createRequest(request)
+        _ = try await store.downloadFaceToken(authReqID: request.authReqID, keyID: "k1-present")
+        return created
+    }
+
     static func completion(_ id: String, expected: Int64, marker: UInt8) -> CompletionCommit {
         CompletionCommit(
-            authReqID: id, expectedGeneration: expected,
+            authReqID: id, keyID: "k1-present", expectedGeneration: expected,
             rotatedToken: faceToken(generation: expected + 1, marker: marker), receiptSHA256: receipt(marker)
         )
     }

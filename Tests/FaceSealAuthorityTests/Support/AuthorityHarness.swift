@@ -25,7 +25,7 @@ func withAuthority(
     try await withStore(backend) { store, clock in
         var configuration = AuthorityConfiguration(issuer: "http://127.0.0.1")
         configure(&configuration)
-        let keys = AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
+        let keys = try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
         // The issuer must be the served URL, so the router is built after the port is known.
         let box = RouterBox()
         let server = HTTPServer(logger: .disabled) { request in try await box.router().respond(to: request) }

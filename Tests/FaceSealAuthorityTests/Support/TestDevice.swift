@@ -23,6 +23,8 @@ struct TestDevice: Sendable {
     let userPresentKID: String
     /// What the device announces in `FaceSeal-Protocol` (lower it to play an older SDK).
     var protocolVersion = ProtocolVersion.current
+    /// The password a first enrolment seals the new face token with (none by default).
+    var tokenPassword: String?
 
     /// A device with two fresh keys (not yet enrolled).
     init(harness: AuthorityHarness) {
@@ -51,8 +53,10 @@ struct TestDevice: Sendable {
     }
 
     /// A new device enrolled for `subject` and `clientID`; the user's first device creates the face token.
-    static func enrolled(in harness: AuthorityHarness, subject: String, clientID: String) async throws -> (TestDevice, EnrolmentResponse) {
-        let device = TestDevice(harness: harness)
+    static func enrolled(in harness: AuthorityHarness, subject: String, clientID: String,
+                         tokenPassword: String? = nil) async throws -> (TestDevice, EnrolmentResponse) {
+        var device = TestDevice(harness: harness)
+        device.tokenPassword = tokenPassword
         let invitation = try await invite(in: harness, subject: subject, clientID: clientID)
         let response = try await device.enrol(invitation: invitation)
         guard response.status == 200 else { throw TestDeviceError.refused(response.status, response.error) }
@@ -66,9 +70,9 @@ struct TestDevice: Sendable {
         guard details.status.code == 200 else { throw TestDeviceError.refused(details.status.code, nil) }
         let info = try EnrolmentDetails.decode(details.body)
         var token: FaceTokenEnvelope?
-        var share: [UInt8]?
+        var share: SecretBytes?
         if !info.tokenExists {
-            (token, share) = try Self.sealToken(subject: info.subject, tenant: info.tenant, generation: 1)
+            (token, share) = try Self.sealToken(subject: info.subject, tenant: info.tenant, generation: 1, password: tokenPassword)
         }
         let proof = try JWS.sign(payload: WireJSON.encode(["inv": invitation, "jti": jti]), signer: ambientKey, keyID: ambientKID)
         return EnrolmentRequest(
@@ -86,28 +90,61 @@ struct TestDevice: Sendable {
 
     // MARK: Face tokens
 
-    /// A sealed token (one template, a master per default algorithm, no password) and its fresh server share.
-    static func sealToken(subject: String, tenant: String, generation: Int, tid: String = "tok_test") throws -> (FaceTokenEnvelope, [UInt8]) {
-        let header = FaceTokenHeader(tid: tid, sub: subject, tenant: tenant, gen: generation, passwordRequired: false,
-                                     livenessRequired: true, threshold: 0.5, scrypt: nil, createdAt: 1_800_000_000)
-        let body = FaceTokenBody(templates: [Array(repeating: 0.25, count: 128)],
-                                 masters: [.mlDSA65: Array(repeating: 1, count: 32), .mlKEM768: Array(repeating: 2, count: 32)])
-        let share = SecureRandom.bytes(count: 32)
-        return (try FaceTokenSeal.seal(header: header, body: body, serverShare: share, passwordKey: nil), share)
+    /// The scrypt parameters of password-protected test tokens (the lowest cost a device accepts).
+    static let testScrypt = ScryptParameters(logN: 10, salt: Array(repeating: 3, count: 16))
+
+    /// A sealed token (one template, a master per default algorithm, `password` if given) and its fresh server share.
+    static func sealToken(subject: String, tenant: String, generation: Int, tid: String = "tok_test",
+                          password: String? = nil) throws -> (FaceTokenEnvelope, SecretBytes) {
+        let header = FaceTokenHeader(tid: tid, sub: subject, tenant: tenant, gen: generation, passwordRequired: password != nil,
+                                     livenessRequired: true, threshold: 0.5, scrypt: password.map { _ in testScrypt },
+                                     createdAt: 1_800_000_000)
+        return try seal(header, password: password)
     }
 
-    /// Opens a downloaded token (proving the share fits) and re-seals it at the next generation with a fresh share.
-    static func rotate(_ download: FaceTokenDownload) throws -> (envelope: FaceTokenEnvelope, share: [UInt8], base: Int) {
-        let (header, _) = try FaceTokenSeal.open(download.token, serverShare: download.serverShare.bytes, passwordKey: nil)
-        let (envelope, share) = try sealToken(subject: header.sub, tenant: header.tenant, generation: header.gen + 1, tid: header.tid)
+    /// `header` sealed over the test templates and masters with a fresh server share.
+    static func seal(_ header: FaceTokenHeader, password: String?) throws -> (FaceTokenEnvelope, SecretBytes) {
+        var masters = FaceTokenMasters()
+        masters.fill(.mlDSA65)
+        masters.fill(.mlKEM768)
+        let share = SecretBytes(randomCount: 32)
+        return (try FaceTokenSeal.seal(header: header, templates: [Array(repeating: 0.25, count: 128)], masters: masters, serverShare: share,
+                                       passwordKey: try passwordKey(password)), share)
+    }
+
+    static func passwordKey(_ password: String?) throws -> SymmetricKey? {
+        try password.map { try FaceTokenSeal.passwordKey(password: $0, parameters: testScrypt) }
+    }
+
+    /// Opens both layers of a downloaded token with its share (proving the share fits); answers the header.
+    static func open(_ download: FaceTokenDownload, password: String? = nil) throws -> FaceTokenHeader {
+        let header = try download.token.checkedHeader()
+        let layers = try FaceTokenSeal.layerKeys(serverShare: download.serverShare.secret, passwordKey: try passwordKey(password), header: header)
+        _ = try FaceTokenSeal.openTemplates(download.token, keys: layers)
+        _ = try FaceTokenSeal.openMasters(download.token, keys: layers)
+        return header
+    }
+
+    /// Opens a downloaded token (proving the share fits) and re-seals its header at the next generation (format 2) with
+    /// a fresh share; `adjust` may change the new header further.
+    static func rotate(_ download: FaceTokenDownload, password: String? = nil,
+                       adjust: (inout FaceTokenHeader) -> Void = { _ in }) throws -> (envelope: FaceTokenEnvelope, share: SecretBytes, base: Int) {
+        let header = try open(download, password: password)
+        var next = header
+        next.gen += 1
+        next.v = FaceTokenHeader.currentFormat
+        adjust(&next)
+        let (envelope, share) = try seal(next, password: password)
         return (envelope, share, header.gen)
     }
 
     /// A completion for `rid` from a downloaded token (`receipt`: the SHA-256 of a delivery body; nil for a sign-in).
-    static func completion(rid: String, from download: FaceTokenDownload, receipt: [UInt8]?, passwordUsed: Bool = false) throws -> CompletionRequest {
-        let (envelope, share, base) = try rotate(download)
+    /// `passwordUsed` defaults to whether the token has a password.
+    static func completion(rid: String, from download: FaceTokenDownload, receipt: [UInt8]?, passwordUsed: Bool? = nil,
+                           password: String? = nil, adjust: (inout FaceTokenHeader) -> Void = { _ in }) throws -> CompletionRequest {
+        let (envelope, share, base) = try rotate(download, password: password, adjust: adjust)
         return CompletionRequest(rid: rid, resultSHA256: receipt.map(Base64URL.encode), baseGeneration: base,
-                                 token: envelope, serverShare: share, passwordUsed: passwordUsed)
+                                 token: envelope, serverShare: share, passwordUsed: passwordUsed ?? (password != nil))
     }
 
     // MARK: Signed requests

@@ -4,7 +4,13 @@ import Testing
 
 /// HashML-DSA (FIPS 204 Alg. 4/5): every case of the optional pre-hash fixture, plus the digest interface.
 @Suite struct MLDSAPreHashTests {
-    @Test func everyPreHashVector() throws {
+    /// Every case on every kernel level this CPU has (the portable Swift path always among them).
+    @Test(arguments: PQKernels.available)
+    func everyPreHashVector(level: PQKernels.Level) throws {
+        try onKernelLevel(level) { try everyPreHashVectorOnActiveLevel() }
+    }
+
+    func everyPreHashVectorOnActiveLevel() throws {
         let file = try MLDSAVectors.load("ml-dsa-hash-optional.json")
         var signed = 0, verified = 0
         var hashes: Swift.Set<String> = []

@@ -4,7 +4,13 @@ import Testing
 
 /// Every case of the ACVP-derived ML-DSA fixtures, counted so an empty or partial run fails.
 @Suite struct MLDSAVectorTests {
-    @Test func keyGenerationMatchesEveryVector() throws {
+    /// Every case on every kernel level this CPU has (the portable Swift path always among them).
+    @Test(arguments: PQKernels.available)
+    func keyGenerationMatchesEveryVector(level: PQKernels.Level) throws {
+        try onKernelLevel(level) { try keyGenerationMatchesEveryVectorOnActiveLevel() }
+    }
+
+    func keyGenerationMatchesEveryVectorOnActiveLevel() throws {
         let file = try MLDSAVectors.load("ml-dsa-keygen.json")
         var executed = 0
         for group in file.testGroups {
@@ -22,7 +28,13 @@ import Testing
         print("ML-DSA vectors: keyGen=\(executed)")
     }
 
-    @Test func signatureGenerationMatchesEveryVector() throws {
+    /// Every case on every kernel level this CPU has (the portable Swift path always among them).
+    @Test(arguments: PQKernels.available)
+    func signatureGenerationMatchesEveryVector(level: PQKernels.Level) throws {
+        try onKernelLevel(level) { try signatureGenerationMatchesEveryVectorOnActiveLevel() }
+    }
+
+    func signatureGenerationMatchesEveryVectorOnActiveLevel() throws {
         let file = try MLDSAVectors.load("ml-dsa-siggen.json")
         var executed = 0
         var byInterface: [String: Int] = [:]
@@ -53,7 +65,13 @@ import Testing
         #expect(byInterface == ["pure": 24, "internal": 24, "externalMu": 24])
     }
 
-    @Test func signatureVerificationMatchesEveryVector() throws {
+    /// Every case on every kernel level this CPU has (the portable Swift path always among them).
+    @Test(arguments: PQKernels.available)
+    func signatureVerificationMatchesEveryVector(level: PQKernels.Level) throws {
+        try onKernelLevel(level) { try signatureVerificationMatchesEveryVectorOnActiveLevel() }
+    }
+
+    func signatureVerificationMatchesEveryVectorOnActiveLevel() throws {
         let file = try MLDSAVectors.load("ml-dsa-sigver.json")
         var executed = 0
         var reasons: [String: Int] = [:]

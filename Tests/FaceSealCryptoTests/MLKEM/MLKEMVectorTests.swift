@@ -49,7 +49,13 @@ import Testing
         }
     }
 
-    @Test func keyGeneration() throws {
+    /// Every case on every kernel level this CPU has (the portable Swift path always among them).
+    @Test(arguments: PQKernels.available)
+    func keyGeneration(level: PQKernels.Level) throws {
+        try onKernelLevel(level) { try keyGenerationOnActiveLevel() }
+    }
+
+    func keyGenerationOnActiveLevel() throws {
         let file = try Self.load("ml-kem-keygen.json", as: KeyGenCase.self)
         var count = 0
         for group in file.testGroups {
@@ -118,7 +124,13 @@ import Testing
         return k
     }
 
-    @Test func encapsulationDecapsulationAndKeyChecks() throws {
+    /// Every case on every kernel level this CPU has (the portable Swift path always among them).
+    @Test(arguments: PQKernels.available)
+    func encapsulationDecapsulationAndKeyChecks(level: PQKernels.Level) throws {
+        try onKernelLevel(level) { try encapsulationDecapsulationAndKeyChecksOnActiveLevel() }
+    }
+
+    func encapsulationDecapsulationAndKeyChecksOnActiveLevel() throws {
         let file = try Self.load("ml-kem-encapdecap.json", as: EncapDecapCase.self)
         var counts: [String: Int] = [:]
         var rejectedEK = 0, rejectedDK = 0, implicitRejections = 0

@@ -156,7 +156,16 @@ import Testing
         #expect(throws: CryptoError.self) { try RSA.Signing.PrivateKey(derRepresentation: [0x30, 0x03, 0x02, 0x01, 0x00]) }
         #expect(throws: CryptoError.self) { try RSA.Signing.PrivateKey(derRepresentation: OSSLTestBytes.hex(OSSLFixtures.rsaPKCS1DER) + [0]) }
         #expect(throws: CryptoError.self) { try RSA.Signing.PrivateKey(keySize: 1024) }
+        #expect(throws: CryptoError.self) { try RSA.Signing.PublicKey(modulus: n, publicExponent: [3]) }
+        #expect(throws: CryptoError.self) { try RSA.Signing.PublicKey(modulus: n.dropLast() + [n.last! & 0xFE], publicExponent: [1, 0, 1]) }
         // Leading zeros in n are ignored (JWK producers sometimes keep one).
         #expect(try RSA.Signing.PublicKey(modulus: [0] + n, publicExponent: [0, 1, 0, 1]).modulus == Data(n))
+        // Only the full check finds a modulus with a small factor: the right size and parity, divisible by 3.
+        var composite = n
+        let rest = composite.dropLast().reduce(0) { ($0 + Int($1)) % 3 }
+        composite[composite.count - 1] = UInt8((1...255).first { $0 % 2 == 1 && (rest + $0) % 3 == 0 }!)
+        let cheap = try RSA.Signing.PublicKey(modulus: composite, publicExponent: [1, 0, 1])
+        #expect(throws: CryptoError.self) { try cheap.check() }
+        try RSA.Signing.PublicKey(modulus: n, publicExponent: [1, 0, 1]).check()
     }
 }

@@ -4,7 +4,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// A raw TCP connection for what URLSession hides: keep-alive reuse, chunked uploads, exact bytes.
+/// A raw TCP connection for what an HTTP client hides: keep-alive reuse, chunked uploads, exact bytes.
 /// Its blocking calls run on a dedicated thread (`blocking`) so they never occupy Swift's
 /// cooperative pool, which the server's handlers need.
 final class RawConnection: Sendable {
@@ -18,7 +18,8 @@ final class RawConnection: Sendable {
 
     let fd: Int32
 
-    init(port: Int, host: String = "127.0.0.1") throws {
+    /// Connects to `host:port`; with `source`, from that local IPv4 address (127.0.0.2… play other clients).
+    init(port: Int, host: String = "127.0.0.1", source: String? = nil) throws {
         let family = host.contains(":") ? AF_INET6 : AF_INET
         fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure.socket(errno) }
@@ -35,6 +36,19 @@ final class RawConnection: Sendable {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
             }
         } else {
+            if let source {
+                var local = sockaddr_in()
+                local.sin_family = sa_family_t(AF_INET)
+                inet_pton(AF_INET, source, &local.sin_addr)
+                let bound = withUnsafePointer(to: &local) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                guard bound == 0 else {
+                    let code = errno
+                    close(fd)
+                    throw Failure.socket(code)
+                }
+            }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -1,4 +1,4 @@
-import FaceSealAuthority
+@testable import FaceSealAuthority
 import FaceSealCrypto
 import FaceSealHTTP
 import FaceSealWire
@@ -7,7 +7,19 @@ import Synchronization
 import Testing
 @testable import FaceSealSDK
 
-/// A real authority (SQLite in a temporary directory, its router on an ephemeral loopback port), set up
+/// The databases a live system can run on: SQLite always; PostgreSQL when a server is configured
+/// (`scripts/with-postgres.sh`), and always under CI, where a missing server must fail.
+enum LiveBackend: String, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+
+    var testDescription: String { rawValue }
+    static var postgresURL: String? { ProcessInfo.processInfo.environment["FACESEAL_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 } }
+    static var underTest: [LiveBackend] {
+        postgresURL != nil || ProcessInfo.processInfo.environment["CI"]?.lowercased() == "true" ? [.sqlite, .postgres] : [.sqlite]
+    }
+}
+
+/// A real authority (SQLite in a temporary directory or a fresh PostgreSQL schema, its router on an ephemeral loopback port), set up
 /// through its management API, plus an application (CIBA client and delivery endpoint) and devices running the
 /// real SDK seams (HTTP authority client, delivery poster, face tokens, file vault with P-256 and AES-GCM).
 /// The face step is the fake verifier (these scenarios are about the flows; the engine has its own tests).
@@ -22,6 +34,8 @@ final class LiveSystem: Sendable {
     let tenant = "acme"
     /// The authority's clock: the real time plus a skew a test may advance (request expiry).
     let clock: SkewedClock
+    /// The PostgreSQL schema to drop at `stop()`, when on PostgreSQL.
+    let postgresSchema: (url: String, schema: String)?
 
     struct Policy {
         var algorithms = ["ML-DSA-65", "ML-KEM-768"]
@@ -32,8 +46,9 @@ final class LiveSystem: Sendable {
     }
 
     private init(authority: Authority, server: HTTPServer, baseURL: URL, root: URL, adminKey: String, application: RelyingParty,
-                 clock: SkewedClock) {
+                 clock: SkewedClock, postgresSchema: (url: String, schema: String)?) {
         self.clock = clock
+        self.postgresSchema = postgresSchema
         self.authority = authority
         self.server = server
         self.baseURL = baseURL
@@ -42,23 +57,34 @@ final class LiveSystem: Sendable {
         self.application = application
     }
 
-    static func start(policy: Policy = Policy()) async throws -> LiveSystem {
+    static func start(policy: Policy = Policy(), backend: LiveBackend = .sqlite) async throws -> LiveSystem {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let clock = SkewedClock()
-        let store = try await SQLAuthorityStore.open(.sqlite(path: root.appendingPathComponent("authority.sqlite").path), clock: clock)
+        let location: StoreLocation
+        var postgresSchema: (url: String, schema: String)?
+        switch backend {
+        case .sqlite:
+            location = .sqlite(path: root.appendingPathComponent("authority.sqlite").path)
+        case .postgres:
+            guard let url = LiveBackend.postgresURL else { throw SetupError("FACESEAL_TEST_POSTGRES_URL is unset (use scripts/with-postgres.sh)") }
+            let schema = "e2e_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            location = .postgres(url: url, poolSize: 8, schema: schema)
+            postgresSchema = (url, schema)
+        }
+        let store = try await SQLAuthorityStore.open(location, clock: clock)
         let box = RouterSlot()
         let server = HTTPServer(logger: .disabled) { request in try await box.router().respond(to: request) }
         try server.start()
         let baseURL = try #require(server.baseURL)
-        let keys = AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
+        let keys = try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
         let authority = Authority(configuration: AuthorityConfiguration(issuer: baseURL.absoluteString), store: store, keys: keys,
                                   clock: { clock.now() })
         box.set(authority.makeRouter())
         let adminKey = try #require(try await authority.bootstrapAdminKey())
         let application = try RelyingParty()
         let system = LiveSystem(authority: authority, server: server, baseURL: baseURL, root: root, adminKey: adminKey, application: application,
-                                 clock: clock)
+                                 clock: clock, postgresSchema: postgresSchema)
         _ = try await system.manage("POST", "/tenants", [
             "id": "acme", "name": "Acme",
             "policy": ["key_algorithms": policy.algorithms, "attempts_max": policy.attemptsMax, "liveness_required": policy.livenessRequired,
@@ -70,7 +96,12 @@ final class LiveSystem: Sendable {
     func stop() async {
         await server.stop()
         await application.server.stop()
+        await authority.store.close()
         try? FileManager.default.removeItem(at: root)
+        if let (url, schema) = postgresSchema, let database = try? await PostgresDatabase(url: url, schema: nil, poolSize: 1) {
+            try? await database.executeStandalone("DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE")
+            await database.close()
+        }
     }
 
     // MARK: Management API
@@ -187,6 +218,7 @@ final class LiveSystem: Sendable {
 struct Device: Sendable {
     let directory: URL
     let client: HTTPAuthorityClient
+    let pin: AuthorityKeyPin
     let vault: FileKeyVault
     let presence: ScriptedUserPresence
     let epoch: Epoch
@@ -206,7 +238,7 @@ struct Device: Sendable {
         vault = try FileKeyVault(
             directory: directory.appendingPathComponent("vault"), installationMarker: directory.appendingPathComponent("installed"),
             factory: P256SoftwareKeyFactory(), sealer: sealer, userPresence: presence, enrolmentEpoch: { epoch.value.withLock { $0 } })
-        let pin = try AuthorityKeyPin(file: directory.appendingPathComponent("vault/authority.pin"))
+        pin = try AuthorityKeyPin(file: directory.appendingPathComponent("vault/authority.pin"))
         client = HTTPAuthorityClient(baseURL: baseURL, pin: pin, deviceProtocol: deviceProtocol, deviceName: name, clock: clock)
         environment = AuthenticatorEnvironment(
             authority: client, delivery: HTTPDeliveryPoster(), faceVerifier: faceVerifier,

@@ -3,6 +3,7 @@ import FaceSealTestSupport
 import Foundation
 import Synchronization
 import Testing
+@testable import FaceSealAuthority
 
 /// END-TO-END OVER PROCESSES: `faceseal serve`, `faceseal rp` and `faceseal device` run as separate child processes
 /// of the built binary (`.build/debug/faceseal`, built here if missing) and talk over loopback, with real photos from
@@ -53,6 +54,33 @@ struct ProcessEndToEndTests {
             let child = try ChildProcess.start(binary, arguments)
             #expect(try await child.exit(within: .seconds(60)) == 64, "\(arguments)")
             #expect(child.errors.contains("faceseal device:"), "\(arguments): \(child.errors)")
+        }
+    }
+
+    @Test("faceseal demo ends in PASS, and its request log names no invitation id and no request id",
+          .enabled(if: assetsPresent, "run `make setup`: face models and photos are missing"), .timeLimit(.minutes(10)))
+    func demoLogCarriesNoBearer() async throws {
+        let binary = try await Self.binary()
+        let demo = try ChildProcess.start(binary, ["demo", "--keep"])
+        #expect(try await demo.exit(within: .seconds(540)) == 0, "demo: \(demo.output)\n\(demo.errors)")
+        #expect(demo.output.contains(": PASS"))
+        let marker = try #require(demo.output.split(separator: "\n").first { $0.hasPrefix("data directory: ") })
+        let root = String(marker.dropFirst("data directory: ".count).prefix { $0 != " " })
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let log = try String(contentsOfFile: root + "/authority-http.log", encoding: .utf8)
+        #expect(log.contains("POST /device/v1/enrolments/- 200"))
+        #expect(log.contains("GET /device/v1/requests/-/token 200"))
+        // Every bearer the run created, read back from its database: none is in the log.
+        let database = try SQLiteDatabase(path: root + "/authority.sqlite", busyTimeoutMilliseconds: 5_000, synchronous: .normal)
+        let bearers = try await database.transaction { tx in
+            try tx.query("SELECT id AS bearer FROM invitations", []).map { try $0.text("bearer") }
+                + tx.query("SELECT auth_req_id AS bearer FROM ciba_requests", []).map { try $0.text("bearer") }
+        }
+        await database.close()
+        #expect(bearers.count >= 6)
+        for bearer in bearers {
+            #expect(!log.contains(bearer), "the request log names \(bearer)")
+            #expect(!demo.errors.contains(bearer))
         }
     }
 

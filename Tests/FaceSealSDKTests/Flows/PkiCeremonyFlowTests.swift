@@ -155,7 +155,10 @@ extension PkiCeremonyFlow.State {
         flow.submitFaceCapture(captureSession: capture("stranger"))
         #expect(await states.rest().last == .failed(reason: .attemptsExhausted))
         await flow.waitUntilIdle()
-        #expect(h.authority.recorded.withLock { $0.aborts.map(\.reason) } == [.attemptsExhausted])
+        // Every failure was reported; the authority counted the last mismatch and denied the request itself.
+        let recorded = h.authority.recorded.withLock { $0 }
+        #expect(recorded.reports == [.captureRetry, .faceMismatch, .faceMismatch])
+        #expect(recorded.aborts.isEmpty)
     }
 
     @Test func aRefusedDeliveryIsRetriedWithTheSameBytesAndNoSecondScan() async throws {
@@ -320,27 +323,75 @@ extension PkiCeremonyFlow.State {
         let flow = authn.startPkiCeremonyFlow()
         var states = Observed(flow.stateStream())
         flow.submitLinkPayload(payload: Array("c".utf8))
-        // Reads with the ambient key still work after the change.
-        _ = await states.until(\.isAwaitingFaceCapture)
-        flow.submitFaceCapture(captureSession: capture("ada"))
-        h.vault.presence.enqueue(nil)
-        #expect(await states.until(\.isPostingResultFailed) == .postingResultFailed(reason: .userPresence(.keyInvalidated), retryable: false))
+        // Reads with the ambient key still work after the change; the token goes only to the user-present key.
+        #expect(await states.rest().last == .failed(reason: .userPresence(.keyInvalidated)))
+        #expect(h.log.all == ["details"])
         #expect(authn.keys.count == 1, "an invalidated key is not a reason to sign out")
     }
 
-    @Test func aCancelledPresencePromptAtCompletionCanBeRetried() async throws {
+    @Test func aCancelledPresencePromptReleasesNothingAndTheLinkCanBeTriedAgain() async throws {
         let h = Harness()
         try h.preload()
         h.scriptRequest(payload: "c", requestId: "req-1", kind: .sign)
         h.vault.presence.enqueue(SignKeypairError(code: .userCancelled))
+        let authn = try await h.open()
+        let flow = authn.startPkiCeremonyFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: Array("c".utf8))
+        #expect(await states.rest().last == .failed(reason: .userPresence(.userCancelled)))
+        #expect(h.authority.recorded.withLock { $0.downloadSigners }.isEmpty)
+        let again = authn.startPkiCeremonyFlow()
+        var againStates = Observed(again.stateStream())
+        again.submitLinkPayload(payload: Array("c".utf8))
+        _ = await againStates.until(\.isAwaitingFaceCapture)
+        again.submitFaceCapture(captureSession: capture("ada"))
+        #expect(await againStates.rest().last == .succeeded(rpLabel: "Acme", kind: .sign, timestamp: h.authority.recordedAt))
+    }
+
+    @Test(arguments: [false, true])
+    func oneUserPresencePromptCoversTheDownloadTheReportsAndTheCompletion(ceremony: Bool) async throws {
+        let h = Harness()
+        try h.preload()
+        h.scriptRequest(payload: "c", requestId: "req-1", kind: ceremony ? .sign : nil)
+        let authn = try await h.open()
+        if ceremony {
+            let flow = authn.startPkiCeremonyFlow()
+            var states = Observed(flow.stateStream())
+            flow.submitLinkPayload(payload: Array("c".utf8))
+            _ = await states.until(\.isAwaitingFaceCapture)
+            flow.submitFaceCapture(captureSession: capture("stranger"))
+            _ = await states.until { if case .awaitingFaceCapture(_, _, _, _, _, 2, .faceMismatch, _) = $0 { true } else { false } }
+            flow.submitFaceCapture(captureSession: capture("ada"))
+            #expect(await states.rest().last == .succeeded(rpLabel: "Acme", kind: .sign, timestamp: h.authority.recordedAt))
+        } else {
+            let flow = authn.startLoginFlow()
+            var states = Observed(flow.stateStream())
+            flow.submitLinkPayload(payload: Array("c".utf8))
+            _ = await states.until { if case .awaitingFaceCapture = $0 { true } else { false } }
+            flow.submitFaceCapture(captureSession: capture("stranger"))
+            _ = await states.until { if case .awaitingFaceCapture(_, _, _, _, 2, .faceMismatch, _) = $0 { true } else { false } }
+            flow.submitFaceCapture(captureSession: capture("ada"))
+            #expect(await states.rest().last == .succeeded(rpLabel: "Acme", timestamp: h.authority.recordedAt))
+        }
+        #expect(h.vault.presence.callCount == 1)
+        let recorded = h.authority.recorded.withLock { $0 }
+        #expect(recorded.downloadSigners == [.userPresent])
+        #expect(recorded.reports == [.faceMismatch])
+        #expect(recorded.completionSigners == [.userPresent])
+    }
+
+    @Test func theKeyOfTheRequestsApplicationActsNotTheNewestOfTheUser() async throws {
+        let h = Harness()
+        let own = try h.preload(keyId: "key-acme", clientId: "acme", createdAt: Date(timeIntervalSince1970: 1_700_000_000))
+        try h.preload(keyId: "key-other", clientId: "other", appLabel: "Other", createdAt: Date(timeIntervalSince1970: 1_750_000_000))
+        h.scriptRequest(payload: "c", requestId: "req-1", kind: .sign)
         let flow = try await h.open().startPkiCeremonyFlow()
         var states = Observed(flow.stateStream())
         flow.submitLinkPayload(payload: Array("c".utf8))
         _ = await states.until(\.isAwaitingFaceCapture)
         flow.submitFaceCapture(captureSession: capture("ada"))
-        #expect(await states.until(\.isPostingResultFailed) == .postingResultFailed(reason: .userPresence(.userCancelled), retryable: true))
-        flow.retry()
         #expect(await states.rest().last == .succeeded(rpLabel: "Acme", kind: .sign, timestamp: h.authority.recordedAt))
+        #expect(h.authority.recorded.withLock { $0.completionKeyIds } == [own.userPresent.deviceKeyId])
     }
 
     @Test func severalSubscribersEachGetTheCurrentStateFirst() async throws {

@@ -30,7 +30,8 @@ import Testing
                 let details = FaceSealWire.RequestDetails(
                     rid: request.pathParameter("rid"), kind: .ceremony, pkiKind: .sign, bindingMessage: "Sign invoice",
                     clientId: "app_billing", rpLabel: "Billing", branding: BrandingInfo(name: "Billing", primaryColor: "#0A84FF"),
-                    expiresAt: 1_800_000_300, keyPolicy: .standard, attemptsMax: 3, livenessRequired: true, minProtocol: 7,
+                    expiresAt: 1_800_000_300, keyPolicy: .standard, attemptsMax: 3, attemptsLeft: 2, captureRetriesMax: 10,
+                    captureRetriesLeft: 9, livenessRequired: true, matchThreshold: 0.5, minProtocol: 7,
                     deliveryEndpoint: "https://rp.test/delivery", clientNotificationToken: "bearer", pkiContext: [1], pkiData: [2],
                     nonce: "n")
                 let jti = (try? DeviceRequestSignature.parse(request.headers[DeviceSigning.requestHeader]).claims.jti) ?? ""
@@ -156,5 +157,41 @@ import Testing
         let hijack = try LinkSignature.make(LinkClaims(iss: "https://authority.test", rid: "inv_2", kind: .enrolment, exp: exp, nonce: "n",
                                                        akey: Array(impostor.publicKey.rawRepresentation)), key: impostor)
         await #expect(throws: AuthorityFailure.linkRefused(.badSignature)) { _ = try await pinned.verifyLink(Array(hijack.utf8)) }
+    }
+
+    @Test func noEnrolmentLinkReplacesThePinWhateverIssuerItNames() async throws {
+        let authority = try ScriptedAuthority()
+        defer { Task { await authority.server.stop() } }
+        let pin = try AuthorityKeyPin(file: nil)
+        try pin.confirm(invitation: "inv", issuer: "https://authority.test", key: Array(authority.key.publicKey.rawRepresentation))
+        let client = HTTPAuthorityClient(baseURL: authority.server.baseURL!, pin: pin, deviceProtocol: 7, clock: FixedClock())
+        func enrolment(_ issuer: String, _ key: Curve25519.Signing.PrivateKey, rid: String) throws -> [UInt8] {
+            Array(try LinkSignature.make(LinkClaims(iss: issuer, rid: rid, kind: .enrolment, exp: 1_800_000_300, nonce: "n",
+                                                    akey: Array(key.publicKey.rawRepresentation)), key: key).utf8)
+        }
+        let impostor = Curve25519.Signing.PrivateKey()
+        // Another key under another issuer name (the case a same-issuer check missed), and under the pinned name.
+        await #expect(throws: AuthorityFailure.linkRefused(.badSignature)) {
+            _ = try await client.verifyLink(try enrolment("https://elsewhere.test", impostor, rid: "inv_a"))
+        }
+        await #expect(throws: AuthorityFailure.linkRefused(.badSignature)) {
+            _ = try await client.verifyLink(try enrolment("https://authority.test", impostor, rid: "inv_b"))
+        }
+        // The pinned key under another issuer name is not this device's authority either.
+        await #expect(throws: AuthorityFailure.linkRefused(.unknownIdentity)) {
+            _ = try await client.verifyLink(try enrolment("https://elsewhere.test", authority.key, rid: "inv_c"))
+        }
+        #expect(pin.provisional(invitation: "inv_a") == nil && pin.provisional(invitation: "inv_c") == nil)
+        // Nor can a confirmation overwrite the pin (two enrolments in flight from two authorities).
+        #expect(throws: VaultError.self) {
+            try pin.confirm(invitation: "inv_a", issuer: "https://elsewhere.test", key: Array(impostor.publicKey.rawRepresentation))
+        }
+        #expect(pin.currentKey()?.rawRepresentation == authority.key.publicKey.rawRepresentation)
+
+        // Only the host app's reset lets a new authority be pinned.
+        try pin.reset()
+        #expect(pin.issuer == nil)
+        #expect(try await client.verifyLink(try enrolment("https://elsewhere.test", impostor, rid: "inv_d")).kind == .enrolment)
+        #expect(pin.provisional(invitation: "inv_d")?.issuer == "https://elsewhere.test")
     }
 }

@@ -7,24 +7,97 @@ import Testing
     typealias T = ApprovalStateMachineTests
 
     @Test(arguments: T.Mode.allCases)
-    func theLastMismatchSignsAnAttemptsExhaustedAbort(mode: T.Mode) {
+    func theAuthorityCountsTheLastMismatchAndHasDeniedTheRequest(mode: T.Mode) {
         var m = T.machine(mode, at: .matchingFace, attemptsMax: 1)
-        #expect(m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: T.challenge2) == .abort(requestId: "req-1", reason: .attemptsExhausted))
+        #expect(m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: T.challenge2) == .reportAttempt(requestId: "req-1", kind: .faceMismatch))
+        #expect(m.view == .verifying)
+        #expect(m.attemptReported(RemainingAttempts(attemptsLeft: 0, captureRetriesLeft: 10)) == .none)
         #expect(m.view == .failed(reason: .attemptsExhausted))
     }
 
     @Test(arguments: T.Mode.allCases)
-    func captureQualityFailuresNeverSpendAnAttempt(mode: T.Mode) {
+    func aReportThatDoesNotArriveIsCountedOnTheDeviceAndTheLastOneSignsAnAbort(mode: T.Mode) {
         var m = T.machine(mode, at: .matchingFace, attemptsMax: 1)
+        _ = m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: T.challenge2)
+        #expect(m.authorityFailed(.transient("offline")) == .abort(requestId: "req-1", reason: .attemptsExhausted))
+        #expect(m.view == .failed(reason: .attemptsExhausted))
+    }
+
+    @Test(arguments: T.Mode.allCases)
+    func theAuthoritysCountReplacesTheDevicesOne(mode: T.Mode) {
+        // Another flow on the same link spent one already: the authority answers what is really left.
+        var m = T.machine(mode, at: .matchingFace, attemptsMax: 3)
+        _ = m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: T.challenge2)
+        _ = m.attemptReported(RemainingAttempts(attemptsLeft: 1, captureRetriesLeft: 10))
+        #expect(m.view == .awaitingFaceCapture(T.details(mode, attemptsMax: 3), T.capture(attemptsLeft: 1, reason: .faceMismatch, challenge: T.challenge2)))
+        // A report refused because the request ended elsewhere ends this flow too.
+        _ = m.submitFaceCapture(T.capture)
+        _ = m.livenessChecked(.passed, nextChallenge: nil)
+        _ = m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: T.challenge2)
+        #expect(m.authorityFailed(.requestNotPending) == .none)
+        #expect(m.view == .failed(reason: .requestNoLongerPending))
+    }
+
+    @Test(arguments: T.Mode.allCases)
+    func captureQualityFailuresSpendTheirOwnBudgetNotAnAttempt(mode: T.Mode) {
+        var m = T.machine(mode, at: .matchingFace, attemptsMax: 1)
+        var left = 10
         for reason in FaceCaptureRetryReason.allCases where reason != .faceMismatch {
-            #expect(m.faceMatchChecked(.retry(reason), nextChallenge: T.challenge2) == .none)
-            #expect(m.view == .awaitingFaceCapture(T.details(mode, attemptsMax: 1), .init(attemptsLeft: 1, lastRetryReason: reason, livenessChallenge: T.challenge2)))
+            #expect(m.faceMatchChecked(.retry(reason), nextChallenge: T.challenge2) == .reportAttempt(requestId: "req-1", kind: .captureRetry))
+            left -= 1
+            _ = m.attemptReported(RemainingAttempts(attemptsLeft: 1, captureRetriesLeft: left))
+            #expect(m.view == .awaitingFaceCapture(T.details(mode, attemptsMax: 1),
+                                                   T.capture(attemptsLeft: 1, captureRetriesLeft: left, reason: reason, challenge: T.challenge2)))
             _ = m.submitFaceCapture(T.capture)
-            _ = m.livenessChecked(.retry(reason), nextChallenge: T.challenge1)
-            #expect(m.view == .awaitingFaceCapture(T.details(mode, attemptsMax: 1), .init(attemptsLeft: 1, lastRetryReason: reason, livenessChallenge: T.challenge1)))
+            #expect(m.livenessChecked(.retry(reason), nextChallenge: T.challenge1) == .reportAttempt(requestId: "req-1", kind: .captureRetry))
+            left -= 1
+            _ = m.attemptReported(RemainingAttempts(attemptsLeft: 1, captureRetriesLeft: left))
+            #expect(m.view == .awaitingFaceCapture(T.details(mode, attemptsMax: 1),
+                                                   T.capture(attemptsLeft: 1, captureRetriesLeft: left, reason: reason, challenge: T.challenge1)))
             _ = m.submitFaceCapture(T.capture)
             _ = m.livenessChecked(.passed, nextChallenge: nil)
+            if left <= 2 { break }
         }
+        _ = m.faceMatchChecked(.retry(.lostFace), nextChallenge: T.challenge2)
+        #expect(m.attemptReported(RemainingAttempts(attemptsLeft: 1, captureRetriesLeft: 0)) == .none)
+        #expect(m.view == .failed(reason: .captureRetriesExhausted))
+    }
+
+    @Test(arguments: T.Mode.allCases)
+    func aBudgetSpentBeforeTheFlowStartedEndsItAndSaysSo(mode: T.Mode) {
+        var m = T.machine(mode, at: .fetchingDetails)
+        let spent = RequestDetails(
+            requestId: "req-1", identityId: "id-1", clientId: "acme", rpLabel: "Acme", branding: nil,
+            bindingMessage: mode == .ceremony ? "Sign contract 42" : nil, pkiKind: mode == .ceremony ? .sign : nil, expiresAtUnix: 1,
+            attemptsMax: 3, attemptsLeft: 0, minimumDeviceProtocol: 7, keyPolicy: [],
+            deliveryEndpoint: mode == .ceremony ? URL(string: "https://acme.test/d") : nil, clientNotificationToken: mode == .ceremony ? "b" : nil)
+        #expect(m.requestDetailsReceived(spent) == .abort(requestId: "req-1", reason: .attemptsExhausted))
+        #expect(m.view == .failed(reason: .attemptsExhausted))
+    }
+
+    @Test func theTenantsLivenessRequirementAppliesToATokenWithoutOne() {
+        var m = ApprovalStateMachine(mode: .login, deviceProtocol: 7)
+        _ = m.submitLink(T.payload)
+        _ = m.linkVerified(T.link(.login))
+        let policy = RequestDetails(
+            requestId: "req-1", identityId: "id-1", clientId: "acme", rpLabel: "Acme", branding: nil, bindingMessage: nil,
+            pkiKind: nil, expiresAtUnix: 1, attemptsMax: 3, livenessRequired: true, minimumDeviceProtocol: 7, keyPolicy: [])
+        _ = m.requestDetailsReceived(policy)
+        _ = m.faceTokenDownloaded(passwordRequired: false, livenessRequired: false)
+        _ = m.faceTokenOpened(challenge: T.challenge1)
+        #expect(m.view == .awaitingFaceCapture(policy, T.capture(challenge: T.challenge1)))
+        #expect(m.submitFaceCapture(T.capture) == .checkLiveness(T.capture, challenge: T.challenge1))
+    }
+
+    @Test(arguments: T.Mode.allCases)
+    func asManyWrongPasswordsAsAttemptsSignAnAbort(mode: T.Mode) {
+        var m = T.machine(mode, at: .awaitingPassword, attemptsMax: 2)
+        #expect(m.submitPassword("bad") == .openFaceToken(password: "bad"))
+        #expect(m.faceTokenOpenFailed(.wrongPassword) == .none)
+        #expect(m.view == .downloadingFaceToken(passwordRequired: true, lastPasswordError: .incorrect))
+        _ = m.submitPassword("worse")
+        #expect(m.faceTokenOpenFailed(.wrongPassword) == .abort(requestId: "req-1", reason: .passwordAttemptsExhausted))
+        #expect(m.view == .failed(reason: .passwordAttemptsExhausted))
     }
 
     @Test func withoutLivenessTheCaptureGoesStraightToTheMatch() {
@@ -34,7 +107,7 @@ import Testing
         _ = m.requestDetailsReceived(T.details(.ceremony))
         _ = m.faceTokenDownloaded(passwordRequired: false, livenessRequired: false)
         _ = m.faceTokenOpened(challenge: T.challenge1)
-        #expect(m.view == .awaitingFaceCapture(T.details(.ceremony), .init(attemptsLeft: 3, lastRetryReason: nil, livenessChallenge: nil)))
+        #expect(m.view == .awaitingFaceCapture(T.details(.ceremony), T.capture(challenge: nil)))
         #expect(m.submitFaceCapture(T.capture) == .matchFace(T.capture))
     }
 

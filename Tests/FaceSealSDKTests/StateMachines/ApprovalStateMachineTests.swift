@@ -17,7 +17,7 @@ import Testing
     enum Stage: String, CaseIterable, Codable, Sendable {
         case awaitingLink, awaitingLinkRefused, verifyingLink, fetchingDetails, downloadingToken
         case awaitingPassword, openingTokenWithPassword, openingToken, awaitingFaceCapture
-        case checkingLiveness, matchingFace, preparingCompletion, delivering, deliveryFailed
+        case checkingLiveness, matchingFace, reportingFailure, preparingCompletion, delivering, deliveryFailed
         case postingResult, postingResultFailedTransient, postingResultFailedStale
         case succeeded, failed
 
@@ -30,7 +30,7 @@ import Testing
         case submitLink, submitPassword, submitEmptyPassword, submitFaceCapture, retry, cancel, cancelCeremony
         case linkVerified, linkVerifiedOtherFlow, linkRefused, requestDetailsReceived, authorityTransient
         case faceTokenDownloaded, faceTokenOpened, faceTokenWrongPassword
-        case livenessPassed, livenessFailed, matchPassed, matchMismatch, matchNoFace
+        case livenessPassed, livenessFailed, matchPassed, matchMismatch, matchNoFace, attemptReported
         case completionPrepared, completionPreparationFailed, deliveryAccepted, deliveryRefused, completionAccepted
 
         var isUserInput: Bool {
@@ -102,6 +102,7 @@ import Testing
         if stage == .checkingLiveness { return m }
         step(m.livenessChecked(.passed, nextChallenge: nil))
         if stage == .matchingFace { return m }
+        if stage == .reportingFailure { step(m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: challenge2)); return m }
         step(m.faceMatchChecked(.passed, nextChallenge: nil))
         if stage == .preparingCompletion { return m }
         step(m.completionPrepared(prepared(mode)))
@@ -139,6 +140,7 @@ import Testing
         case .matchPassed: m.faceMatchChecked(.passed, nextChallenge: challenge2)
         case .matchMismatch: m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: challenge2)
         case .matchNoFace: m.faceMatchChecked(.retry(.noFaceDetected), nextChallenge: challenge2)
+        case .attemptReported: m.attemptReported(RemainingAttempts(attemptsLeft: 2, captureRetriesLeft: 10))
         case .completionPrepared: m.completionPrepared(prepared(mode))
         case .completionPreparationFailed: m.completionPreparationFailed(.notPermitted)
         case .deliveryAccepted: m.deliveryFinished(.accepted)
@@ -149,8 +151,9 @@ import Testing
 
     typealias Outcome = TransitionOutcome<View, Action>
 
-    static func capture(attemptsLeft: Int = 3, reason: FaceCaptureRetryReason? = nil, challenge: LivenessChallenge? = challenge1) -> Machine.Capture {
-        Machine.Capture(attemptsLeft: attemptsLeft, lastRetryReason: reason, livenessChallenge: challenge)
+    static func capture(attemptsLeft: Int = 3, captureRetriesLeft: Int = 10, reason: FaceCaptureRetryReason? = nil,
+                        challenge: LivenessChallenge? = challenge1) -> Machine.Capture {
+        Machine.Capture(attemptsLeft: attemptsLeft, captureRetriesLeft: captureRetriesLeft, lastRetryReason: reason, livenessChallenge: challenge)
     }
 
     /// The whole transition table.
@@ -209,14 +212,15 @@ import Testing
             return .transition(verifying, .checkLiveness(Self.capture, challenge: challenge1))
         case (.checkingLiveness, .livenessPassed):
             return .transition(verifying, .matchFace(Self.capture))
-        case (.checkingLiveness, .livenessFailed):
-            return .transition(.awaitingFaceCapture(d, capture(attemptsLeft: 3, reason: .livenessFailed, challenge: challenge2)), .none)
+        case (.checkingLiveness, .livenessFailed), (.matchingFace, .matchNoFace):
+            return .transition(verifying, .reportAttempt(requestId: "req-1", kind: .captureRetry))
         case (.matchingFace, .matchPassed):
             return .transition(verifying, .prepareCompletion(d))
         case (.matchingFace, .matchMismatch):
+            return .transition(verifying, .reportAttempt(requestId: "req-1", kind: .faceMismatch))
+        // The authority's count comes back; without an answer the device counts.
+        case (.reportingFailure, .attemptReported), (.reportingFailure, .authorityTransient):
             return .transition(.awaitingFaceCapture(d, capture(attemptsLeft: 2, reason: .faceMismatch, challenge: challenge2)), .none)
-        case (.matchingFace, .matchNoFace):
-            return .transition(.awaitingFaceCapture(d, capture(attemptsLeft: 3, reason: .noFaceDetected, challenge: challenge2)), .none)
 
         // After the match.
         case (.preparingCompletion, .completionPrepared):

@@ -1,3 +1,4 @@
+import FaceSealCrypto
 import Foundation
 import Synchronization
 @testable import FaceSealSDK
@@ -113,9 +114,11 @@ struct FakeSealer: RecordSealer {
 
 /// Decides by the capture's label: "spoof" fails liveness, "noface" has no face, "stranger" is a mismatch.
 final class FakeFaceVerifier: FaceVerifier {
-    private let counters = Mutex((challenges: 0, liveness: 0, matches: 0))
+    private let counters = Mutex((challenges: 0, liveness: 0, matches: 0, thresholds: [Float]()))
     var livenessCalls: Int { counters.withLock { $0.liveness } }
     var matchCalls: Int { counters.withLock { $0.matches } }
+    /// The threshold of every match, in order.
+    var thresholds: [Float] { counters.withLock { $0.thresholds } }
 
     func makeLivenessChallenge() -> LivenessChallenge {
         let n = counters.withLock { c in
@@ -136,7 +139,10 @@ final class FakeFaceVerifier: FaceVerifier {
     }
 
     func match(_ session: any FaceCaptureSession, templates: FaceTemplates, threshold: Float) async -> FaceCheckOutcome {
-        counters.withLock { $0.matches += 1 }
+        counters.withLock {
+            $0.matches += 1
+            $0.thresholds.append(threshold)
+        }
         return (session as? FakeCaptureSession)?.label == "stranger" ? .retry(.faceMismatch) : .passed
     }
 
@@ -148,6 +154,12 @@ final class FakeFaceVerifier: FaceVerifier {
 struct FakeOpenedToken: OpenedFaceToken {
     let templates = FaceTemplates(embeddings: [[0.1, 0.2]])
     let matchThreshold: Float = 0.6
+    let generation: Int
+
+    func openKeys() async throws(KeyOperationError) -> any FaceTokenKeys { FakeTokenKeys(generation: generation) }
+}
+
+struct FakeTokenKeys: FaceTokenKeys {
     let generation: Int
 
     func prepareCompletion(for request: RequestDetails, issuedAt: Date) async throws(KeyOperationError) -> PreparedCompletion {
@@ -175,7 +187,7 @@ struct FakeFaceTokens: FaceTokenOpener {
 
     func create(templates: FaceTemplates, password: String?, keyPolicy: [String], subject: String,
                 tenant: String) async throws(KeyOperationError) -> NewFaceToken {
-        NewFaceToken(token: [1, UInt8(keyPolicy.count)], serverShare: [2])
+        NewFaceToken(token: [1, UInt8(keyPolicy.count)], serverShare: SecretBytes([2] as [UInt8]))
     }
 }
 
@@ -204,6 +216,9 @@ final class FakeAuthority: AuthorityClient {
         var damagedToken = false
         var generation = 4
         var completionResults: [AuthorityFailure?] = []
+        /// What each request has left, counted down by reports (starts from its details).
+        var remaining: [String: RemainingAttempts] = [:]
+        var reportFailure: AuthorityFailure?
         var hintOnNextReply = false
         var enrolments: [String: EnrolmentDetails] = [:]
         var registrationFailure: AuthorityFailure?
@@ -224,6 +239,9 @@ final class FakeAuthority: AuthorityClient {
         var revoked: [String] = []
         var rotations: [[KeyRotationSubmission]] = []
         var completionSigners: [KeyProtection] = []
+        var completionKeyIds: [String] = []
+        var downloadSigners: [KeyProtection] = []
+        var reports: [AttemptKind] = []
     }
 
     let script = Mutex(Script())
@@ -277,9 +295,11 @@ final class FakeAuthority: AuthorityClient {
     func downloadFaceToken(requestId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<FaceTokenEnvelope> {
         try await check(signer)
         log.append("token")
+        recorded.withLock { $0.downloadSigners.append(signer.protection) }
+        if signer.protection != .userPresent { throw .refused(code: "user_presence_required", message: "") }
         let s = script.withLock { $0 }
         return reply(FaceTokenEnvelope(
-            token: s.damagedToken ? [0xDE, 0xAD] : [7], serverShare: [8], passwordRequired: s.passwordRequired,
+            token: s.damagedToken ? [0xDE, 0xAD] : [7], serverShare: SecretBytes([8] as [UInt8]), passwordRequired: s.passwordRequired,
             livenessRequired: s.livenessRequired, generation: s.generation
         ))
     }
@@ -290,11 +310,29 @@ final class FakeAuthority: AuthorityClient {
         recorded.withLock {
             $0.completions.append(completion)
             $0.completionSigners.append(signer.protection)
+            $0.completionKeyIds.append(signer.deviceKeyId)
         }
         if signer.protection != .userPresent { throw .refused(code: "user_present_key_required", message: "") }
         let next = script.withLock { $0.completionResults.isEmpty ? nil : $0.completionResults.removeFirst() }
         if let failure = next { throw failure }
         return reply(recordedAt)
+    }
+
+    func reportAttempt(requestId: String, kind: AttemptKind, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<RemainingAttempts> {
+        try await check(signer)
+        log.append("report:\(kind.rawValue)")
+        recorded.withLock { $0.reports.append(kind) }
+        let outcome = script.withLock { s -> Result<RemainingAttempts, AuthorityFailure> in
+            if let failure = s.reportFailure { return .failure(failure) }
+            guard let details = s.details[requestId] else { return .failure(.requestNotPending) }
+            let before = s.remaining[requestId]
+                ?? RemainingAttempts(attemptsLeft: details.attemptsLeft, captureRetriesLeft: details.captureRetriesLeft)
+            let after = RemainingAttempts(attemptsLeft: before.attemptsLeft - (kind == .faceMismatch ? 1 : 0),
+                                          captureRetriesLeft: before.captureRetriesLeft - (kind == .captureRetry ? 1 : 0))
+            s.remaining[requestId] = after
+            return .success(after)
+        }
+        return reply(try outcome.get())
     }
 
     func abort(requestId: String, reason: AbortReason, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<Void> {
@@ -311,7 +349,7 @@ final class FakeAuthority: AuthorityClient {
 
     func enrolmentFaceToken(requestId: String) async throws(AuthorityFailure) -> FaceTokenEnvelope {
         let s = script.withLock { $0 }
-        return FaceTokenEnvelope(token: [7], serverShare: [8], passwordRequired: s.passwordRequired, livenessRequired: s.livenessRequired, generation: s.generation)
+        return FaceTokenEnvelope(token: [7], serverShare: SecretBytes([8] as [UInt8]), passwordRequired: s.passwordRequired, livenessRequired: s.livenessRequired, generation: s.generation)
     }
 
     func registerEnrolment(_ submission: EnrolmentSubmission, ambient: any DeviceRequestSigner, userPresent: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<EnrolmentReceipt> {

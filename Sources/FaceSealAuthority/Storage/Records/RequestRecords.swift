@@ -87,13 +87,13 @@ public struct CIBARequestRecord: Sendable, Hashable {
     public var lastPolledAt: Date?
     /// Face mismatches reported so far.
     public var attempts: Int
-    /// The token generation the device downloaded (the expected generation of the compare-and-swap).
-    public var downloadedGeneration: Int64?
+    /// Liveness and capture-quality failures reported so far.
+    public var captureRetries: Int
     /// The token generation the completion stored (completed) or tried to store (stale).
     public var stagedGeneration: Int64?
     /// SHA-256 of the exact delivery body (the receipt), set at completion of a ceremony.
     public var receiptSHA256: [UInt8]?
-    /// Whether the device reported that the user typed the token's password, set at completion.
+    /// Whether the completed token needs a password (from its stored header, never the device's word).
     public var passwordUsed: Bool
     /// The ID token issued for it, once issued.
     public var idToken: String?
@@ -109,8 +109,7 @@ public struct CIBARequestRecord: Sendable, Hashable {
         bindingMessage: String? = nil, clientNotificationToken: String? = nil, scope: String = "openid",
         expiresAt: Date, intervalSeconds: Int = 5,
         state: CIBARequestState = .pending, createdAt: Date = Date(timeIntervalSince1970: 0),
-        lastPolledAt: Date? = nil, attempts: Int = 0, downloadedGeneration: Int64? = nil,
-        stagedGeneration: Int64? = nil, receiptSHA256: [UInt8]? = nil, passwordUsed: Bool = false, idToken: String? = nil,
+        lastPolledAt: Date? = nil, attempts: Int = 0, captureRetries: Int = 0, stagedGeneration: Int64? = nil, receiptSHA256: [UInt8]? = nil, passwordUsed: Bool = false, idToken: String? = nil,
         denyReason: String? = nil, finishedAt: Date? = nil
     ) {
         self.authReqID = authReqID
@@ -130,7 +129,7 @@ public struct CIBARequestRecord: Sendable, Hashable {
         self.intervalSeconds = intervalSeconds
         self.lastPolledAt = lastPolledAt
         self.attempts = attempts
-        self.downloadedGeneration = downloadedGeneration
+        self.captureRetries = captureRetries
         self.stagedGeneration = stagedGeneration
         self.receiptSHA256 = receiptSHA256
         self.passwordUsed = passwordUsed
@@ -140,23 +139,48 @@ public struct CIBARequestRecord: Sendable, Hashable {
     }
 }
 
+/// One face-token download: which key downloaded which generation for a request (SPEC §4.2). A key's later
+/// download for the same request replaces its earlier one.
+public struct TokenDownloadRecord: Sendable, Hashable {
+    /// The request.
+    public var authReqID: String
+    /// The device key that downloaded (the user-present key).
+    public var keyID: String
+    /// The generation it received: the only one its completion may name as `expectedGeneration`.
+    public var generation: Int64
+    /// When.
+    public var downloadedAt: Date
+
+    /// Creates a download record.
+    public init(authReqID: String, keyID: String, generation: Int64, downloadedAt: Date) {
+        self.authReqID = authReqID
+        self.keyID = keyID
+        self.generation = generation
+        self.downloadedAt = downloadedAt
+    }
+}
+
 /// A completion as the store commits it (SPEC §4.4 step 2, §5.3). (Named apart from FaceSealWire's
 /// `CompletionRequest`, the message the device posts, from which the device API builds this.)
 public struct CompletionCommit: Sendable, Hashable {
     /// The request being completed.
     public var authReqID: String
+    /// The device key that signed the completion: it must have downloaded `expectedGeneration` for this request.
+    public var keyID: String
     /// The generation the device downloaded; the rotation is stored only if it is still current.
     public var expectedGeneration: Int64
     /// The re-sealed token: generation `expectedGeneration + 1`, same subject and token id.
     public var rotatedToken: FaceTokenRecord
     /// SHA-256 of the exact delivery body: required for a ceremony; a sign-in has no delivery and may carry none.
     public var receiptSHA256: [UInt8]?
-    /// Whether the user typed the token's password (the ID token's `amr` then carries `pwd`).
+    /// Whether the stored token needs a password (the ID token's `amr` then carries `pwd`).
     public var passwordUsed: Bool
 
     /// Creates a completion.
-    public init(authReqID: String, expectedGeneration: Int64, rotatedToken: FaceTokenRecord, receiptSHA256: [UInt8]?, passwordUsed: Bool = false) {
+    public init(authReqID: String, keyID: String, expectedGeneration: Int64, rotatedToken: FaceTokenRecord, receiptSHA256: [UInt8]?,
+                passwordUsed: Bool = false) {
         self.authReqID = authReqID
+        self.keyID = keyID
         self.expectedGeneration = expectedGeneration
         self.rotatedToken = rotatedToken
         self.receiptSHA256 = receiptSHA256
@@ -178,6 +202,30 @@ public enum CompletionOutcome: Sendable, Hashable {
             return request
         }
     }
+}
+
+/// What a request has left after a reported failure. When either count is 0 the request was denied in the same
+/// transaction.
+public struct AttemptBudget: Sendable, Hashable {
+    /// Face mismatches left.
+    public var attemptsLeft: Int
+    /// Liveness and capture-quality failures left.
+    public var captureRetriesLeft: Int
+
+    /// Creates a budget.
+    public init(attemptsLeft: Int, captureRetriesLeft: Int) {
+        self.attemptsLeft = attemptsLeft
+        self.captureRetriesLeft = captureRetriesLeft
+    }
+
+    /// The budget of `request` under `policy` (never below 0, also after the policy was lowered).
+    public init(_ request: CIBARequestRecord, policy: TenantPolicy) {
+        attemptsLeft = max(0, policy.attemptsMax - request.attempts)
+        captureRetriesLeft = max(0, policy.captureRetriesMax - request.captureRetries)
+    }
+
+    /// Whether a budget is spent.
+    public var isSpent: Bool { attemptsLeft == 0 || captureRetriesLeft == 0 }
 }
 
 /// What a token-endpoint poll found (CIBA Core §7.3, §11).

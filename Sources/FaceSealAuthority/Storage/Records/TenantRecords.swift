@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 /// Whether a tenant's face tokens are sealed with a password as well as the server share (SPEC §5.1).
@@ -30,8 +31,13 @@ public struct TenantPolicy: Sendable, Hashable, Codable {
     public var keyAlgorithms: [String]
     /// How many face mismatches a request may spend (SPEC §5.4).
     public var attemptsMax: Int
+    /// How many liveness and capture-quality failures a request may spend.
+    public var captureRetriesMax: Int
     /// Whether the liveness challenge runs before the match.
     public var livenessRequired: Bool
+    /// The match threshold (mean embedding distance, at most 6 decimals; lower is stricter). Tokens with a looser
+    /// threshold are matched at this one and carry it from their next rotation.
+    public var matchThreshold: Double
     /// Whether face tokens are also sealed under a password.
     public var passwordPolicy: PasswordPolicy
     /// A new enrolment of an application replaces the user's keys for it on other devices (`replaced`).
@@ -39,18 +45,23 @@ public struct TenantPolicy: Sendable, Hashable, Codable {
     /// Lifetime of a CIBA request in seconds (`expires_in` when the client asks for no shorter one).
     public var requestLifetimeSeconds: Int
 
-    /// The default policy: ML-DSA-65 + ML-KEM-768, 3 attempts, liveness on, no password, several devices, 5 minutes.
+    /// The default policy: ML-DSA-65 + ML-KEM-768, 3 attempts, 10 capture retries, liveness on, threshold 0.52, no
+    /// password, several devices, 5 minutes.
     public init(
         keyAlgorithms: [String] = ["ML-DSA-65", "ML-KEM-768"],
         attemptsMax: Int = 3,
+        captureRetriesMax: Int = 10,
         livenessRequired: Bool = true,
+        matchThreshold: Double = MatchPolicy.defaultThreshold,
         passwordPolicy: PasswordPolicy = PasswordPolicy(),
         oneDevicePerUser: Bool = false,
         requestLifetimeSeconds: Int = 300
     ) {
         self.keyAlgorithms = keyAlgorithms
         self.attemptsMax = attemptsMax
+        self.captureRetriesMax = captureRetriesMax
         self.livenessRequired = livenessRequired
+        self.matchThreshold = matchThreshold
         self.passwordPolicy = passwordPolicy
         self.oneDevicePerUser = oneDevicePerUser
         self.requestLifetimeSeconds = requestLifetimeSeconds

@@ -97,8 +97,9 @@ struct SQLRow: Sendable {
 
 /// Instants are stored as integer milliseconds since 1970 in both databases.
 enum SQLTime {
+    /// Saturates instead of trapping: a date no caller should produce still cannot crash the process.
     static func millis(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded()) ?? (date.timeIntervalSince1970 > 0 ? .max : .min)
     }
 
     static func date(_ millis: Int64) -> Date {

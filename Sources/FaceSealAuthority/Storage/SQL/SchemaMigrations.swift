@@ -131,6 +131,37 @@ enum SchemaMigrator {
             // The receipt column was nullable from the start: a sign-in completes without one.
             "ALTER TABLE ciba_requests ADD COLUMN password_used {INT} NOT NULL DEFAULT 0",
         ]),
+        SchemaMigration(version: 4, name: "rate limits", statements: [
+            // Failure counters shared by every process on the database (failed client authentications, failed
+            // device signatures): one fixed window per key.
+            "CREATE TABLE rate_counters (key TEXT PRIMARY KEY, window_ends_at {INT} NOT NULL, count {INT} NOT NULL)",
+            "CREATE INDEX ciba_requests_by_user ON ciba_requests (subject, client_id, state)",
+        ]),
+        SchemaMigration(version: 5, name: "wrapping key versions", statements: [
+            // Secrets at rest were wrapped under the raw master key (version 0); from here on under a key derived for
+            // the purpose (version 1, the default of every new row). Rows already there are marked 0, and the
+            // authority re-wraps them at start (`Authority.migrateWrappedSecrets`).
+            "ALTER TABLE face_tokens ADD COLUMN wrap_version {INT} NOT NULL DEFAULT 1",
+            "UPDATE face_tokens SET wrap_version = 0",
+            "ALTER TABLE signing_keys ADD COLUMN wrap_version {INT} NOT NULL DEFAULT 1",
+            "UPDATE signing_keys SET wrap_version = 0",
+        ]),
+        SchemaMigration(version: 6, name: "token downloads per request and key", statements: [
+            // Every download, by the key that made it: a completion must come from a key that downloaded, at the
+            // generation it downloaded (SPEC §4.2). It replaces the request's single, never-read column.
+            """
+            CREATE TABLE token_downloads (
+                auth_req_id TEXT NOT NULL REFERENCES ciba_requests(auth_req_id), key_id TEXT NOT NULL,
+                generation {INT} NOT NULL, downloaded_at {INT} NOT NULL, PRIMARY KEY (auth_req_id, key_id))
+            """,
+            "ALTER TABLE ciba_requests DROP COLUMN downloaded_generation",
+        ]),
+        SchemaMigration(version: 7, name: "match threshold and capture-retry budget", statements: [
+            // The threshold in millionths (integers only cross the storage boundary); existing tenants get the defaults.
+            "ALTER TABLE tenants ADD COLUMN match_threshold_micros {INT} NOT NULL DEFAULT 520000",
+            "ALTER TABLE tenants ADD COLUMN capture_retries_max {INT} NOT NULL DEFAULT 10",
+            "ALTER TABLE ciba_requests ADD COLUMN capture_retries {INT} NOT NULL DEFAULT 0",
+        ]),
     ]
 
     /// The newest version this build knows.

@@ -1,13 +1,21 @@
+import FaceSealWire
 import Foundation
 import Synchronization
 
 /// Performs the actions of an ``ApprovalStateMachine`` through the seams and feeds the results
-/// back. It holds what the machine must not: the signing record, the downloaded envelope (with the
-/// authority's share) and the opened token, all dropped as soon as they are no longer needed.
+/// back. It holds what the machine must not: the signing record, the approval's user-present signer, the
+/// downloaded envelope (with the authority's share) and the opened token (templates only: its keys layer is opened
+/// after the match, for the completion alone), all dropped as soon as they are no longer needed.
+///
+/// One user-presence prompt per approval: the user-present signer obtained for the token download (which
+/// needs it, SPEC §4.2) also signs the completion and a final abort (docs/PROTOCOL.md §2).
 final class ApprovalDriver: Sendable {
     private struct Session {
         var issuer: String?
         var record: KeyRecord?
+        var presentSigner: (any DeviceRequestSigner)?
+        /// The tenant's current match threshold (from the request details).
+        var policyThreshold = Float(MatchPolicy.defaultThreshold)
         var envelope: FaceTokenEnvelope?
         var opened: (any OpenedFaceToken)?
         var nextCapture = 0
@@ -48,20 +56,25 @@ final class ApprovalDriver: Sendable {
 
     private func send(_ event: (inout ApprovalStateMachine) -> ApprovalStateMachine.Action) {
         var before: ApprovalStateMachine.View?
+        var last = ApprovalStateMachine.Action.none
         let terminal = core.send({ machine in
             before = machine.isTerminal ? nil : machine.view
-            return event(&machine)
+            last = event(&machine)
+            return last
         }, perform: { [self] action in await perform(action) })
         if terminal, before != nil {
-            finish()
+            var aborting = false
+            if case .abort = last { aborting = true }
+            finish(keepingSigner: aborting)
         }
     }
 
-    /// The flow just ended: forget the secrets and write the audit entry.
-    private func finish() {
+    /// The flow just ended: forget the secrets (the signer only once a final abort used it) and write the audit entry.
+    private func finish(keepingSigner: Bool) {
         let record = session.withLock { s -> KeyRecord? in
             s.envelope = nil
             s.opened = nil
+            if !keepingSigner { s.presentSigner = nil }
             return s.record
         }
         let view = core.read { $0.view }
@@ -97,6 +110,8 @@ final class ApprovalDriver: Sendable {
             send { $0.livenessChecked(outcome, nextChallenge: next) }
         case .matchFace(let capture):
             await matchFace(capture)
+        case .reportAttempt(let requestId, let kind):
+            await reportAttempt(requestId: requestId, kind: kind)
         case .prepareCompletion(let details):
             await prepareCompletion(details)
         case .deliver(let delivery):
@@ -125,19 +140,21 @@ final class ApprovalDriver: Sendable {
             send { $0.authorityFailed(.linkRefused(.unknownIdentity)) }
             return
         }
-        // The authority answers a request only to a key of the request's user: with several identities
-        // at one authority, the first key it answers to is the user's.
+        // The authority answers a request only to a key of the request's user and application: with several
+        // identities at one authority, the first key it answers to is the one; the details' client id confirms it.
         var lastFailure = AuthorityFailure.linkRefused(.unknownIdentity)
         for candidate in candidates {
             do {
                 let signer = try ring.signer(deviceKeyId: candidate.ambient.deviceKeyId, presence: nil)
                 let details = ring.absorb(try await environment.authority.requestDetails(requestId: link.requestId, signer: signer))
-                let chosen = details.identityId.isEmpty ? candidate : ring.usableRecord(issuer: link.issuer, identityId: details.identityId)
-                guard let record = chosen else {
+                guard let record = Self.record(for: details, answered: candidate, among: candidates) else {
                     send { $0.authorityFailed(.linkRefused(.unknownIdentity)) }
                     return
                 }
-                session.withLock { $0.record = record }
+                session.withLock {
+                    $0.record = record
+                    $0.policyThreshold = Float(details.matchThreshold)
+                }
                 send { $0.requestDetailsReceived(details) }
                 return
             } catch .linkRefused(.unknownIdentity) {
@@ -162,7 +179,7 @@ final class ApprovalDriver: Sendable {
             preconditionFailure("downloadFaceToken before the request's key was chosen")
         }
         do {
-            let signer = try ring.signer(deviceKeyId: record.ambient.deviceKeyId, presence: nil)
+            let signer = try await presentSigner(record)
             let envelope = ring.absorb(try await environment.authority.downloadFaceToken(requestId: requestId, signer: signer))
             session.withLock { $0.envelope = envelope }
             send { $0.faceTokenDownloaded(passwordRequired: envelope.passwordRequired, livenessRequired: envelope.livenessRequired) }
@@ -190,12 +207,28 @@ final class ApprovalDriver: Sendable {
     }
 
     private func matchFace(_ capture: CapturedFace) async {
-        guard let opened = session.withLock({ $0.opened }) else {
+        guard let (opened, policyThreshold) = session.withLock({ s in s.opened.map { ($0, s.policyThreshold) } }) else {
             preconditionFailure("matchFace without an opened token")
         }
-        let outcome = await environment.faceVerifier.match(capture.session, templates: opened.templates, threshold: opened.matchThreshold)
+        // The stricter of the token's threshold and the tenant's current one.
+        let threshold = min(opened.matchThreshold, policyThreshold)
+        let outcome = await environment.faceVerifier.match(capture.session, templates: opened.templates, threshold: threshold)
         let next = nextChallenge(after: outcome)
         send { $0.faceMatchChecked(outcome, nextChallenge: next) }
+    }
+
+    private func reportAttempt(requestId: String, kind: AttemptKind) async {
+        guard let record = session.withLock({ $0.record }) else {
+            preconditionFailure("reportAttempt before the request's key was chosen")
+        }
+        do {
+            let signer = try await presentSigner(record)
+            let remaining = ring.absorb(try await environment.authority.reportAttempt(requestId: requestId, kind: kind, signer: signer))
+            send { $0.attemptReported(remaining) }
+        } catch {
+            ring.absorb(error)
+            send { $0.authorityFailed(error) }
+        }
     }
 
     private func prepareCompletion(_ details: RequestDetails) async {
@@ -204,7 +237,8 @@ final class ApprovalDriver: Sendable {
         }
         let mode = core.read { $0.mode }
         do {
-            let prepared = try await opened.prepareCompletion(for: details, issuedAt: environment.clock.now())
+            // Only now, after liveness and the match, is the keys layer opened; its masters live for this call only.
+            let prepared = try await opened.openKeys().prepareCompletion(for: details, issuedAt: environment.clock.now())
             // The token is re-sealed: the opened secrets are no longer needed.
             session.withLock { $0.opened = nil }
             let completion = CompletionSubmission(
@@ -235,10 +269,12 @@ final class ApprovalDriver: Sendable {
             preconditionFailure("postCompletion before the request's key was chosen")
         }
         do {
-            let signer = try await ring.userPresentSigner(record, reason: "Approve the request")
+            let signer = try await presentSigner(record)
             let recordedAt = ring.absorb(try await environment.authority.complete(completion, signer: signer))
             send { $0.completionAccepted(timestamp: recordedAt) }
         } catch {
+            // A signer that failed (prompt cancelled, key locked) is asked for again on `retry()`.
+            if case .signing = error { session.withLock { $0.presentSigner = nil } }
             ring.absorb(error)
             send { $0.authorityFailed(error) }
         }
@@ -252,14 +288,33 @@ final class ApprovalDriver: Sendable {
             ring.audit(.abortSent, identityId: nil, note: "abort \(reason.rawValue) not sent: no key")
             return
         }
+        defer { session.withLock { $0.presentSigner = nil } }
         do {
-            let signer = try await ring.userPresentSigner(record, reason: "End the request")
+            let signer = try await presentSigner(record, reason: "End the request")
             ring.absorb(try await environment.authority.abort(requestId: requestId, reason: reason, signer: signer))
             ring.audit(.abortSent, identityId: record.key.identityId, note: "abort \(reason.rawValue) sent")
         } catch {
             ring.absorb(error)
             ring.audit(.abortSent, identityId: record.key.identityId, note: "abort \(reason.rawValue) failed: \(error)")
         }
+    }
+
+    /// The approval's user-present signer: the user is asked once, at the token download, and the same signer
+    /// serves every later signed call of this approval.
+    private func presentSigner(_ record: KeyRecord, reason: String = "Approve the request") async throws(AuthorityFailure) -> any DeviceRequestSigner {
+        if let held = session.withLock({ $0.presentSigner }) { return held }
+        let signer = try await ring.userPresentSigner(record, reason: reason)
+        session.withLock { $0.presentSigner = signer }
+        return signer
+    }
+
+    /// The record whose enrolment is for the request's application (and identity, when the details name one),
+    /// preferring the one the authority answered: a key of another application of the user never acts for it.
+    static func record(for details: RequestDetails, answered: KeyRecord, among candidates: [KeyRecord]) -> KeyRecord? {
+        let fits = { (record: KeyRecord) in
+            record.key.clientId == details.clientId && (details.identityId.isEmpty || record.key.identityId == details.identityId)
+        }
+        return fits(answered) ? answered : candidates.first(where: fits)
     }
 
     private func nextChallenge(after outcome: FaceCheckOutcome) -> LivenessChallenge? {

@@ -24,15 +24,19 @@ struct ApprovalStateMachine: Sendable {
     /// Ceremonies need device protocol 7 (SPEC §4.1).
     static let ceremonyMinimumProtocol = 7
 
-    /// The token header fields the flow needs.
+    /// What the flow needs from the token header and the policy.
     struct TokenInfo: Equatable, Sendable {
         var passwordRequired: Bool
+        /// The header's or the tenant's (whichever asks for it).
         var livenessRequired: Bool
+        /// Wrong passwords left before the flow gives up (the request's `attemptsMax`; checked on the device only).
+        var passwordAttemptsLeft: Int
     }
 
-    /// The face-capture step's progress.
+    /// The face-capture step's progress. The budgets are the authority's counts, updated from every report.
     struct Capture: Equatable, Sendable {
         var attemptsLeft: Int
+        var captureRetriesLeft: Int
         var lastRetryReason: FaceCaptureRetryReason?
         var livenessChallenge: LivenessChallenge?
     }
@@ -59,6 +63,8 @@ struct ApprovalStateMachine: Sendable {
         case checkLiveness(CapturedFace, challenge: LivenessChallenge?)
         /// Match the face against the opened token → `faceMatchChecked`.
         case matchFace(CapturedFace)
+        /// Report a failed face check to the authority → `attemptReported` / `authorityFailed`.
+        case reportAttempt(requestId: String, kind: AttemptKind)
         /// Fill keys, do the key operation, build and sign the delivery, re-seal the token
         /// → `completionPrepared` / `completionPreparationFailed`.
         case prepareCompletion(RequestDetails)
@@ -94,6 +100,8 @@ struct ApprovalStateMachine: Sendable {
         case awaitingFaceCapture(RequestDetails, TokenInfo, Capture)
         case checkingLiveness(RequestDetails, TokenInfo, Capture, CapturedFace)
         case matchingFace(RequestDetails, TokenInfo, Capture, CapturedFace)
+        /// `Capture` already names the retry reason and the next challenge; the counts come with the answer.
+        case reportingFailure(RequestDetails, TokenInfo, Capture, AttemptKind)
         case preparingCompletion(RequestDetails)
         case delivering(RequestDetails, PreparedResult)
         case deliveryFailed(RequestDetails, PreparedResult, DeliveryFailureStatus)
@@ -130,7 +138,7 @@ struct ApprovalStateMachine: Sendable {
         case .awaitingPassword(_, _, let error): .downloadingFaceToken(passwordRequired: true, lastPasswordError: error)
         case .openingToken(_, let info): .downloadingFaceToken(passwordRequired: info.passwordRequired, lastPasswordError: nil)
         case .awaitingFaceCapture(let details, _, let capture): .awaitingFaceCapture(details, capture)
-        case .checkingLiveness, .matchingFace, .preparingCompletion: .verifying
+        case .checkingLiveness, .matchingFace, .reportingFailure, .preparingCompletion: .verifying
         case .delivering: .deliveringResult
         case .deliveryFailed(_, _, let status): .deliveryFailed(status: status)
         case .postingResult: .postingResult
@@ -220,8 +228,8 @@ struct ApprovalStateMachine: Sendable {
             return .none
         case .downloadingToken(let details), .awaitingPassword(let details, _, _), .openingToken(let details, _),
             .awaitingFaceCapture(let details, _, _), .checkingLiveness(let details, _, _, _), .matchingFace(let details, _, _, _),
-            .preparingCompletion(let details), .delivering(let details, _), .postingResult(let details, _),
-            .postingResultFailed(let details, _, _):
+            .reportingFailure(let details, _, _, _), .preparingCompletion(let details), .delivering(let details, _),
+            .postingResult(let details, _), .postingResultFailed(let details, _, _):
             state = .failed(.cancelled)
             return .abort(requestId: details.requestId, reason: .userCancelled)
         }
@@ -272,6 +280,11 @@ struct ApprovalStateMachine: Sendable {
                 state = .failed(.upgradeRequired)
                 return .none
             }
+            // A budget spent already (the tenant lowered it meanwhile): give up, and say so.
+            if let exhausted = Self.exhaustion(attemptsLeft: details.attemptsLeft, captureRetriesLeft: details.captureRetriesLeft) {
+                state = .failed(exhausted.failure)
+                return .abort(requestId: details.requestId, reason: exhausted.abort)
+            }
             state = .downloadingToken(details)
             return .downloadFaceToken(requestId: details.requestId)
         case .succeeded, .failed:
@@ -284,7 +297,9 @@ struct ApprovalStateMachine: Sendable {
     mutating func faceTokenDownloaded(passwordRequired: Bool, livenessRequired: Bool) -> Action {
         switch state {
         case .downloadingToken(let details):
-            let info = TokenInfo(passwordRequired: passwordRequired, livenessRequired: livenessRequired)
+            // The stricter of the header and the tenant's current policy.
+            let info = TokenInfo(passwordRequired: passwordRequired, livenessRequired: livenessRequired || details.livenessRequired,
+                                 passwordAttemptsLeft: details.attemptsMax)
             if passwordRequired {
                 state = .awaitingPassword(details, info, lastError: nil)
                 return .none
@@ -303,7 +318,8 @@ struct ApprovalStateMachine: Sendable {
         switch state {
         case .openingToken(let details, let info):
             let capture = Capture(
-                attemptsLeft: details.attemptsMax,
+                attemptsLeft: details.attemptsLeft,
+                captureRetriesLeft: details.captureRetriesLeft,
                 lastRetryReason: nil,
                 livenessChallenge: info.livenessRequired ? challenge : nil
             )
@@ -321,6 +337,11 @@ struct ApprovalStateMachine: Sendable {
         case .openingToken(let details, var info):
             switch error {
             case .wrongPassword where info.passwordRequired:
+                info.passwordAttemptsLeft -= 1
+                if info.passwordAttemptsLeft <= 0 {
+                    state = .failed(.passwordAttemptsExhausted)
+                    return .abort(requestId: details.requestId, reason: .passwordAttemptsExhausted)
+                }
                 state = .awaitingPassword(details, info, lastError: .incorrect)
             case .passwordRequired:
                 // The header said no password; the token says otherwise. Ask for it.
@@ -346,11 +367,11 @@ struct ApprovalStateMachine: Sendable {
                 state = .matchingFace(details, info, progress, capture)
                 return .matchFace(capture)
             case .retry(let reason):
-                // A liveness or capture-quality failure never spends a face-mismatch attempt.
+                // A liveness or capture-quality failure never spends a face-mismatch attempt; it has its own budget.
                 progress.lastRetryReason = reason
                 progress.livenessChallenge = nextChallenge
-                state = .awaitingFaceCapture(details, info, progress)
-                return .none
+                state = .reportingFailure(details, info, progress, .captureRetry)
+                return .reportAttempt(requestId: details.requestId, kind: .captureRetry)
             }
         case .succeeded, .failed:
             return .none
@@ -368,22 +389,37 @@ struct ApprovalStateMachine: Sendable {
                 state = .preparingCompletion(details)
                 return .prepareCompletion(details)
             case .retry(let reason):
-                if reason.spendsAttempt {
-                    progress.attemptsLeft -= 1
-                    if progress.attemptsLeft <= 0 {
-                        state = .failed(.attemptsExhausted)
-                        return .abort(requestId: details.requestId, reason: .attemptsExhausted)
-                    }
-                }
+                // The authority counts every failure; its answer decides whether the user may capture again.
+                let kind: AttemptKind = reason.spendsAttempt ? .faceMismatch : .captureRetry
                 progress.lastRetryReason = reason
                 progress.livenessChallenge = info.livenessRequired ? nextChallenge : nil
-                state = .awaitingFaceCapture(details, info, progress)
-                return .none
+                state = .reportingFailure(details, info, progress, kind)
+                return .reportAttempt(requestId: details.requestId, kind: kind)
             }
         case .succeeded, .failed:
             return .none
         default:
             preconditionFailure("faceMatchChecked in state \(state)")
+        }
+    }
+
+    /// The authority counted the failure: what the request has left. A spent budget means the authority has
+    /// already denied the request, so no abort is needed.
+    mutating func attemptReported(_ remaining: RemainingAttempts) -> Action {
+        switch state {
+        case .reportingFailure(let details, let info, var progress, _):
+            progress.attemptsLeft = remaining.attemptsLeft
+            progress.captureRetriesLeft = remaining.captureRetriesLeft
+            if let exhausted = Self.exhaustion(attemptsLeft: remaining.attemptsLeft, captureRetriesLeft: remaining.captureRetriesLeft) {
+                state = .failed(exhausted.failure)
+                return .none
+            }
+            state = .awaitingFaceCapture(details, info, progress)
+            return .none
+        case .succeeded, .failed:
+            return .none
+        default:
+            preconditionFailure("attemptReported in state \(state)")
         }
     }
 
@@ -455,9 +491,25 @@ struct ApprovalStateMachine: Sendable {
         }
     }
 
-    /// An authority call (details, token download or completion) failed.
+    /// An authority call (details, token download, failure report or completion) failed.
     mutating func authorityFailed(_ failure: AuthorityFailure) -> Action {
         switch state {
+        case .reportingFailure(let details, let info, var progress, let kind):
+            guard case .transient = failure else {
+                state = .failed(Self.failureReason(for: failure))
+                return .none
+            }
+            // The report did not arrive: count on the device, and tell the authority with an abort when spent.
+            switch kind {
+            case .faceMismatch: progress.attemptsLeft -= 1
+            case .captureRetry: progress.captureRetriesLeft -= 1
+            }
+            if let exhausted = Self.exhaustion(attemptsLeft: progress.attemptsLeft, captureRetriesLeft: progress.captureRetriesLeft) {
+                state = .failed(exhausted.failure)
+                return .abort(requestId: details.requestId, reason: exhausted.abort)
+            }
+            state = .awaitingFaceCapture(details, info, progress)
+            return .none
         case .fetchingDetails:
             switch failure {
             case .linkRefused(let refusal):
@@ -517,6 +569,13 @@ struct ApprovalStateMachine: Sendable {
                 return "ceremony without a delivery endpoint or bearer"
             }
         }
+        return nil
+    }
+
+    /// Which budget is spent, if any: the face-mismatch budget first.
+    static func exhaustion(attemptsLeft: Int, captureRetriesLeft: Int) -> (failure: FailureReason, abort: AbortReason)? {
+        if attemptsLeft <= 0 { return (.attemptsExhausted, .attemptsExhausted) }
+        if captureRetriesLeft <= 0 { return (.captureRetriesExhausted, .captureRetriesExhausted) }
         return nil
     }
 

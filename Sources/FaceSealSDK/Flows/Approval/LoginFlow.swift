@@ -95,6 +95,11 @@ public final class LoginFlow: Sendable {
     /// Ends the flow locally; the application learns when the request expires.
     public func cancel() { driver.cancel() }
 
+    /// Ends the flow and signs an abort (`user_cancelled`), so the application's token request answers `access_denied`
+    /// at once: the sign-in counterpart of `PkiCeremonyFlow.cancelCeremony()`. Prefer it for a user's "Decline".
+    /// The flow does the same by itself when the attempts or the password tries are spent.
+    public func cancelLogin() { driver.cancelCeremony() }
+
     /// Waits until the flow's background work has finished, including a fire-and-forget abort or
     /// rollback after the flow ended. For hosts that exit after a flow (the `faceseal device` CLI).
     public func waitUntilIdle() async { await driver.waitUntilIdle() }

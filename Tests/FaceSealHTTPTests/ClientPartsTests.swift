@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+@testable import FaceSealHTTP
+
+/// The client's pure parts: request checks and the response-head parser, without a network.
+@Suite struct ClientPartsTests {
+    func consume(_ head: inout ResponseHead, _ line: String) -> Bool {
+        Array(line.utf8).withUnsafeBytes { head.consume($0) }
+    }
+
+    @Test func headParserKeepsTheLastHeadAndIgnoresTrailers() {
+        var head = ResponseHead(limit: 1000)
+        for line in ["HTTP/1.1 103 Early Hints\r\n", "Link: </a>\r\n", "\r\n", "HTTP/1.1 200 OK\r\n", "A:  1 \r\n", "no colon\r\n",
+                     "B:\r\n", "\tfolded\r\n", "\r\n", "Trailer-Field: t\r\n", "\r\n"] {
+            #expect(consume(&head, line))
+        }
+        #expect(head.headers == HTTPHeaders([("A", "1"), ("B", " folded")]))
+    }
+
+    @Test func headParserCountsEveryByteAgainstTheLimit() {
+        var head = ResponseHead(limit: 20)
+        #expect(consume(&head, "HTTP/1.1 200 OK\r\n"))
+        #expect(consume(&head, "A: 1\r\n") == false)
+        var exact = ResponseHead(limit: 23)
+        #expect(consume(&exact, "HTTP/1.1 200 OK\r\n") && consume(&exact, "A: 1\r\n"))
+    }
+
+    @Test func timeoutsBecomeWholeMillisecondsWithinLibcurlsRange() {
+        #expect(CurlRequest.milliseconds(.seconds(30)) == 30_000)
+        #expect(CurlRequest.milliseconds(.microseconds(1500)) == 2)
+        #expect(CurlRequest.milliseconds(.zero) == 1)
+        #expect(CurlRequest.milliseconds(.seconds(-5)) == 1)
+        #expect(CurlRequest.milliseconds(.seconds(Int64.max)) == Int(Int32.max))
+    }
+
+    @Test func framingHeadersAreDroppedAndDefaultsSwitchedOff() throws {
+        let url = try #require(URL(string: "http://[::1]:8080/p?q=1"))
+        let request = try CurlRequest(HTTPClientRequest(method: .post, url: url, headers: ["transfer-encoding": "chunked", "X-A": " v "]),
+                                      configuration: .init(maxResponseBodySize: -1))
+        #expect(request.headerLines == ["X-A: v", "Expect:", "Content-Type:"])
+        #expect(request.body == [])
+        #expect(request.address == "[::1]:8080")
+        #expect(request.maxBodySize == 0)
+        let get = try CurlRequest(HTTPClientRequest(url: url), configuration: .init())
+        #expect(get.body == nil)
+        #expect(get.headerLines == ["Expect:"])
+    }
+}
