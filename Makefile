@@ -4,7 +4,7 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 export FACESEAL_CACHE ?= $(HOME)/.cache/faceseal
 
-.PHONY: setup build release test demo fuzz bench-crypto bench-face bench-wait ct-check clean
+.PHONY: setup build release test demo fuzz bench-crypto bench-face bench-wait bench-authority chaos ct-check clean
 
 ## setup: install what is missing (Debian packages, PyPI face models and test images). Idempotent.
 setup:
@@ -41,6 +41,17 @@ bench-face: release
 ## bench-wait: CPU of clients waiting 30 s on a silent server (FaceSeal's HTTPClient, the ping client, curl).
 bench-wait: release
 	.build/release/faceseal bench wait
+
+## bench-authority: full sign-in ceremonies/s, per-step p50/p99, CPU and memory on SQLite and PostgreSQL, beside the
+## HTTP ceilings (docs/PERFORMANCE.md). BENCH_ARGS are passed on, e.g. BENCH_ARGS="--seconds 30 --pending 10000".
+bench-authority: release
+	@bash scripts/bench-authority.sh $(BENCH_ARGS)
+
+## chaos: the authority killed with SIGKILL 50 times during ceremonies, on SQLite and PostgreSQL; prints
+## `chaos db=… kills=… ceremonies=… lost=0 duplicated=0` (`faceseal bench chaos`; CHAOS_ARGS passed on).
+chaos: release
+	@.build/release/faceseal bench chaos --database sqlite $(CHAOS_ARGS)
+	@bash scripts/with-postgres.sh .build/release/faceseal bench chaos --database postgres $(CHAOS_ARGS)
 
 clean:
 	rm -rf .build

@@ -209,6 +209,7 @@ enum Serve {
                                   keys: try AuthorityKeys(derivingFrom: masterKey))
         do {
             try await authority.prepareSigningKeys()
+            await authority.wakeOnLinksQueuedElsewhere()
             if let adminKey = try await authority.bootstrapAdminKey() {
                 let path = dataDirectory.appendingPathComponent("admin-api-key").path
                 try writeSecretFile(adminKey, to: path)
@@ -283,7 +284,7 @@ final class RouterSlot: Sendable {
 }
 
 /// SIGINT and SIGTERM, caught from creation on (their default action is disabled) and awaited once.
-private final class TerminationSignal: Sendable {
+final class TerminationSignal: Sendable {
     private enum State {
         case waiting(CheckedContinuation<Void, Never>?)
         case fired

@@ -249,6 +249,8 @@ struct RegistrationStateMachine: Sendable {
     mutating func faceTokenDownloaded(passwordRequired: Bool, livenessRequired: Bool) -> Action {
         switch state {
         case .downloadingToken(let link, let details):
+            // The stricter of the token header and the tenant's current policy, as for an approval.
+            let livenessRequired = livenessRequired || details.livenessRequired
             if passwordRequired {
                 state = .awaitingTokenPassword(link, details, livenessRequired: livenessRequired, lastError: nil)
                 return .none
@@ -420,6 +422,10 @@ struct RegistrationStateMachine: Sendable {
             return .withdrawEnrolment(requestId: details.requestId, keys)
         case .upgradeRequired:
             state = .failed(.upgradeRequired)
+            return .discardDeviceKeys(keys.ids)
+        case .signing(let error):
+            // Nothing was sent (the prompt and the signatures come first); the code keeps its meaning (SPEC §6.1).
+            state = .failed(.userPresence(error.code))
             return .discardDeviceKeys(keys.ids)
         default:
             state = .failed(.enrolmentFailed(String(describing: failure)))
