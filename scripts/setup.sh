@@ -5,7 +5,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 
 packages=(
   pkgconf libssl-dev libsqlite3-dev libpq-dev postgresql libmicrohttpd-dev
-  libopenblas-dev libjpeg62-turbo-dev libpng-dev libcurl4-openssl-dev ca-certificates openssl curl python3-venv gcc libc6-dev
+  libopenblas-dev libopenblas0-serial libjpeg62-turbo-dev libpng-dev libcurl4-openssl-dev ca-certificates openssl curl python3-venv gcc libc6-dev
 )
 missing=()
 for p in "${packages[@]}"; do

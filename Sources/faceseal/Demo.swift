@@ -202,7 +202,7 @@ final class DemoRun: Sendable {
         let session = try await DeviceSession.open(
             directory: root.appendingPathComponent("device").path, authority: issuer, presence: .scripted, deviceName: "demo-device",
             faceEngine: engine, say: deviceSay)
-        let enrolCapture = try engine.capture(images: enrolPhotos)
+        let enrolCapture = try engine.capture(images: enrolPhotos, policy: .enrolment)
         let key = try await session.enrol(link: Array(link.utf8), capture: enrolCapture, password: nil)
         line("  enrolled: key \(key.id) for \(key.email) at \(key.appLabel)")
 
