@@ -13,53 +13,30 @@ public enum SQLiteSynchronous: String, Sendable {
     case full = "FULL"
 }
 
-/// SQLite through its C library in WAL mode: one writer connection and `readerCount` read-only ones, each used from
-/// a serial dispatch queue of its own (so a busy wait or an fsync blocks that queue's thread, never Swift's cooperative
-/// pool). Writes go to the writer, started with `BEGIN IMMEDIATE` so that several processes on one file queue on the
-/// busy timeout instead of failing mid-transaction. Reads go to the readers in turn: WAL readers see the last
-/// committed state and never wait for the writer, so reads no longer queue behind every write on one thread
-/// (`make bench-authority`: that one queue was the authority's limit). Prepared statements are cached per connection.
+/// SQLite through its C library: one connection in WAL mode, used from one serial dispatch queue (so a
+/// busy wait or an fsync blocks that queue's thread, never Swift's cooperative pool), write transactions
+/// started with `BEGIN IMMEDIATE` so that several processes on one file queue on the busy timeout
+/// instead of failing mid-transaction. Prepared statements are cached per connection.
 final class SQLiteDatabase: SQLDatabase {
-    /// A connection and the queue that serialises its use; the mutex, never contended, lets the compiler check that.
-    private final class Lane: Sendable {
-        let connection: Mutex<SQLiteConnection?>
-        let queue: DispatchQueue
-
-        init(_ connection: sending SQLiteConnection, label: String) {
-            self.connection = Mutex(connection)
-            queue = DispatchQueue(label: label)
-        }
-    }
-
-    /// Read-only connections beside the writer (an in-memory database has none: another connection would not see it).
-    static let readerCount = 2
-
     let dialect = SQLDialect.sqlite
-    private let writer: Lane
-    private let readers: [Lane]
-    private let nextReader = Atomic<Int>(0)
+    /// The queue serialises all use; the mutex, never contended, lets the compiler check that.
+    private let connection: Mutex<SQLiteConnection?>
+    private let queue = DispatchQueue(label: "faceseal.store.sqlite")
 
     init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous) throws {
-        writer = Lane(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous),
-                      label: "faceseal.store.sqlite")
-        let shared = path != ":memory:" && !path.hasPrefix("file:")
-        readers = try (0..<(shared ? Self.readerCount : 0)).map { index in
-            Lane(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous, readOnly: true),
-                 label: "faceseal.store.sqlite.read\(index)")
-        }
+        connection = Mutex(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous))
     }
 
     func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
-        let lane = readOnly && !readers.isEmpty ? readers[nextReader.add(1, ordering: .relaxed).newValue % readers.count] : writer
-        return try await withCheckedThrowingContinuation { continuation in
-            lane.queue.async {
-                continuation.resume(with: Result { try Self.runTransaction(on: lane, readOnly: readOnly, body) })
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try self.runTransaction(readOnly: readOnly, body) })
             }
         }
     }
 
-    private static func runTransaction<T: Sendable>(on lane: Lane, readOnly: Bool, _ body: (any SQLTransaction) throws -> T) throws -> T {
-        try lane.connection.withLock { slot -> T in
+    private func runTransaction<T: Sendable>(readOnly: Bool, _ body: (any SQLTransaction) throws -> T) throws -> T {
+        try connection.withLock { slot -> T in
             guard let connection = slot else { throw SQLError.unavailable("the SQLite store is closed") }
             try connection.execute(readOnly ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE", [])
             do {
@@ -75,11 +52,10 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     func executeStandalone(_ sql: String) async throws {
-        let writer = self.writer
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            writer.queue.async {
+            queue.async {
                 continuation.resume(with: Result {
-                    try writer.connection.withLock { slot in
+                    try self.connection.withLock { slot in
                         guard let connection = slot else { throw SQLError.unavailable("the SQLite store is closed") }
                         try connection.execute(sql, [])
                     }
@@ -94,12 +70,10 @@ final class SQLiteDatabase: SQLDatabase {
     func observeOutbox(_ handler: @escaping @Sendable (String) -> Void) async {}
 
     func close() async {
-        for lane in readers + [writer] {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                lane.queue.async {
-                    lane.connection.withLock { $0 = nil }
-                    continuation.resume()
-                }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async {
+                self.connection.withLock { $0 = nil }
+                continuation.resume()
             }
         }
     }
@@ -115,11 +89,10 @@ final class SQLiteConnection: SQLTransaction {
     private static let constraintForeignKey: Int32 = 787 // SQLITE_CONSTRAINT_FOREIGNKEY
     private static let preparePersistent: UInt32 = 0x01 // SQLITE_PREPARE_PERSISTENT
 
-    /// Opens `path`; a `readOnly` connection (opened after the writer created the file) cannot write at all.
-    init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous, readOnly: Bool = false) throws {
+    init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous) throws {
         var handle: OpaquePointer?
         // NOMUTEX: the Swift mutex around the connection already serialises every use.
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
