@@ -25,10 +25,7 @@ extension Authority {
         guard let authReqID = form["auth_req_id"], !authReqID.isEmpty else {
             throw CIBAFailure(.invalidRequest, "auth_req_id is required")
         }
-        // A browser sign-in's request is redeemed only with its code and verifier.
-        guard Self.isPlausibleIdentifier(authReqID), !authReqID.hasPrefix(WebPaths.signInIDPrefix) else {
-            throw CIBAFailure(.invalidGrant, "auth_req_id is unknown")
-        }
+        guard Self.isPlausibleIdentifier(authReqID) else { throw CIBAFailure(.invalidGrant, "auth_req_id is unknown") }
         let outcome: PollOutcome
         do {
             outcome = try await store.recordPoll(authReqID: authReqID, clientID: client.application.clientID)
@@ -52,6 +49,8 @@ extension Authority {
                 throw CIBAFailure(.staleToken, "the token was rotated by another completion; start a new request")
             case .completed:
                 guard request.idToken == nil else { throw CIBAFailure(.invalidGrant, "auth_req_id was already redeemed") }
+                // A browser sign-in's request is redeemed only with its code and verifier.
+                guard try await !isBrowserSignIn(authReqID) else { throw CIBAFailure(.invalidGrant, "auth_req_id is unknown") }
                 return try await issueTokens(for: request, application: client.application)
             }
         }
@@ -80,6 +79,15 @@ extension Authority {
         let request = try await store.request(authReqID: signIn.id)
         guard request.state == .completed, request.idToken == nil else { throw invalid }
         return try await issueTokens(for: request, application: application, nonce: signIn.nonce)
+    }
+
+    private func isBrowserSignIn(_ id: String) async throws -> Bool {
+        do {
+            _ = try await store.browserSignIn(id: id)
+            return true
+        } catch AuthorityStoreError.notFound {
+            return false
+        }
     }
 
     /// Signs the ID token, stores it (the first of concurrent redemptions wins; the others get `invalid_grant`) and

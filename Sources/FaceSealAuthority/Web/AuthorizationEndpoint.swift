@@ -9,8 +9,8 @@ public enum WebPaths {
     public static func status(_ id: String) -> String { "\(CIBAPaths.authorize)/\(id)/status" }
     /// Where the page goes once the sign-in is over: a redirect to the application.
     public static func `continue`(_ id: String) -> String { "\(CIBAPaths.authorize)/\(id)/continue" }
-    /// The prefix of every browser sign-in id (`.` is not base64url, so no CIBA `auth_req_id` has it).
-    public static let signInIDPrefix = "web."
+    /// The prefix of every browser sign-in id (ids stay base64url characters: devices put them in a path segment).
+    public static let signInIDPrefix = "ws_"
 }
 
 /// Why the sign-in page cannot go on: an error page for the browser, never a redirect.

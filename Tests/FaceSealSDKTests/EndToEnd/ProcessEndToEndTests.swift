@@ -205,7 +205,7 @@ struct ProcessEndToEndTests {
 }
 
 /// The management API over HTTP with the bootstrap admin key.
-private struct Management {
+struct Management {
     let baseURL: String
     let apiKey: String
 
