@@ -80,3 +80,21 @@ for L in (2,1):
     out+=dsa_table("fs_mldsa_zetas_fwd%d"%L,L,False)
     out+=dsa_table("fs_mldsa_zetas_inv%d"%L,L,True)
 print(out)
+
+# Rejection-sampling compaction tables (rej_avx2.c): for each 8-bit accept mask, the accepted lanes first.
+out = "static const uint8_t fs_rej_kem_shuffle[256][16] __attribute__((aligned(16))) = {\n"
+for m in range(256):
+    idx = []
+    for j in range(8):
+        if m >> j & 1:
+            idx += [2 * j, 2 * j + 1]
+    idx += [0xFF] * (16 - len(idx))
+    out += "    {" + ", ".join(str(v) for v in idx) + "},\n"
+out += "};\n"
+out += "static const uint8_t fs_rej_dsa_permute[256][8] __attribute__((aligned(8))) = {\n"
+for m in range(256):
+    idx = [j for j in range(8) if m >> j & 1]
+    idx += [0] * (8 - len(idx))
+    out += "    {" + ", ".join(str(v) for v in idx) + "},\n"
+out += "};\n"
+print(out)

@@ -27,11 +27,12 @@ enum BenchCrypto {
         var opensslModule: String?
         var pythonLibrary: String?
         var batches = 9
-        /// Only the rows whose name contains this (for profiling one operation, e.g. under callgrind).
+        /// Only the rows whose name contains this, and (`--profile`) only FaceSeal's side: for profiling one operation.
         var only: String?
+        var profile = false
     }
 
-    static let usage = "usage: faceseal bench crypto [--all] [--peer DIR] [--openssl MODULE --python-library LIB] [--batches N (≥ 1, default 9)] [--only TEXT]"
+    static let usage = "usage: faceseal bench crypto [--all] [--peer DIR] [--openssl MODULE --python-library LIB] [--batches N (≥ 1, default 9)] [--only TEXT] [--profile]"
 
     static func run(_ arguments: [String]) async -> Int32 {
         let options: Options
@@ -100,7 +101,8 @@ enum BenchCrypto {
         for set in dsaSets {
             table += try BenchMLDSA.operations(set, peer: mldsa, openssl: evp, includeReusedKeys: set == MLDSA65.parameters)
         }
-        return table.filter { options.only.map($0.name.contains) ?? true }.map { $0.withPortableColumn() }
+        let rows = table.filter { options.only.map($0.name.contains) ?? true }
+        return options.profile ? rows.map { BenchOperation(name: $0.name, faceSeal: $0.faceSeal, peers: []) } : rows.map { $0.withPortableColumn() }
     }
 
     struct UsageError: Error {
@@ -129,6 +131,8 @@ enum BenchCrypto {
             case "--python-library":
                 guard let path = value(argument) else { return .failure(UsageError(message: "--python-library needs a path")) }
                 options.pythonLibrary = path
+            case "--profile":
+                options.profile = true
             case "--only":
                 guard let text = value(argument) else { return .failure(UsageError(message: "--only needs a row name")) }
                 options.only = text

@@ -40,7 +40,9 @@ enum RPRequest {
                 throw RPOptions.Failure(message: "sign needs --data or --data-file")
             }
         }
-        guard let timeout = Int(options["timeout"] ?? "600"), timeout > 0 else { throw RPOptions.Failure(message: "--timeout must be positive") }
+        guard let timeout = Int(options["timeout"] ?? "600"), (1...86_400).contains(timeout) else {
+            throw RPOptions.Failure(message: "--timeout must be 1…86400 seconds")
+        }
         let stateDirectory = options["state-dir"] ?? "faceseal-rp"
         let controlURL = RPControlFile.url(stateDirectory: stateDirectory)
         guard let controlData = FileManager.default.contents(atPath: controlURL.path),

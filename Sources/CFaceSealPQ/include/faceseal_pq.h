@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/// Zeroes n bytes at p; a compiler barrier keeps the stores although the memory is about to die.
+void fs_pq_wipe(void *p, size_t n);
+
 /// 0: portable only; 1: AVX2 kernels usable; 2: AVX2 kernels plus AVX-512VL Keccak.
 int fs_pq_cpu_level(void);
 
@@ -26,7 +29,16 @@ void fs_mlkem_invntt(int16_t *r);
 /// MLKEMPoly.mulCache(b_j): MLKEMPoly.basemulAccumulate over j, then reduceAccumulator.
 void fs_mlkem_basemul_sum(int16_t *r, const int16_t *a, const int16_t *b, const int16_t *cache, int k);
 
+/// SampleNTT's rejection step over public XOF output: appends the 12-bit candidates < q of `bytes`
+/// (`length` a multiple of 3) to r from index `count`, up to 256; returns the new count
+/// (MLKEMPoly.rejectionSample).
+int fs_mlkem_rej_uniform(int16_t *r, int count, const uint8_t *bytes, int length);
+
 // ML-DSA (FIPS 204), 256 int32 coefficients, same bounds as MLDSAField.swift.
+
+/// RejNTTPoly's rejection step over public XOF output: appends the 23-bit candidates < q
+/// (MLDSASampling.rejectUniform).
+int fs_mldsa_rej_uniform(int32_t *r, int count, const uint8_t *bytes, int length);
 
 /// Forward NTT in place (MLDSAField.ntt).
 void fs_mldsa_ntt(int32_t *a);

@@ -61,6 +61,26 @@ struct KeccakX4 {
         }
     }
 
+    /// Rejection sampling of `lanes` (≤ 4) polynomials from the four output streams, after `absorb`:
+    /// `firstBlocks` blocks into `output` (four streams of that many blocks), then one block at a time
+    /// while some lane has fewer than 256 coefficients. `sample(lane, filled, bytes, length)` appends the
+    /// accepted candidates among `length` bytes to that lane's polynomial and returns its new count.
+    mutating func sampleUntilFull(
+        lanes: Int, firstBlocks: Int, output: UnsafeMutablePointer<UInt8>,
+        _ sample: (_ lane: Int, _ filled: Int, _ bytes: UnsafePointer<UInt8>, _ length: Int) -> Int
+    ) {
+        let stride = firstBlocks * rate
+        squeeze(blocks: firstBlocks, into: output, stride: stride)
+        var counts = SIMD4<Int>(repeating: 256)
+        for lane in 0..<lanes { counts[lane] = sample(lane, 0, output + stride * lane, stride) }
+        while counts.min() < 256 {
+            squeeze(blocks: 1, into: output, stride: stride)
+            for lane in 0..<lanes where counts[lane] < 256 {
+                counts[lane] = sample(lane, counts[lane], output + stride * lane, rate)
+            }
+        }
+    }
+
     private func permute() {
         if level == .portable {
             withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 25) { buffer in

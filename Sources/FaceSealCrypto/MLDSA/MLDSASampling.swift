@@ -1,3 +1,5 @@
+import CFaceSealPQ
+
 /// The pseudorandom samplers of FIPS 204 §7.3 (RejNTTPoly, RejBoundedPoly, ExpandA, ExpandS, ExpandMask,
 /// SampleInBall) and the SHAKE256 helper H.
 enum MLDSASampling {
@@ -19,7 +21,7 @@ enum MLDSASampling {
     ) {
         let rate = KeccakSponge.shake128Rate
         // Five SHAKE128 blocks hold 280 candidates; fewer than 256 survive with probability < 2^-40.
-        let firstBlocks = 5, outStride = 5 * rate
+        let firstBlocks = 5, outStride = firstBlocks * rate
         let entries = k * l
         withUnsafeTemporaryAllocation(byteCount: 4 * 34 + 4 * outStride, alignment: 8) { scratch in
             let input = scratch.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -35,20 +37,11 @@ enum MLDSASampling {
                 }
                 KeccakX4.with(rate: rate, level: level) { sponge in
                     sponge.absorb(input, stride: 34, count: 34)
-                    sponge.squeeze(blocks: firstBlocks, into: output, stride: outStride)
-                    var counts = SIMD4<Int>(repeating: 256)
-                    for lane in 0..<lanes {
-                        counts[lane] = rejectUniform(
-                            matrix + 256 * (batch + lane), filled: 0,
-                            stream: UnsafeRawBufferPointer(start: output + outStride * lane, count: firstBlocks * rate))
-                    }
-                    while counts.min() < 256 {
-                        sponge.squeeze(blocks: 1, into: output, stride: outStride)
-                        for lane in 0..<lanes where counts[lane] < 256 {
-                            counts[lane] = rejectUniform(
-                                matrix + 256 * (batch + lane), filled: counts[lane],
-                                stream: UnsafeRawBufferPointer(start: output + outStride * lane, count: rate))
-                        }
+                    sponge.sampleUntilFull(lanes: lanes, firstBlocks: firstBlocks, output: output) {
+                        lane, filled, bytes, length in
+                        rejectUniform(
+                            matrix + 256 * (batch + lane), filled: filled,
+                            stream: UnsafeRawBufferPointer(start: bytes, count: length), level)
                     }
                 }
             }
@@ -57,9 +50,13 @@ enum MLDSASampling {
 
     /// Parses 3-byte candidates < q into `polynomial[filled...]`; returns the new count.
     @inline(__always)
-    private static func rejectUniform(
-        _ polynomial: UnsafeMutablePointer<Int32>, filled: Int, stream: UnsafeRawBufferPointer
+    static func rejectUniform(
+        _ polynomial: UnsafeMutablePointer<Int32>, filled: Int, stream: UnsafeRawBufferPointer, _ level: PQKernels.Level
     ) -> Int {
+        guard level == .portable else {
+            return Int(fs_mldsa_rej_uniform(
+                polynomial, Int32(filled), stream.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(stream.count)))
+        }
         var count = filled
         var position = 0
         let bytes = stream.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -88,29 +85,14 @@ enum MLDSASampling {
             let output = input + 4 * 66
             for batch in stride(from: 0, to: count, by: 4) {
                 let lanes = min(4, count - batch)
-                for lane in 0..<4 {
-                    let nonce = firstNonce + batch + min(lane, lanes - 1)
-                    let seed = input + 66 * lane
-                    UnsafeMutableRawPointer(seed).copyMemory(from: rhoPrime.baseAddress!, byteCount: 64)
-                    seed[64] = UInt8(truncatingIfNeeded: nonce)
-                    seed[65] = UInt8(truncatingIfNeeded: nonce >> 8)
-                }
+                writeSeeds(input, seed: rhoPrime, firstNonce: firstNonce + batch, lanes: lanes)
                 KeccakX4.with(rate: rate, level: level) { sponge in
                     sponge.absorb(input, stride: 66, count: 66)
-                    sponge.squeeze(blocks: firstBlocks, into: output, stride: outStride)
-                    var counts = SIMD4<Int>(repeating: 256)
-                    for lane in 0..<lanes {
-                        counts[lane] = rejectBounded(
-                            vector + 256 * (batch + lane), filled: 0, eta: eta,
-                            stream: UnsafeRawBufferPointer(start: output + outStride * lane, count: firstBlocks * rate))
-                    }
-                    while counts.min() < 256 {
-                        sponge.squeeze(blocks: 1, into: output, stride: outStride)
-                        for lane in 0..<lanes where counts[lane] < 256 {
-                            counts[lane] = rejectBounded(
-                                vector + 256 * (batch + lane), filled: counts[lane], eta: eta,
-                                stream: UnsafeRawBufferPointer(start: output + outStride * lane, count: rate))
-                        }
+                    sponge.sampleUntilFull(lanes: lanes, firstBlocks: firstBlocks, output: output) {
+                        lane, filled, bytes, length in
+                        rejectBounded(
+                            vector + 256 * (batch + lane), filled: filled, eta: eta,
+                            stream: UnsafeRawBufferPointer(start: bytes, count: length))
                     }
                 }
             }
@@ -156,6 +138,20 @@ enum MLDSASampling {
         return count
     }
 
+    /// The four 66-byte XOF inputs seed ‖ nonce (two bytes, little-endian) of a batch at `input`; lanes past
+    /// `lanes` repeat the last nonce (their output is not used).
+    private static func writeSeeds(
+        _ input: UnsafeMutablePointer<UInt8>, seed: UnsafeRawBufferPointer, firstNonce: Int, lanes: Int
+    ) {
+        for lane in 0..<4 {
+            let nonce = firstNonce + min(lane, lanes - 1)
+            let bytes = input + 66 * lane
+            UnsafeMutableRawPointer(bytes).copyMemory(from: seed.baseAddress!, byteCount: 64)
+            bytes[64] = UInt8(truncatingIfNeeded: nonce)
+            bytes[65] = UInt8(truncatingIfNeeded: nonce >> 8)
+        }
+    }
+
     /// ExpandMask (Alg. 34): y[r] = BitUnpack(H(ρ″ ‖ (κ + r)), γ1 − 1, γ1) for r in 0..<l, four at a time.
     static func expandMask(
         rhoPrimePrime: UnsafeRawBufferPointer, kappa: Int, parameters: MLDSAParameters,
@@ -169,13 +165,7 @@ enum MLDSASampling {
             let output = input + 4 * 66
             for batch in stride(from: 0, to: l, by: 4) {
                 let lanes = min(4, l - batch)
-                for lane in 0..<4 {
-                    let nonce = kappa + batch + min(lane, lanes - 1)
-                    let seed = input + 66 * lane
-                    UnsafeMutableRawPointer(seed).copyMemory(from: rhoPrimePrime.baseAddress!, byteCount: 64)
-                    seed[64] = UInt8(truncatingIfNeeded: nonce)
-                    seed[65] = UInt8(truncatingIfNeeded: nonce >> 8)
-                }
+                writeSeeds(input, seed: rhoPrimePrime, firstNonce: kappa + batch, lanes: lanes)
                 KeccakX4.with(rate: rate, level: level) { sponge in
                     sponge.absorb(input, stride: 66, count: 66)
                     sponge.squeeze(blocks: blocks, into: output, stride: outStride)

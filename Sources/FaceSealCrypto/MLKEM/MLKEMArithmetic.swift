@@ -207,6 +207,15 @@ enum MLKEMPoly {
         if level == .portable { inverseNTT(r) } else { fs_mlkem_invntt(r) }
     }
 
+    /// SampleNTT's rejection step on the given kernel level (`rejectionSample` in MLKEMEncoding.swift).
+    @inline(__always)
+    static func rejectionSample(
+        _ bytes: UnsafePointer<UInt8>, length: Int, into r: UnsafeMutablePointer<Int16>, count: Int, _ level: PQKernels.Level
+    ) -> Int {
+        guard level == .portable else { return Int(fs_mlkem_rej_uniform(r, Int32(count), bytes, Int32(length))) }
+        return rejectionSample(bytes, length: length, into: r, count: count)
+    }
+
     /// r = Σ_{j<k} a_j ∘ b_j, reduced (k polynomials each at a and b, `cache` from `mulCache` of each b_j).
     @inline(__always)
     static func basemulSum(

@@ -1,12 +1,13 @@
-import CShims
+import CFaceSealPQ
 
 /// Wiping of the ML-KEM scratch memory (stack buffers that held secrets).
 enum MLKEMMemory {
-    /// Overwrites `count` bytes with zeros in a way the optimiser may not remove as a dead store.
+    /// Overwrites `count` bytes with zeros in a way the optimiser may not remove as a dead store
+    /// (`memset` behind a compiler barrier: vector stores, where a byte-wise cleanse cost 4 % of a decapsulation).
     @inline(__always)
     static func wipe(_ pointer: UnsafeMutableRawPointer, count: Int) {
         guard count > 0 else { return }
-        fs_secure_zero(pointer, count)
+        fs_pq_wipe(pointer, count)
     }
 
     /// Wipes a whole buffer.

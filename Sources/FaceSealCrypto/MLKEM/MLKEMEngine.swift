@@ -72,7 +72,7 @@ enum MLKEMEngine {
     static func sampleMatrix(rho: UnsafePointer<UInt8>, k: Int, transposed: Bool, scratch s: Scratch) {
         let rate = KeccakSponge.shake128Rate
         // Three blocks give 336 candidates for 256 slots; more are needed with probability < 2^-20.
-        let firstBlocks = 3, outStride = 3 * rate
+        let firstBlocks = 3
         let entries = k * k
         for batch in stride(from: 0, to: entries, by: 4) {
             let lanes = min(4, entries - batch)
@@ -86,20 +86,10 @@ enum MLKEMEngine {
             }
             KeccakX4.with(rate: rate, level: s.level) { sponge in
                 sponge.absorb(s.xofIn, stride: 34, count: 34)
-                sponge.squeeze(blocks: firstBlocks, into: s.xofOut, stride: outStride)
-                var counts = SIMD4<Int>(repeating: 256)
-                for lane in 0..<lanes {
-                    counts[lane] = MLKEMPoly.rejectionSample(
-                        s.xofOut + outStride * lane, length: firstBlocks * rate,
-                        into: s.matrix + 256 * (batch + lane), count: 0)
-                }
-                while counts.min() < 256 {
-                    sponge.squeeze(blocks: 1, into: s.xofOut, stride: outStride)
-                    for lane in 0..<lanes where counts[lane] < 256 {
-                        counts[lane] = MLKEMPoly.rejectionSample(
-                            s.xofOut + outStride * lane, length: rate,
-                            into: s.matrix + 256 * (batch + lane), count: counts[lane])
-                    }
+                sponge.sampleUntilFull(lanes: lanes, firstBlocks: firstBlocks, output: s.xofOut) {
+                    lane, filled, bytes, length in
+                    MLKEMPoly.rejectionSample(
+                        bytes, length: length, into: s.matrix + 256 * (batch + lane), count: filled, s.level)
                 }
             }
         }

@@ -137,3 +137,114 @@ struct DeviceBoundaryTests {
         }
     }
 }
+
+@Suite("Device API: the authority owns the policy and counts the attempts")
+struct DevicePolicyTests {
+    @Test("a rotated header equals the stored one but for gen: no loosened liveness or threshold, no other field changed",
+          arguments: StoreBackend.underTest)
+    func theRotatedHeaderCannotLoosenThePolicy(backend: StoreBackend) async throws {
+        try await withAuthority(backend) { harness in
+            try await seedDeviceWorld(harness)
+            let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
+            try await createPendingRequest(harness, "req-1", kind: .login)
+            let download = try await downloadToken(device, "req-1")
+            let tokenBefore = try await harness.store.faceToken(subject: "user-1")
+            let changes: [(String, (inout FaceTokenHeader) -> Void)] = [
+                ("liveness off", { $0.livenessRequired = false }),
+                ("threshold 1.99", { $0.threshold = 1.99 }),
+                ("another token id", { $0.tid = "tok_other" }),
+                ("another creation time", { $0.createdAt += 1 }),
+                ("scrypt parameters added", { $0.scrypt = TestDevice.testScrypt }),
+            ]
+            for (name, change) in changes {
+                let completion = try TestDevice.completion(rid: "req-1", from: download, receipt: nil, adjust: change)
+                let answer = try await device.post(DevicePaths.completion("req-1"), completion)
+                #expect(answer.status == 400 && answer.error == .invalidRequest, "\(name)")
+            }
+            #expect(try await harness.store.faceToken(subject: "user-1") == tokenBefore)
+            #expect(try await harness.store.request(authReqID: "req-1").state == .pending)
+            let unchanged = try TestDevice.completion(rid: "req-1", from: download, receipt: nil)
+            #expect(try await device.post(DevicePaths.completion("req-1"), unchanged).status == 200)
+        }
+    }
+
+    @Test("a stricter tenant policy reaches the request details and must be carried into the rotated header",
+          arguments: StoreBackend.underTest)
+    func aStricterPolicyIsCarriedIntoTheToken(backend: StoreBackend) async throws {
+        try await withAuthority(backend) { harness in
+            try await seedDeviceWorld(harness)
+            let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
+            // The test token says liveness on, threshold 0.5; the tenant now asks for 0.45.
+            _ = try await harness.store.updateTenantPolicy(tenantID: "acme", policy: TenantPolicy(matchThreshold: 0.45))
+            try await createPendingRequest(harness, "req-1", kind: .login)
+            let details = try await device.send(.get, DevicePaths.request("req-1")).decode(RequestDetails.self)
+            #expect(details.matchThreshold == 0.45 && details.livenessRequired)
+            let download = try await downloadToken(device, "req-1")
+            let kept = try TestDevice.completion(rid: "req-1", from: download, receipt: nil)
+            expectDeviceError(try await device.post(DevicePaths.completion("req-1"), kept), .invalidRequest)
+            let tightened = try TestDevice.completion(rid: "req-1", from: download, receipt: nil) { $0.threshold = 0.45 }
+            #expect(try await device.post(DevicePaths.completion("req-1"), tightened).status == 200)
+            let stored = try FaceTokenHeader.decode(try await harness.store.faceToken(subject: "user-1").headerJSON)
+            #expect(stored.threshold == 0.45 && stored.gen == 2)
+
+            // A looser policy later changes nothing: the token keeps the stricter value.
+            _ = try await harness.store.updateTenantPolicy(tenantID: "acme", policy: TenantPolicy(livenessRequired: false, matchThreshold: 0.6))
+            try await createPendingRequest(harness, "req-2", kind: .login)
+            let next = try await downloadToken(device, "req-2")
+            let loosened = try TestDevice.completion(rid: "req-2", from: next, receipt: nil) { $0.threshold = 0.6; $0.livenessRequired = false }
+            expectDeviceError(try await device.post(DevicePaths.completion("req-2"), loosened), .invalidRequest)
+            #expect(try await device.post(DevicePaths.completion("req-2"), try TestDevice.completion(rid: "req-2", from: next, receipt: nil)).status == 200)
+        }
+    }
+
+    @Test("face-check failures are reported by the downloading key and counted; the last denies at once, for a new flow too",
+          arguments: StoreBackend.underTest)
+    func theAuthorityCountsTheAttempts(backend: StoreBackend) async throws {
+        try await withAuthority(backend) { harness in
+            try await seedDeviceWorld(harness, policy: TenantPolicy(attemptsMax: 2, captureRetriesMax: 3))
+            try await TestApplication.register(harness)
+            let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
+            let (other, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
+            let rid = try await TestApplication.start(harness, ceremony: false)
+            let mismatch = AttemptReport(rid: rid, kind: .faceMismatch)
+            // Before a download, or from a key that did not download, a report is refused and counts nothing.
+            expectDeviceError(try await device.post(DevicePaths.attempts(rid), mismatch), .invalidRequest)
+            _ = try await downloadToken(device, rid)
+            expectDeviceError(try await other.post(DevicePaths.attempts(rid), mismatch), .invalidRequest)
+            expectDeviceError(try await device.post(DevicePaths.attempts(rid), mismatch, as: .ambient), .userPresenceRequired)
+
+            let retry = try await device.post(DevicePaths.attempts(rid), AttemptReport(rid: rid, kind: .captureRetry))
+            #expect(try retry.decode(AttemptsRemaining.self) == AttemptsRemaining(rid: rid, attemptsLeft: 2, captureRetriesLeft: 2))
+            let first = try await device.post(DevicePaths.attempts(rid), mismatch)
+            #expect(try first.decode(AttemptsRemaining.self).attemptsLeft == 1)
+            // A new flow on the same link reads what is left.
+            let details = try await device.send(.get, DevicePaths.request(rid)).decode(RequestDetails.self)
+            #expect(details.attemptsLeft == 1 && details.captureRetriesLeft == 2 && details.captureRetriesMax == 3)
+            #expect(try await TestApplication.token(harness, rid).error == "authorization_pending")
+
+            let last = try await device.post(DevicePaths.attempts(rid), mismatch)
+            #expect(try last.decode(AttemptsRemaining.self).attemptsLeft == 0)
+            // Denied at once, with no abort from the device.
+            let token = try await TestApplication.tokenError(harness, rid)
+            #expect(token?.error == .accessDenied && token?.errorDescription == "attempts_exhausted")
+            expectDeviceError(try await device.post(DevicePaths.attempts(rid), mismatch), .requestNotPending)
+        }
+    }
+
+    @Test("liveness and capture-quality failures spend their own budget and deny with capture_retries_exhausted",
+          arguments: StoreBackend.underTest)
+    func theCaptureRetryBudget(backend: StoreBackend) async throws {
+        try await withAuthority(backend) { harness in
+            try await seedDeviceWorld(harness, policy: TenantPolicy(captureRetriesMax: 2))
+            try await TestApplication.register(harness)
+            let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
+            let rid = try await TestApplication.start(harness, ceremony: false)
+            _ = try await downloadToken(device, rid)
+            let report = AttemptReport(rid: rid, kind: .captureRetry)
+            #expect(try await device.post(DevicePaths.attempts(rid), report).decode(AttemptsRemaining.self).captureRetriesLeft == 1)
+            #expect(try await device.post(DevicePaths.attempts(rid), report).decode(AttemptsRemaining.self).captureRetriesLeft == 0)
+            let token = try await TestApplication.tokenError(harness, rid)
+            #expect(token?.error == .accessDenied && token?.errorDescription == "capture_retries_exhausted")
+        }
+    }
+}

@@ -31,6 +31,14 @@ struct TestApplication {
         return try BackchannelAuthenticationResponse.decode(response.body).authReqId
     }
 
+    /// One token request's error answer (nil for a success).
+    static func tokenError(_ harness: AuthorityHarness, _ authReqID: String) async throws -> OAuthErrorResponse? {
+        let response = try await harness.client.send(.form(url: harness.url(CIBAPaths.token), form: form([
+            ("grant_type", CIBANames.grantType), ("auth_req_id", authReqID),
+        ])))
+        return response.status.code == 200 ? nil : try OAuthErrorResponse.decode(response.body)
+    }
+
     /// One token request: the error code, or the ID token.
     static func token(_ harness: AuthorityHarness, _ authReqID: String) async throws -> (error: String?, idToken: String?) {
         let response = try await harness.client.send(.form(url: harness.url(CIBAPaths.token), form: form([

@@ -21,15 +21,21 @@ struct ManagementTenantTests {
             let list = try await admin.expect(200, .get, "/tenants")
             #expect(list["tenants"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["acme", "beta"])
 
+            #expect(created["policy"]?["match_threshold"]?.doubleValue == 0.52)
+            #expect(created["policy"]?["capture_retries_max"]?.integerValue == 10)
             let updated = try await admin.expect(200, .patch, "/tenants/acme/policy", body: """
                 {"liveness_required":false,"one_device_per_user":true,"request_lifetime_seconds":600,
-                 "password_policy":{"mode":"required","minimum_length":10},"key_algorithms":["ML-DSA-65","ML-KEM-768"]}
+                 "password_policy":{"mode":"required","minimum_length":10},"key_algorithms":["ML-DSA-65","ML-KEM-768"],
+                 "match_threshold":0.4500004,"capture_retries_max":4}
                 """)
             #expect(updated["policy"]?["attempts_max"]?.integerValue == 5)
             let stored = try await admin.harness.store.tenant(id: "acme").policy
-            #expect(stored == TenantPolicy(keyAlgorithms: ["ML-DSA-65", "ML-KEM-768"], attemptsMax: 5, livenessRequired: false,
+            // The threshold is kept to millionths, as stored.
+            #expect(stored == TenantPolicy(keyAlgorithms: ["ML-DSA-65", "ML-KEM-768"], attemptsMax: 5, captureRetriesMax: 4,
+                                           livenessRequired: false, matchThreshold: 0.45,
                                            passwordPolicy: PasswordPolicy(mode: .required, minimumLength: 10),
                                            oneDevicePerUser: true, requestLifetimeSeconds: 600))
+            #expect(updated["policy"]?["match_threshold"]?.doubleValue == 0.45)
 
             try await admin.expectError(409, "conflict", .post, "/tenants", body: #"{"id":"acme","name":"again"}"#)
             try await admin.expectError(404, "not_found", .get, "/tenants/ghost")
@@ -46,6 +52,12 @@ struct ManagementTenantTests {
                 (#"{"attempts_max":11}"#, "invalid_field"),
                 (#"{"attempts_max":0}"#, "invalid_field"),
                 (#"{"attempts_max":3.5}"#, "invalid_request"),
+                (#"{"capture_retries_max":0}"#, "invalid_field"),
+                (#"{"capture_retries_max":101}"#, "invalid_field"),
+                (#"{"match_threshold":0.05}"#, "invalid_field"),
+                (#"{"match_threshold":2}"#, "invalid_field"),
+                (#"{"match_threshold":1e400}"#, "invalid_request"),
+                (#"{"match_threshold":"0.5"}"#, "invalid_request"),
                 (#"{"request_lifetime_seconds":29}"#, "invalid_field"),
                 (#"{"request_lifetime_seconds":3601}"#, "invalid_field"),
                 (#"{"key_algorithms":["ML-DSA-65","RSA"]}"#, "invalid_field"),

@@ -139,3 +139,42 @@ import Testing
         }
     }
 }
+
+extension PQKernelTests {
+    /// Both rejection samplers on random XOF-like output, from every starting count, with buffers that
+    /// reject often (high bits set) and rarely, of every length the samplers are called with.
+    @Test(arguments: vectorLevels)
+    func rejectionSamplingMatches(level: PQKernels.Level) {
+        var random = Generator(state: 6)
+        for trial in 0..<400 {
+            let bytes = (0..<840).map { _ in
+                UInt8(truncatingIfNeeded: random.next()) | (trial % 3 == 0 ? 0xF0 : 0)
+            }
+            let start = Int(random.next() % 256)
+            bytes.withUnsafeBufferPointer { buffer in
+                let base = buffer.baseAddress!
+                for length in [168, 504] {
+                    var portable = [Int16](repeating: -1, count: 256), vector = portable
+                    let a = portable.withUnsafeMutableBufferPointer {
+                        MLKEMPoly.rejectionSample(base, length: length, into: $0.baseAddress!, count: start, .portable)
+                    }
+                    let b = vector.withUnsafeMutableBufferPointer {
+                        MLKEMPoly.rejectionSample(base, length: length, into: $0.baseAddress!, count: start, level)
+                    }
+                    #expect(a == b && portable[start..<a] == vector[start..<b], "ML-KEM, start \(start), length \(length)")
+                }
+                for length in [168, 840] {
+                    var portable = [Int32](repeating: -1, count: 256), vector = portable
+                    let stream = UnsafeRawBufferPointer(start: base, count: length)
+                    let a = portable.withUnsafeMutableBufferPointer {
+                        MLDSASampling.rejectUniform($0.baseAddress!, filled: start, stream: stream, .portable)
+                    }
+                    let b = vector.withUnsafeMutableBufferPointer {
+                        MLDSASampling.rejectUniform($0.baseAddress!, filled: start, stream: stream, level)
+                    }
+                    #expect(a == b && portable[start..<a] == vector[start..<b], "ML-DSA, start \(start), length \(length)")
+                }
+            }
+        }
+    }
+}

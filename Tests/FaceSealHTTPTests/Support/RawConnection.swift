@@ -92,7 +92,8 @@ final class RawConnection: Sendable {
             return pending
         }
         let separator = Array("\r\n\r\n".utf8)
-        var headEnd: Int?
+        // A pipelined response may already be complete in what the last read left over.
+        var headEnd = buffer.firstRange(of: separator)?.upperBound
         while headEnd == nil {
             try readMore(into: &buffer)
             headEnd = buffer.firstRange(of: separator)?.upperBound

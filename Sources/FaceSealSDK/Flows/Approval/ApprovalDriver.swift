@@ -16,6 +16,8 @@ final class ApprovalDriver: Sendable {
         var presentSigner: (any DeviceRequestSigner)?
         /// The tenant's current match threshold (from the request details).
         var policyThreshold = Float(MatchPolicy.defaultThreshold)
+        /// What the one presence prompt of the approval says (names the application).
+        var promptReason = "Approve the request"
         var envelope: FaceTokenEnvelope?
         var opened: (any OpenedFaceToken)?
         var nextCapture = 0
@@ -154,6 +156,7 @@ final class ApprovalDriver: Sendable {
                 session.withLock {
                     $0.record = record
                     $0.policyThreshold = Float(details.matchThreshold)
+                    $0.promptReason = "Approve the request from \(details.rpLabel)"
                 }
                 send { $0.requestDetailsReceived(details) }
                 return
@@ -301,9 +304,10 @@ final class ApprovalDriver: Sendable {
 
     /// The approval's user-present signer: the user is asked once, at the token download, and the same signer
     /// serves every later signed call of this approval.
-    private func presentSigner(_ record: KeyRecord, reason: String = "Approve the request") async throws(AuthorityFailure) -> any DeviceRequestSigner {
-        if let held = session.withLock({ $0.presentSigner }) { return held }
-        let signer = try await ring.userPresentSigner(record, reason: reason)
+    private func presentSigner(_ record: KeyRecord, reason: String? = nil) async throws(AuthorityFailure) -> any DeviceRequestSigner {
+        let (held, prompt) = session.withLock { ($0.presentSigner, $0.promptReason) }
+        if let held { return held }
+        let signer = try await ring.userPresentSigner(record, reason: reason ?? prompt)
         session.withLock { $0.presentSigner = signer }
         return signer
     }
