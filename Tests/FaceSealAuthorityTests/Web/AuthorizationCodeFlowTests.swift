@@ -280,7 +280,9 @@ struct AuthorizationCodeFlowTests {
             var browser = TestBrowser(harness: harness)
             _ = try await browser.open()
             let rid = try browser.signInID
-            for cookie in [nil, "wrong", browser.cookie.map { String($0.dropLast()) + "A" }] {
+            let real = try #require(browser.cookie)
+            let altered = String(real.dropLast()) + (real.hasSuffix("A") ? "B" : "A")
+            for cookie in [nil, "wrong", altered] {
                 #expect(try await browser.get(WebPaths.status(rid), cookie: cookie).status == .notFound)
                 #expect(try await browser.get(WebPaths.continue(rid), cookie: cookie).status == .notFound)
             }
