@@ -42,6 +42,8 @@ let package = Package(
         .target(
             name: "FaceSealAuthority",
             dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealHTTP", "CSQLite", "CLibPQ", "CQREncode", "CShims"],
+            // The pages' static files, compiled in as byte arrays (`PackageResources`).
+            resources: [.embedInCode("Web/Assets")],
             swiftSettings: swiftSettings
         ),
         .target(name: "FaceSealSDK", dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealFace", "FaceSealHTTP"], swiftSettings: swiftSettings),

@@ -34,7 +34,8 @@ extension Authority {
     /// The cookie that ties a sign-in to the browser that opened it (path-scoped to that sign-in).
     static let signInCookie = "faceseal_signin"
 
-    /// Installs `/authorize` (GET and POST, OIDC Core §3.1.2.1), the page's status and continue routes and the assets.
+    /// Installs `/authorize` (GET and POST, OIDC Core §3.1.2.1), the page's status and continue routes, the assets and
+    /// the console.
     func installWebRoutes(into router: inout Router) {
         router.get(CIBAPaths.authorize) { [self] request in await authorize(request.query) }
         router.post(CIBAPaths.authorize) { [self] request in
@@ -46,10 +47,8 @@ extension Authority {
         }
         router.get("\(CIBAPaths.authorize)/:sid/status") { [self] request in try await signInStatus(request) }
         router.get("\(CIBAPaths.authorize)/:sid/continue") { [self] request in try await continueSignIn(request) }
-        router.get(WebAssets.stylesheetPath) { _ in WebAssets.response(WebAssets.stylesheet, contentType: "text/css; charset=utf-8") }
-        router.get(WebAssets.signInScriptPath) { _ in
-            WebAssets.response(WebAssets.signInScript, contentType: "text/javascript; charset=utf-8")
-        }
+        WebAssets.install(into: &router)
+        installConsoleRoutes(into: &router)
     }
 
     /// `/authorize`: checks the request, stores a browser sign-in and answers its page (with the browser cookie). A

@@ -45,4 +45,40 @@ struct WebPartsTests {
             #expect(try await admin.harness.store.application(clientID: clientID).redirectURIs.isEmpty)
         }
     }
+
+    @Test("the console is one static page under the strict policy, its key kept in memory; its QR route takes bounded UTF-8 only")
+    func consoleRoutes() async throws {
+        try await withAuthority(.sqlite) { harness in
+            func send(_ method: HTTPMethod, _ path: String, _ body: [UInt8] = []) async throws -> HTTPClientResponse {
+                try await harness.client.send(HTTPClientRequest(method: method, url: harness.url(path), body: body))
+            }
+            let page = try await send(.get, "/console/")
+            #expect(page.status == .ok)
+            let policy = try #require(page.headers["Content-Security-Policy"])
+            for directive in ["default-src 'none'", "script-src 'self'", "img-src 'self' data: blob:", "frame-ancestors 'none'", "form-action 'none'"] {
+                #expect(policy.contains(directive), "\(directive)")
+            }
+            let html = String(decoding: page.body, as: UTF8.self)
+            #expect(html.contains(#"<script src="/console/console.js" defer></script>"#))
+            #expect(!html.contains("<script>") && !html.contains("onclick=") && !html.contains("style="))
+            let redirect = try await send(.get, "/console")
+            #expect(redirect.status == .movedPermanently && redirect.headers["Location"] == "/console/")
+
+            let script = try await send(.get, "/console/console.js")
+            #expect(script.headers["Content-Type"] == "text/javascript; charset=utf-8")
+            let code = String(decoding: script.body, as: UTF8.self)
+            // The key stays in the tab's memory and data is only ever text in the page.
+            for forbidden in ["localStorage", "sessionStorage", "document.cookie", "innerHTML", "eval("] {
+                #expect(!code.contains(forbidden), "\(forbidden)")
+            }
+            #expect(code.contains(#""Authorization": "Bearer " + apiKey"#))
+
+            let qr = try await send(.post, "/console/qr", Array("https://127.0.0.1/l/abc".utf8))
+            #expect(qr.status == .ok && qr.headers["Content-Type"] == "image/svg+xml")
+            #expect(String(decoding: qr.body, as: UTF8.self).hasPrefix("<svg"))
+            for body in [[], [0xFF, 0xFE], Array(repeating: UInt8(ascii: "x"), count: QRCode.maxBytes + 1)] as [[UInt8]] {
+                #expect(try await send(.post, "/console/qr", body).status == .badRequest)
+            }
+        }
+    }
 }

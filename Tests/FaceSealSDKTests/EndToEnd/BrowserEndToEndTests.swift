@@ -187,4 +187,81 @@ struct BrowserEndToEndTests {
         #expect((claims["amr"] as? [String])?.contains("face") == true)
         #expect(claims["nonce"] as? String != nil)
     }
+
+    @Test("(c) the console: sign in, create an application, add and invite a user, see the device after enrolment, revoke it, see the audit entry",
+          .enabled(if: ready, "needs Debian chromium + chromium-driver and the face assets (make setup)"), .timeLimit(.minutes(10)))
+    func console() async throws {
+        let binary = try await ProcessEndToEndTests.binary()
+        let photos = try ProcessEndToEndTests.photos("John_Salley")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-console-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let dataDir = root.appendingPathComponent("authority").path
+        let serve = try ChildProcess.start(binary, ["serve", "--data-dir", dataDir, "--port", "0"])
+        defer {
+            serve.stop()
+            try? FileManager.default.removeItem(at: root)
+        }
+        let listening = try await serve.line(containing: "faceseal: listening on ", within: .seconds(60))
+        let issuer = String(listening.split(separator: " ").last ?? "")
+        let adminKey = try String(contentsOfFile: dataDir + "/admin-api-key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        // The tenant with still-photo policy; everything after this goes through the console.
+        _ = try await Management(baseURL: issuer, apiKey: adminKey).send(.post, "/tenants", [
+            "id": "acme", "name": "Acme", "policy": ["liveness_required": false, "password_policy": ["mode": "none"]] as [String: Any],
+        ])
+
+        let browser = try await WebDriver.start(profile: root.appendingPathComponent("chromium"), artefacts: Self.artefacts)
+        do {
+            try await browser.open(issuer + "/console/")
+            try await browser.screenshot("c1-console-sign-in")
+            try await browser.type("#api-key", adminKey)
+            try await browser.click("#signin-button")
+            #expect(try await browser.text("#tenant-list").contains("Acme"))
+            #expect(!(try await browser.currentURL).contains(adminKey), "the key never enters a URL")
+            try await browser.screenshot("c2-console-tenants")
+
+            try await browser.click("nav button[data-view=applications]")
+            try await browser.type("#new-app-label", "Console App")
+            try await browser.type("#new-app-redirects", "https://console-app.example/callback")
+            try await browser.click("#create-application")
+            let clientID = try await browser.text("#shown-client-id")
+            #expect(try await browser.text("#shown-secret").count == 43)
+            _ = try await browser.element("#application-list tr[data-label='Console App']")
+            try await browser.screenshot("c3-console-application")
+
+            try await browser.click("nav button[data-view=users]")
+            try await browser.type("#new-user-email", "grace@example.com")
+            try await browser.click("#create-user")
+            _ = try await browser.element("#user-list tr[data-email='grace@example.com']")
+
+            try await browser.click("nav button[data-view=invitations]")
+            try await browser.type("#invite-email", "grace@example.com")
+            try await browser.click("#create-invitation")
+            let link = try await browser.attribute("#invitation-link", "href")
+            #expect(link.hasPrefix(issuer + "/l/"))
+            _ = try await browser.element("#invitation-qr[src^='blob:']")
+            try await browser.screenshot("c4-console-invitation")
+
+            let enrol = try ChildProcess.start(binary, ["device", "--state-dir", root.appendingPathComponent("device").path, "enrol",
+                                                        "--link", link, "--faces"] + photos.prefix(3))
+            #expect(try await enrol.exit(within: .seconds(240)) == 0, "enrol: \(enrol.output)\n\(enrol.errors)")
+
+            try await browser.click("nav button[data-view=devices]")
+            let active = try await browser.text("#device-list tr[data-status=active]")
+            #expect(active.contains(clientID) && active.contains("active"), "\(active)")
+            try await browser.screenshot("c5-console-device")
+            try await browser.click("#device-list tr[data-status=active] button.revoke")
+            _ = try await browser.element("#device-list tr[data-status=revoked]")
+            try await browser.screenshot("c6-console-revoked")
+
+            try await browser.click("nav button[data-view=audit]")
+            _ = try await browser.element("#audit-list td[data-kind='device.revoked']")
+            #expect(try await browser.text("#audit-list").contains("application.created"))
+            try await browser.screenshot("c7-console-audit")
+        } catch {
+            try? await browser.screenshot("c-failure")
+            await browser.quit()
+            throw error
+        }
+        await browser.quit()
+    }
 }
