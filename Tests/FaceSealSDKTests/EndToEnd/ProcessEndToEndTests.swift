@@ -337,9 +337,9 @@ final class ChildProcess: Sendable {
         return status
     }
 
-    /// SIGTERM, if still running.
-    func stop() {
-        if state.withLock({ $0.terminationStatus == nil }) { kill(pid, SIGTERM) }
+    /// `signal` (SIGTERM unless told), if still running.
+    func stop(_ signal: Int32 = SIGTERM) {
+        if state.withLock({ $0.terminationStatus == nil }) { kill(pid, signal) }
     }
 
     /// The value of `work`, or nil when `limit` passes first (a watchdog, so a hung child fails the test rather than

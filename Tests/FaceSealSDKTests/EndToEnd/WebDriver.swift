@@ -27,6 +27,15 @@ struct WebDriver {
         try #require(FileManager.default.isExecutableFile(atPath: chromium), "install Debian's chromium (make setup)")
         try #require(FileManager.default.isExecutableFile(atPath: chromedriver), "install Debian's chromium-driver (make setup)")
         let driver = try ChildProcess.start(chromedriver, ["--port=0"])
+        do {
+            return try await session(of: driver, profile: profile, artefacts: artefacts, implicitWait: implicitWait)
+        } catch {
+            driver.stop(SIGKILL)
+            throw error
+        }
+    }
+
+    private static func session(of driver: ChildProcess, profile: URL, artefacts: URL, implicitWait: Duration) async throws -> WebDriver {
         let started = try await driver.line(containing: "started successfully on port ", within: .seconds(30))
         let port = try #require(started.split(separator: " ").last.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: ".")) })
         let base = "http://127.0.0.1:\(port)"
@@ -103,9 +112,11 @@ struct WebDriver {
         try png.write(to: artefacts.appendingPathComponent(name + ".png"))
     }
 
-    /// Ends the session and the driver.
+    /// Ends the session (and so Chromium) and the driver. chromedriver ignores SIGTERM: its own `/shutdown` ends it,
+    /// SIGKILL if that fails, so no driver outlives the test (it would keep the test process's descriptors open).
     func quit() async {
         _ = try? await command(.delete, "/session/\(session)")
-        driver.stop()
+        if let url = URL(string: base + "/shutdown") { _ = try? await client.send(HTTPClientRequest(url: url, timeout: .seconds(10))) }
+        if (try? await driver.exit(within: .seconds(30))) != 0 { driver.stop(SIGKILL) }
     }
 }
