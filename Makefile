@@ -4,7 +4,7 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 export FACESEAL_CACHE ?= $(HOME)/.cache/faceseal
 
-.PHONY: setup build release test demo fuzz bench-crypto bench-face bench-wait ct-check clean
+.PHONY: setup build release test demo fuzz bench-crypto bench-face bench-wait bench-authority ct-check clean
 
 ## setup: install what is missing (Debian packages, PyPI face models and test images). Idempotent.
 setup:
@@ -41,6 +41,11 @@ bench-face: release
 ## bench-wait: CPU of clients waiting 30 s on a silent server (FaceSeal's HTTPClient, the ping client, curl).
 bench-wait: release
 	.build/release/faceseal bench wait
+
+## bench-authority: full sign-in ceremonies/s, per-step p50/p99, CPU and memory on SQLite and PostgreSQL, beside the
+## HTTP ceilings (docs/PERFORMANCE.md). BENCH_ARGS are passed on, e.g. BENCH_ARGS="--seconds 30 --pending 10000".
+bench-authority: release
+	@bash scripts/bench-authority.sh $(BENCH_ARGS)
 
 clean:
 	rm -rf .build

@@ -6,7 +6,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 packages=(
   pkgconf libssl-dev libsqlite3-dev libpq-dev postgresql libmicrohttpd-dev
   libopenblas-dev libjpeg62-turbo-dev libpng-dev libcurl4-openssl-dev libqrencode-dev ca-certificates openssl curl python3-venv
-  chromium chromium-driver
+  gcc libc6-dev chromium chromium-driver
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -44,6 +44,8 @@ public final class Authority: Sendable {
     let idTokenKeys = IDTokenKeyLoader()
     /// The parsed JWKS of `private_key_jwt` clients.
     let clientKeySets = ClientKeySets()
+    /// The parsed keys of device keys.
+    let devicePublicKeys = DevicePublicKeys()
     /// Sends ping callbacks to applications (CIBA ping mode).
     let notificationClient = HTTPClient(configuration: HTTPClient.Configuration(maxResponseBodySize: 64 * 1024))
 

@@ -91,10 +91,10 @@ enum BenchWait {
         let ownPath = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         let own = ["bench", "wait", "--url", url, "--seconds", seconds, "--role"]
         let children = [
-            ("faceseal HTTPClient (libcurl)", try Child(ownPath, own + ["client"])),
-            ("authority ping client", try Child(ownPath, own + ["ping"])),
-            ("faceseal, no request (baseline)", try Child(ownPath, own + ["idle"])),
-            ("\(peerVersion(options.peer)) (the command)", try Child(options.peer, ["-s", "-o", "/dev/null", "-m", seconds, url])),
+            ("faceseal HTTPClient (libcurl)", try BenchChild(ownPath, own + ["client"])),
+            ("authority ping client", try BenchChild(ownPath, own + ["ping"])),
+            ("faceseal, no request (baseline)", try BenchChild(ownPath, own + ["idle"])),
+            ("\(peerVersion(options.peer)) (the command)", try BenchChild(options.peer, ["-s", "-o", "/dev/null", "-m", seconds, url])),
         ]
         // Reaping blocks: on a thread of its own, never on the pool the server's handlers run on.
         let results = await withCheckedContinuation { continuation in
@@ -129,7 +129,7 @@ enum BenchWait {
     }
 
     private static func peerVersion(_ path: String) -> String {
-        guard let child = try? Child(path, ["--version"]) else { return "curl" }
+        guard let child = try? BenchChild(path, ["--version"]) else { return "curl" }
         let words = child.wait().output.split(separator: " ")
         return words.count >= 2 ? "\(words[0]) \(words[1])" : "curl"
     }
@@ -220,58 +220,5 @@ enum ProcessCPU {
 
     static func seconds(_ usage: rusage) -> Double {
         Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-    }
-}
-
-/// A child started with `posix_spawn`, standard output and error on pipes, reaped with `wait4` for its rusage.
-private struct Child: Sendable {
-    struct Result: Sendable {
-        var status: Int32
-        var cpu: Double
-        var wall: Double
-        var voluntarySwitches: Int
-        var output: String
-        var errors: String
-    }
-
-    let pid: pid_t
-    let started = ContinuousClock.now
-    private let output: FileHandle
-    private let errors: FileHandle
-
-    init(_ binary: String, _ arguments: [String]) throws {
-        var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
-        guard pipe(&out) == 0, pipe(&err) == 0 else { throw BenchWaitError("pipe failed") }
-        for descriptor in out + err { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_adddup2(&actions, out[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, err[1], 2)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([binary] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid = pid_t()
-        let status = posix_spawn(&pid, binary, &actions, nil, argv, envp)
-        posix_spawn_file_actions_destroy(&actions)
-        close(out[1])
-        close(err[1])
-        output = FileHandle(fileDescriptor: out[0], closeOnDealloc: true)
-        errors = FileHandle(fileDescriptor: err[0], closeOnDealloc: true)
-        guard status == 0 else { throw BenchWaitError("cannot start \(binary): \(String(cString: strerror(status)))") }
-        self.pid = pid
-    }
-
-    /// Reads the child's output to its end, then reaps it.
-    func wait() -> Result {
-        let text = String(decoding: output.readDataToEndOfFile(), as: UTF8.self)
-        let problems = String(decoding: errors.readDataToEndOfFile(), as: UTF8.self)
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-        let elapsed = ContinuousClock.now - started
-        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return Result(status: code, cpu: ProcessCPU.seconds(usage), wall: wall, voluntarySwitches: usage.ru_nvcsw,
-                      output: text, errors: problems.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 }

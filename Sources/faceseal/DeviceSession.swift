@@ -229,11 +229,11 @@ final class DeviceSession: Sendable {
                 submitted = true
                 say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
                 flow.submitFaceCapture(captureSession: capture.session)
-            case .postingResultFailed(let reason, true) where retries < 2:
+            case .postingResultFailed(let reason) where reason.isRetryable && retries < 2:
                 retries += 1
                 say("retry: the completion failed (\(reason)); posting it again")
                 flow.retry()
-            case .postingResultFailed(let reason, _):
+            case .postingResultFailed(let reason):
                 flow.cancel()
                 throw .refused("the completion failed: \(reason)")
             case .succeeded(let label, _):
@@ -288,11 +288,11 @@ final class DeviceSession: Sendable {
                 flow.cancelCeremony()
                 await flow.waitUntilIdle()
                 throw .refused("the application did not accept the delivery: \(status)")
-            case .postingResultFailed(let reason, true) where retries < 2:
+            case .postingResultFailed(let reason) where reason.isRetryable && retries < 2:
                 retries += 1
                 say("retry: the completion failed (\(reason)); posting it again")
                 flow.retry()
-            case .postingResultFailed(let reason, _):
+            case .postingResultFailed(let reason):
                 flow.cancelCeremony()
                 await flow.waitUntilIdle()
                 throw .refused("the completion failed: \(reason)")

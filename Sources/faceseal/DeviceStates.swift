@@ -26,7 +26,7 @@ enum DeviceStates {
             "awaitingFaceCapture(kind: login, rp: \(quoted(rp))\(binding.map { ", binding: \(quoted($0))" } ?? ""), expires: \(time(expires)), attemptsLeft: \(attempts)\(retry(reason))\(liveness(challenge)))"
         case .verifying: "verifying"
         case .postingResult: "postingResult"
-        case .postingResultFailed(let reason, let retryable): "postingResultFailed(reason: \(reason), retryable: \(retryable))"
+        case .postingResultFailed(let reason): "postingResultFailed(reason: \(reason), retryable: \(reason.isRetryable))"
         case .succeeded(let rp, let timestamp): "succeeded(rp: \(quoted(rp)), at: \(time(Int64(timestamp.timeIntervalSince1970))))"
         case .failed(let reason): "failed(reason: \(reason))"
         }
@@ -42,7 +42,7 @@ enum DeviceStates {
         case .deliveringResult: "deliveringResult"
         case .deliveryFailed(let status): "deliveryFailed(status: \(status))"
         case .postingResult: "postingResult"
-        case .postingResultFailed(let reason, let retryable): "postingResultFailed(reason: \(reason), retryable: \(retryable))"
+        case .postingResultFailed(let reason): "postingResultFailed(reason: \(reason), retryable: \(reason.isRetryable))"
         case .succeeded(let rp, let kind, let timestamp):
             "succeeded(rp: \(quoted(rp)), kind: \(kind), at: \(time(Int64(timestamp.timeIntervalSince1970))))"
         case .failed(let reason): "failed(reason: \(reason))"

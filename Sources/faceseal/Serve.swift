@@ -283,7 +283,7 @@ final class RouterSlot: Sendable {
 }
 
 /// SIGINT and SIGTERM, caught from creation on (their default action is disabled) and awaited once.
-private final class TerminationSignal: Sendable {
+final class TerminationSignal: Sendable {
     private enum State {
         case waiting(CheckedContinuation<Void, Never>?)
         case fired

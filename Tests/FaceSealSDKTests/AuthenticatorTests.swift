@@ -12,7 +12,9 @@ import Testing
         let authn = try await h.open()
         #expect(authn.keys == [kept.key])
         #expect(authn.currentKey == kept.key)
-        #expect(throws: AuthnRuntimeError.UnknownKey("key-1")) { try authn.startRevocationFlow(keyId: "key-1") }
+        #expect(authn.unusableKeys == [wiped.key])
+        #expect(throws: AuthnRuntimeError.UnknownKey("key-3")) { try authn.startRevocationFlow(keyId: "key-3") }
+        _ = try authn.startRevocationFlow(keyId: "key-1")
     }
 
     @Test func openAfterAReinstallClearsSurvivingRecordsAndKeys() async throws {

@@ -79,7 +79,7 @@ extension Authority {
         } catch let limited as RateLimited {
             throw DeviceFailure.rateLimited(limited)
         }
-        let publicKey = try Self.p256PublicKey(storedJWK: key.publicKeyJWK)
+        let publicKey = try devicePublicKeys.key(keyID: key.keyID, storedJWK: key.publicKeyJWK)
         do {
             _ = try unverified.verify(with: publicKey, method: request.method.rawValue, path: Self.signedPath(of: request),
                                       body: request.body, now: now)
@@ -131,15 +131,6 @@ extension Authority {
     /// What the device signed as `path`: the path as sent, with its query string.
     static func signedPath(of request: HTTPRequest) -> String {
         request.rawQuery.map { request.path + "?" + $0 } ?? request.path
-    }
-
-    /// The P-256 key of a stored JWK. A stored key that does not parse is the authority's fault, not the device's.
-    static func p256PublicKey(storedJWK: String) throws -> P256.Signing.PublicKey {
-        guard let jwk = try? JWK(json: Array(storedJWK.utf8)), case .p256(let x, let y) = jwk.material,
-              let key = try? P256.Signing.PublicKey(x: x, y: y) else {
-            throw DeviceFailure(.serverError, "stored device key unreadable")
-        }
-        return key
     }
 
     /// The signed answer to a device request.

@@ -12,7 +12,8 @@ public final class Authenticator: Sendable {
     }
 
     /// Opens the vault and reconciles it before any key is shown: clears records that survived a
-    /// reinstall, finishes or rolls back an interrupted rotation, and deletes retired keys.
+    /// reinstall, finishes or rolls back an interrupted rotation, and deletes retired keys. A key the authority
+    /// turns out to have ended is removed, audited, and its notice kept for the next ``syncBranding()``.
     public static func open(environment: AuthenticatorEnvironment) async throws(AuthnRuntimeError) -> Authenticator {
         let vault = environment.vault
         let store = KeyRecordStore(vault: vault, sealer: environment.recordSealer)
@@ -23,11 +24,22 @@ public final class Authenticator: Sendable {
         } catch {
             throw .vault(error)
         }
+        // The activity file is a record of what happened, never a reason not to open: an unreadable one starts anew.
+        let activityStore = ActivityStore(vault: vault, sealer: environment.recordSealer)
+        let activity: ActivityFile
+        var activityNote: String?
+        do {
+            activity = try activityStore.load(capacity: environment.auditCapacity)
+        } catch {
+            activity = ActivityFile(log: AuditLog(capacity: environment.auditCapacity))
+            activityNote = "the activity file could not be read (\(error)); it starts anew"
+        }
         let plan = VaultReconciliation.plan(
             records: stored, freshInstall: freshInstall, hasKeyMaterial: { vault.hasKeyMaterial(deviceKeyId: $0) },
             now: environment.clock.now()
         )
-        let ring = KeyRing(environment: environment, records: stored)
+        let ring = KeyRing(environment: environment, records: stored, activity: activity)
+        if let activityNote { ring.audit(.vaultReconciled, identityId: nil, note: activityNote) }
         do {
             try ring.updateRecords { $0 = plan.records }
             // Always: a first launch with no records must also be recognised as installed,
@@ -39,41 +51,21 @@ public final class Authenticator: Sendable {
         ring.deleteDeviceKeys(plan.deleteDeviceKeyIds)
         for note in plan.notes { ring.audit(.vaultReconciled, identityId: nil, note: note) }
         for keyId in plan.keyIdsToCheck {
-            await resolvePendingRotation(keyId: keyId, ring: ring)
+            _ = await ring.resolvePendingRotation(keyId: keyId)
         }
         return Authenticator(ring: ring)
     }
 
-    /// Asks the authority whether an interrupted rotation's new key was registered, then promotes
-    /// or discards it. Unreachable authority: left pending for the next `open()`.
-    private static func resolvePendingRotation(keyId: String, ring: KeyRing) async {
-        guard let record = ring.record(keyId: keyId), let pending = record.pendingRotation else { return }
-        let status: DeviceKeyStatus
-        do {
-            let signer = try ring.signer(deviceKeyId: pending.ambient.deviceKeyId, presence: nil)
-            status = ring.absorb(try await ring.environment.authority.deviceKeyStatus(keyId: keyId, signer: signer))
-        } catch {
-            ring.audit(.vaultReconciled, identityId: record.key.identityId, note: "key \(keyId): rotation still pending (\(error))")
-            return
-        }
-        let resolution = VaultReconciliation.resolve(record, newKeyStatus: status, now: ring.clock.now())
-        do {
-            try ring.updateRecords { records in
-                records.removeAll { $0.key.id == keyId }
-                if let kept = resolution.record { records.append(kept) }
-            }
-        } catch {
-            ring.audit(.vaultReconciled, identityId: record.key.identityId, note: "key \(keyId): could not store reconciliation (\(error))")
-            return
-        }
-        ring.deleteDeviceKeys(resolution.delete)
-        ring.audit(.vaultReconciled, identityId: record.key.identityId, note: "key \(keyId): interrupted rotation resolved as \(status)")
-    }
-
     // MARK: Keys
 
-    /// The usable keys: records whose hardware key was wiped are left out.
+    /// The usable keys: records whose ambient or user-present hardware key was wiped or invalidated are left out.
     public var keys: [Key] { ring.usableKeys }
+
+    /// Keys this device still holds but can no longer use as the user (SPEC §6.1): the user-present key was
+    /// invalidated by a biometric enrolment change, or a hardware key is gone. Show them as needing re-enrolment;
+    /// `startRevocationFlow(keyId:)` removes one from this device (the authority cannot be told without that key's
+    /// signature), after which the user enrols again with a new invitation.
+    public var unusableKeys: [Key] { ring.unusableKeys }
 
     /// The most recently enrolled or rotated usable key, or nil when the device holds none.
     public var currentKey: Key? { keys.max { $0.createdAt < $1.createdAt } }
@@ -107,74 +99,75 @@ public final class Authenticator: Sendable {
         return KeyRotationFlow(keys: keys, ring: ring)
     }
 
-    /// Starts the revocation of one key. Throws `UnknownKey(keyId)` for an id this device does not hold.
+    /// Starts the revocation of one key (of ``keys`` or ``unusableKeys``). Throws `UnknownKey(keyId)` for an id this
+    /// device does not hold.
     public func startRevocationFlow(keyId: String) throws(AuthnRuntimeError) -> RevocationFlow {
-        guard let key = keys.first(where: { $0.id == keyId }) else { throw .UnknownKey(keyId) }
+        guard let key = ring.record(keyId: keyId)?.key else { throw .UnknownKey(keyId) }
         return RevocationFlow(key: key, ring: ring)
     }
 
     // MARK: Branding sync
 
-    /// Refreshes the cached branding of every key and drops keys the authority revoked or terminated.
+    /// Refreshes the cached branding of every key and drops the keys the authority ended. Each key is asked about with
+    /// its own ambient key, so every identity's branding is refreshed and every dead key is reported — with
+    /// `terminated` and `replaced` as the authority said — in `replacedKeys`, together with the keys found dead
+    /// earlier (by `open()`, a flow or the outbox). A dead key is never an error; throws only when no key could
+    /// be asked (the authority unreachable) and there is nothing to report.
     public func syncBranding() async throws(AuthnRuntimeError) -> BrandingSyncSummary {
         let records = ring.records.filter { ring.vault.hasKeyMaterial(deviceKeyId: $0.ambient.deviceKeyId) }
-        guard !records.isEmpty else { throw .noKeys }
-        var signed: [SignedKey] = []
+        var notices = ring.takeUnreportedNotices()
+        guard !records.isEmpty || !notices.isEmpty else { throw .noKeys }
+        var branding: [String: Branding] = [:]
+        var failure: AuthnRuntimeError?
+        var answered = 0
         for record in records {
             do {
-                signed.append(SignedKey(key: record.key, signer: try ring.ambientSigner(record), userPresentKeyId: record.userPresent.deviceKeyId))
+                let signer = try ring.signer(deviceKeyId: record.ambient.deviceKeyId, presence: nil)
+                let signed = SignedKey(key: record.key, signer: signer, userPresentKeyId: record.userPresent.deviceKeyId)
+                let result = ring.absorb(try await ring.environment.authority.syncBranding([signed]))
+                answered += 1
+                if let current = result.branding[record.key.id] { branding[record.key.id] = current }
+                if case .revoked(let terminated, let replaced)? = result.revoked[record.key.id],
+                   let notice = ring.removeRecord(keyId: record.key.id, terminated: terminated, replaced: replaced, auditKind: .keyRemovedByAuthority) {
+                    notices.append(notice)
+                }
             } catch {
-                throw .vault(error)
+                switch error {
+                case .deviceKeyRevoked, .deviceKeyTerminated, .deviceKeyReplaced:
+                    answered += 1
+                    if let notice = await ring.absorb(error, queue: false) { notices.append(notice) }
+                default:
+                    failure = Self.runtimeError(for: error)
+                    ring.audit(.brandingSync, identityId: record.key.identityId, note: "key \(record.key.id) not synced: \(error)")
+                }
             }
         }
-        let result: BrandingSyncResult
-        do {
-            result = ring.absorb(try await ring.environment.authority.syncBranding(signed))
-        } catch {
-            throw Self.runtimeError(for: error, ring: ring)
-        }
+        if answered == 0, notices.isEmpty, let failure { throw failure }
         let updated: [String]
         do {
             updated = try ring.updateRecords { records in
                 var changed: [String] = []
                 for index in records.indices {
-                    guard let branding = result.branding[records[index].key.id], records[index].branding != branding else { continue }
-                    records[index].branding = branding
+                    guard let current = branding[records[index].key.id], records[index].branding != current else { continue }
+                    records[index].branding = current
                     changed.append(records[index].key.id)
                 }
                 return changed
             }
         } catch {
+            // The dead keys were removed already: keep their notices for the next sync.
+            for notice in notices { ring.queueNotice(notice) }
             throw .vault(error)
         }
-        var notices: [RevokedKeyNotice] = []
-        for (keyId, status) in result.revoked.sorted(by: { $0.key < $1.key }) {
-            guard case .revoked(let terminated, let replaced) = status else { continue }
-            if let notice = ring.removeRecord(keyId: keyId, terminated: terminated, replaced: replaced, auditKind: .keyRemovedByAuthority) {
-                notices.append(notice)
-            }
-        }
-        ring.audit(.brandingSync, identityId: nil, note: "branding updated for \(updated.count) key(s); \(notices.count) key(s) removed")
+        ring.audit(.brandingSync, identityId: nil, note: "branding updated for \(updated.count) key(s); \(notices.count) dead key(s) reported")
         return BrandingSyncSummary(updatedKeyIds: updated, replacedKeys: notices)
     }
 
-    private static func runtimeError(for failure: AuthorityFailure, ring: KeyRing) -> AuthnRuntimeError {
-        let owner: (String) -> String = { deviceKeyId in
-            ring.records.first { $0.allDeviceKeyIds.contains(deviceKeyId) }?.key.id ?? deviceKeyId
-        }
+    /// A failure other than a dead key, as `Authenticator` calls throw it.
+    private static func runtimeError(for failure: AuthorityFailure) -> AuthnRuntimeError {
         switch failure {
-        case .deviceKeyRevoked(let deviceKeyId), .deviceKeyReplaced(let deviceKeyId):
-            let keyId = owner(deviceKeyId)
-            ring.absorb(failure)
-            return .deviceKeyRevoked(keyId: keyId)
-        case .deviceKeyTerminated(let deviceKeyId):
-            let keyId = owner(deviceKeyId)
-            ring.absorb(failure)
-            return .deviceKeyTerminated(keyId: keyId)
-        case .signing(let error):
-            return .signKeypair(error)
-        default:
-            return .authorityUnavailable(String(describing: failure))
+        case .signing(let error): .signKeypair(error)
+        default: .authorityUnavailable(String(describing: failure))
         }
     }
 

@@ -2,23 +2,39 @@ import Foundation
 import Synchronization
 
 /// The authenticator's shared, mutable device state: key records (persisted sealed through the
-/// vault after every change), the rotation hint and the audit log. Flows reach the device's keys
-/// only through it.
+/// vault after every change), the rotation hint and the activity file (audit log and unreported dead-key
+/// notices, persisted sealed too). Flows reach the device's keys only through it.
 final class KeyRing: Sendable {
     private struct State {
         var records: [KeyRecord]
         var rotationHint = false
-        var audit: AuditLog
+        var activity: ActivityFile
+    }
+
+    /// How an interrupted or failed rotation's pending keys were settled with the authority.
+    enum PendingResolution: Equatable, Sendable {
+        /// The record has no pending rotation.
+        case none
+        /// The authority holds the new keys: they are now current, the old ones deleted.
+        case promoted
+        /// The authority never registered them: they are deleted, the old keys stay current.
+        case discarded
+        /// The authority had ended the enrolment: the record is gone.
+        case removed(RevokedKeyNotice)
+        /// The authority could not be asked (or the answer not stored): the rotation stays pending.
+        case unresolved(FailureReason)
     }
 
     let environment: AuthenticatorEnvironment
     private let store: KeyRecordStore
+    private let activityStore: ActivityStore
     private let state: Mutex<State>
 
-    init(environment: AuthenticatorEnvironment, records: [KeyRecord]) {
+    init(environment: AuthenticatorEnvironment, records: [KeyRecord], activity: ActivityFile) {
         self.environment = environment
         store = KeyRecordStore(vault: environment.vault, sealer: environment.recordSealer)
-        state = Mutex(State(records: records, audit: AuditLog(capacity: environment.auditCapacity)))
+        activityStore = ActivityStore(vault: environment.vault, sealer: environment.recordSealer)
+        state = Mutex(State(records: records, activity: activity))
     }
 
     var vault: any KeyVault { environment.vault }
@@ -28,23 +44,28 @@ final class KeyRing: Sendable {
 
     var records: [KeyRecord] { state.withLock { $0.records } }
 
-    /// Usable keys: records whose ambient hardware key still exists.
-    var usableKeys: [Key] {
-        let vault = environment.vault
-        return VaultReconciliation.usableKeys(records, hasKeyMaterial: { vault.hasKeyMaterial(deviceKeyId: $0) })
+    /// Whether both hardware keys of a record still exist (neither wiped nor invalidated).
+    func isUsable(_ record: KeyRecord) -> Bool {
+        vault.hasKeyMaterial(deviceKeyId: record.ambient.deviceKeyId) && vault.hasKeyMaterial(deviceKeyId: record.userPresent.deviceKeyId)
     }
+
+    /// Usable keys: records whose ambient and user-present hardware keys both still exist.
+    var usableKeys: [Key] { records.filter(isUsable).map(\.key) }
+
+    /// Held keys that can no longer sign as the user: a hardware key wiped or invalidated (a biometric change).
+    var unusableKeys: [Key] { records.filter { !isUsable($0) }.map(\.key) }
 
     func record(keyId: String) -> KeyRecord? {
         records.first { $0.key.id == keyId }
     }
 
-    /// A usable record of `issuer`.
+    /// A record of `issuer` whose ambient key can still read.
     func usableRecord(issuer: String) -> KeyRecord? {
-        let vault = environment.vault
-        return records.first { $0.issuer == issuer && vault.hasKeyMaterial(deviceKeyId: $0.ambient.deviceKeyId) }
+        usableRecords(issuer: issuer).first
     }
 
-    /// Every usable record of `issuer`, most recent first.
+    /// Every record of `issuer` whose ambient key can still read, most recent first. A record whose user-present key
+    /// was invalidated stays a candidate, so a flow reports `keyInvalidated` rather than an unknown identity.
     func usableRecords(issuer: String) -> [KeyRecord] {
         let vault = environment.vault
         return records.filter { $0.issuer == issuer && vault.hasKeyMaterial(deviceKeyId: $0.ambient.deviceKeyId) }
@@ -87,9 +108,15 @@ final class KeyRing: Sendable {
         }
     }
 
-    /// A vault failure while picking a signer, as the flows see it.
+    /// A vault failure while picking a signer, as the flows see it (SPEC §6.1): a key that is gone or whose file can
+    /// never be read again is `keyInvalidated` (re-enrol); only a store that may recover is `notAvailable` (ask later).
     static func signingFailure(for error: VaultError) -> AuthorityFailure {
-        .signing(SignKeypairError(code: .notAvailable, message: String(describing: error)))
+        let code: SignKeypairError.Code
+        switch error {
+        case .storageFailed, .userPresenceRequired: code = .notAvailable
+        case .keyNotFound, .unknownProtectionTag, .corruptRecords, .recordsTooLarge, .sealFailure: code = .keyInvalidated
+        }
+        return .signing(SignKeypairError(code: code, message: String(describing: error)))
     }
 
     // MARK: Authority replies
@@ -100,31 +127,73 @@ final class KeyRing: Sendable {
         return reply.value
     }
 
-    /// Reacts to a failure: a revoked or terminated device key removes its record and keys.
+    /// Reacts to a failure: a revoked, terminated or replaced device key removes its record and keys, and answers its
+    /// notice. A record with a pending rotation is settled first: when the authority holds its new keys (the old key
+    /// only outlived its overlap), they are promoted and nothing is removed. `queue`: keep the notice for the next
+    /// branding sync (false when the caller reports it itself).
     @discardableResult
-    func absorb(_ failure: AuthorityFailure) -> RevokedKeyNotice? {
+    func absorb(_ failure: AuthorityFailure, queue: Bool = true) async -> RevokedKeyNotice? {
+        let deviceKeyId: String
+        let terminated: Bool, replaced: Bool
         switch failure {
-        case .deviceKeyRevoked(let deviceKeyId):
-            return removeRecord(owning: deviceKeyId, terminated: false)
-        case .deviceKeyTerminated(let deviceKeyId):
-            return removeRecord(owning: deviceKeyId, terminated: true)
-        case .deviceKeyReplaced(let deviceKeyId):
-            return removeRecord(owning: deviceKeyId, terminated: false, replaced: true)
-        default:
-            return nil
+        case .deviceKeyRevoked(let id): (deviceKeyId, terminated, replaced) = (id, false, false)
+        case .deviceKeyTerminated(let id): (deviceKeyId, terminated, replaced) = (id, true, false)
+        case .deviceKeyReplaced(let id): (deviceKeyId, terminated, replaced) = (id, false, true)
+        default: return nil
         }
-    }
-
-    /// Removes the record that owns `deviceKeyId` (and its hardware keys) after the authority said
-    /// it is revoked or terminated.
-    func removeRecord(owning deviceKeyId: String, terminated: Bool, replaced: Bool = false) -> RevokedKeyNotice? {
         guard let record = records.first(where: { $0.allDeviceKeyIds.contains(deviceKeyId) }) else { return nil }
-        return removeRecord(keyId: record.key.id, terminated: terminated, replaced: replaced, auditKind: .keyRemovedByAuthority)
+        if let pending = record.pendingRotation, ![pending.ambient.deviceKeyId, pending.userPresent.deviceKeyId].contains(deviceKeyId) {
+            switch await resolvePendingRotation(keyId: record.key.id, queue: queue) {
+            case .promoted: return nil
+            case .removed(let notice): return notice
+            case .none, .discarded, .unresolved: break
+            }
+        }
+        return removeRecord(keyId: record.key.id, terminated: terminated, replaced: replaced, auditKind: .keyRemovedByAuthority, queue: queue)
     }
 
-    /// Removes one record and deletes its hardware keys. Answers the notice for it.
+    /// Asks the authority (with the pending ambient key) whether a rotation's new keys were registered, then
+    /// promotes or discards them (SPEC §6.2). Never discards keys the authority may hold: without an answer the
+    /// rotation stays pending.
+    func resolvePendingRotation(keyId: String, queue: Bool = true) async -> PendingResolution {
+        guard let record = record(keyId: keyId), let pending = record.pendingRotation else { return .none }
+        let identity = record.key.identityId
+        let status: DeviceKeyStatus
+        if !vault.hasKeyMaterial(deviceKeyId: pending.ambient.deviceKeyId) || !vault.hasKeyMaterial(deviceKeyId: pending.userPresent.deviceKeyId) {
+            // The new keys can never sign: whatever the authority holds, they are of no use.
+            status = .unknown
+        } else {
+            do {
+                let signer = try signer(deviceKeyId: pending.ambient.deviceKeyId, presence: nil)
+                status = absorb(try await environment.authority.deviceKeyStatus(keyId: keyId, signer: signer))
+            } catch {
+                audit(.vaultReconciled, identityId: identity, note: "key \(keyId): rotation still pending (\(error))")
+                return .unresolved(ApprovalStateMachine.failureReason(for: error))
+            }
+        }
+        let resolution = VaultReconciliation.resolve(record, newKeyStatus: status, now: clock.now())
+        do {
+            try updateRecords { records in
+                records.removeAll { $0.key.id == keyId }
+                if let kept = resolution.record { records.append(kept) }
+            }
+        } catch {
+            audit(.vaultReconciled, identityId: identity, note: "key \(keyId): could not store the rotation's resolution (\(error))")
+            return .unresolved(.vaultFailure(String(describing: error)))
+        }
+        deleteDeviceKeys(resolution.delete)
+        audit(.vaultReconciled, identityId: identity, note: "key \(keyId): pending rotation resolved as \(status)")
+        if let notice = resolution.notice {
+            if queue { queueNotice(notice) }
+            return .removed(notice)
+        }
+        return resolution.record?.ambient == pending.ambient ? .promoted : .discarded
+    }
+
+    /// Removes one record and deletes its hardware keys. Answers the notice for it; `queue` keeps it for the next
+    /// branding sync.
     @discardableResult
-    func removeRecord(keyId: String, terminated: Bool, replaced: Bool, auditKind: AuditEntry.Kind) -> RevokedKeyNotice? {
+    func removeRecord(keyId: String, terminated: Bool, replaced: Bool, auditKind: AuditEntry.Kind, queue: Bool = false) -> RevokedKeyNotice? {
         let removed: KeyRecord?
         do {
             removed = try updateRecords { records -> KeyRecord? in
@@ -138,7 +207,9 @@ final class KeyRing: Sendable {
         guard let removed else { return nil }
         deleteDeviceKeys(removed.allDeviceKeyIds)
         audit(auditKind, identityId: removed.key.identityId, note: "removed key \(keyId) (\(removed.key.appLabel))")
-        return RevokedKeyNotice(key: removed.key, terminated: terminated, replaced: replaced)
+        let notice = RevokedKeyNotice(key: removed.key, terminated: terminated, replaced: replaced)
+        if queue { queueNotice(notice) }
+        return notice
     }
 
     /// Deletes hardware keys, best effort (a missing key is not an error; a failure is audited).
@@ -152,21 +223,46 @@ final class KeyRing: Sendable {
         }
     }
 
-    // MARK: Hint and audit
+    // MARK: Hint, notices and audit
 
+    /// The hint of a success reply, or of a signed error answer or outbox read the client saw.
     func takeRotationHint() -> Bool {
-        state.withLock { s in
+        let fromClient = environment.authority.takeRotationHint()
+        return state.withLock { s in
             defer { s.rotationHint = false }
-            return s.rotationHint
+            return s.rotationHint || fromClient
+        }
+    }
+
+    /// Keeps a dead key's notice until a branding sync reports it (persisted with the audit log).
+    func queueNotice(_ notice: RevokedKeyNotice) {
+        updateActivity { $0.queue(notice) }
+    }
+
+    /// The notices not yet reported, oldest first; taking them clears them.
+    func takeUnreportedNotices() -> [RevokedKeyNotice] {
+        updateActivity { file in
+            defer { file.unreported = [] }
+            return file.unreported
         }
     }
 
     func audit(_ kind: AuditEntry.Kind, identityId: String?, note: String) {
         let entry = AuditEntry(timestamp: environment.clock.now(), kind: kind, identityId: identityId, note: note)
-        state.withLock { $0.audit.append(entry) }
+        updateActivity { $0.log.append(entry) }
     }
 
     func auditEntries(limit: Int) -> [AuditEntry] {
-        state.withLock { $0.audit.newest(limit: limit) }
+        state.withLock { $0.activity.log.newest(limit: limit) }
+    }
+
+    /// Changes the activity file and persists it, best effort: a write that fails keeps the change in memory (the
+    /// audit log must never fail the action it records).
+    private func updateActivity<T: Sendable>(_ body: (inout ActivityFile) -> T) -> T {
+        state.withLock { s in
+            let result = body(&s.activity)
+            try? activityStore.save(s.activity)
+            return result
+        }
     }
 }

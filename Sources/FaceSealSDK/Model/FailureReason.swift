@@ -58,7 +58,7 @@ public enum DeliveryFailureStatus: Sendable, Hashable {
     case unreachable(String)
 }
 
-/// Why posting a completion to the authority failed (`postingResultFailed(reason:retryable:)`).
+/// Why posting a completion to the authority failed (`postingResultFailed(reason:)`; whether `retry()` can succeed is ``isRetryable``).
 public enum CompletionFailureReason: Sendable, Hashable {
     /// A transient network or server error, described; `retry()` re-posts.
     case transient(String)

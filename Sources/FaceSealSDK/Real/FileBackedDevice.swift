@@ -50,16 +50,36 @@ public struct FileBackedDevice: Sendable {
 
 extension Authenticator {
     /// The links waiting for this device on its authority (SPEC §4.6 outbox), read with each usable key's ambient
-    /// key; `wait` long-polls up to that many seconds (0…30) when the device holds one key.
+    /// key; `wait` long-polls up to that many seconds (0…30) when the device holds one key. A key the authority ended
+    /// is removed (its notice kept for the next branding sync) and the other keys are still read; throws only when
+    /// no key could read.
     public func pendingLinks(from authority: HTTPAuthorityClient, wait: Int = 0) async throws(AuthorityFailure) -> [[UInt8]] {
         let ring = keyRing()
         let records = ring.records.filter { ring.vault.hasKeyMaterial(deviceKeyId: $0.ambient.deviceKeyId) }
         var links: [[UInt8]] = []
-        for record in records {
-            let signer = try ring.signer(deviceKeyId: record.ambient.deviceKeyId, presence: nil)
-            let batch = try await authority.pendingLinks(signer: signer, wait: records.count == 1 ? wait : 0)
-            for link in batch where !links.contains(Array(link.utf8)) { links.append(Array(link.utf8)) }
+        var failure: AuthorityFailure?
+        var answered = false
+        var queue = records[...]
+        while let record = queue.popFirst() {
+            do {
+                let signer = try ring.signer(deviceKeyId: record.ambient.deviceKeyId, presence: nil)
+                let batch = ring.absorb(try await authority.pendingLinks(signer: signer, wait: records.count == 1 ? wait : 0))
+                answered = true
+                for link in batch where !links.contains(Array(link.utf8)) { links.append(Array(link.utf8)) }
+            } catch {
+                switch error {
+                case .deviceKeyRevoked, .deviceKeyTerminated, .deviceKeyReplaced:
+                    answered = true
+                    // A key that only outlived its rotation overlap was settled onto its new keys: read again with them.
+                    if await ring.absorb(error) == nil, let settled = ring.record(keyId: record.key.id), settled.ambient != record.ambient {
+                        queue.insert(settled, at: queue.startIndex)
+                    }
+                default:
+                    failure = error
+                }
+            }
         }
+        if !answered, let failure { throw failure }
         return links
     }
 }

@@ -2,6 +2,7 @@ import FaceSealCrypto
 import FaceSealHTTP
 import FaceSealWire
 import Foundation
+import Synchronization
 
 /// The real ``AuthorityClient``: the authority's device API (docs/PROTOCOL.md §2) over FaceSealHTTP.
 ///
@@ -18,6 +19,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
     private let deviceProtocol: Int
     private let deviceName: String
     private let timeout: Duration
+    /// Set by every verified answer that carries the rotation hint, success or error (``takeRotationHint()``).
+    private let hintSeen = Mutex(false)
 
     /// Creates a client for the authority at `baseURL`.
     public init(baseURL: URL, pin: AuthorityKeyPin, deviceProtocol: Int = AuthenticatorEnvironment.currentDeviceProtocol,
@@ -270,11 +273,13 @@ public final class HTTPAuthorityClient: AuthorityClient {
         return AuthorityReply(outcomes, rotationHint: hint)
     }
 
-    /// Whether a device key is registered, learned by using it: a signed outbox read (`wait=0`) succeeds for a
-    /// registered key; an unknown key fails the signature check.
+    /// Whether a device key is registered, learned by using it: a signed branding read of the key itself (a read
+    /// with no side effect — unlike the outbox, which hands links out) succeeds for a registered key; an unknown key
+    /// fails the signature check.
     public func deviceKeyStatus(keyId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<DeviceKeyStatus> {
         do {
-            let reply: AuthorityReply<OutboxResponse> = try await signed(.get, DevicePaths.outbox, query: "wait=0", signer: signer)
+            let reply: AuthorityReply<BrandingSyncResponse> = try await signed(.get, DevicePaths.branding, query: "kids=\(signer.deviceKeyId)",
+                                                                               signer: signer)
             return AuthorityReply(reply.rotationHint ? .previous : .active, rotationHint: reply.rotationHint)
         } catch .deviceKeyRevoked {
             return AuthorityReply(.revoked(terminated: false, replaced: false))
@@ -294,7 +299,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
     }
 
     /// `GET /device/v1/branding?kids=…` signed by the first key's ambient key; live entries and dead keys are
-    /// mapped back from user-present key ids to the SDK's key ids.
+    /// mapped back from user-present key ids to the SDK's key ids. The authority answers only for keys of the signing
+    /// key's user, so `Authenticator.syncBranding()` asks about each key with its own signer.
     public func syncBranding(_ keys: [SignedKey]) async throws(AuthorityFailure) -> AuthorityReply<BrandingSyncResult> {
         guard let first = keys.first else { return AuthorityReply(BrandingSyncResult(branding: [:], revoked: [:])) }
         var byKid: [String: String] = [:]
@@ -314,10 +320,18 @@ public final class HTTPAuthorityClient: AuthorityClient {
 
     /// `GET /device/v1/outbox?wait=<seconds>` with an ambient key: links waiting for this device (the default
     /// way links reach a device on loopback, SPEC §4.6). Long-polls up to `wait` seconds (0…30).
-    public func pendingLinks(signer: any DeviceRequestSigner, wait: Int = 0) async throws(AuthorityFailure) -> [String] {
+    public func pendingLinks(signer: any DeviceRequestSigner, wait: Int = 0) async throws(AuthorityFailure) -> AuthorityReply<[String]> {
         let seconds = min(max(wait, 0), 30)
         let reply: AuthorityReply<OutboxResponse> = try await signed(.get, DevicePaths.outbox, query: "wait=\(seconds)", signer: signer)
-        return reply.value.links
+        return AuthorityReply(reply.value.links, rotationHint: reply.rotationHint)
+    }
+
+    /// True once after any verified answer (success or error) carried the rotation hint.
+    public func takeRotationHint() -> Bool {
+        hintSeen.withLock { seen in
+            defer { seen = false }
+            return seen
+        }
     }
 
     // MARK: Transport
@@ -387,6 +401,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
             throw .invalidResponse("the response is not signed by the pinned authority key (HTTP \(status))")
         }
         let hint = claims.hint == true
+        if hint { hintSeen.withLock { $0 = true } }
         if (200..<300).contains(status) { return (response, hint) }
         let error: DeviceErrorResponse
         do {

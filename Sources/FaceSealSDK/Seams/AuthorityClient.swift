@@ -49,6 +49,11 @@ public protocol AuthorityClient: Sendable {
 
     /// Reads current branding for held keys and which of them the authority revoked or terminated.
     func syncBranding(_ keys: [SignedKey]) async throws(AuthorityFailure) -> AuthorityReply<BrandingSyncResult>
+
+    /// True once after any signed answer carried the rotation hint — also an error answer, which reaches the caller
+    /// as an ``AuthorityFailure`` without an ``AuthorityReply``, and a read outside the calls above (the outbox);
+    /// reading clears it. So the hint is never lost with the answer that carried it (SPEC §4.2).
+    func takeRotationHint() -> Bool
 }
 
 /// The device side's signature on a request: one hardware key.

@@ -31,8 +31,9 @@ public struct RequestDetails: Sendable, Hashable {
     public let requestId: String
     /// The identity the request is for.
     public let identityId: String
-    /// The application that started it.
-    public let clientId: String
+    /// The application that started it: chooses the key that answers and derives the face-locked keys, so it stays
+    /// inside the package (the host app neither sees nor changes it).
+    package let clientId: String
     /// The application's display name.
     public let rpLabel: String
     /// The application's branding, if configured.
@@ -59,8 +60,8 @@ public struct RequestDetails: Sendable, Hashable {
     public let minimumDeviceProtocol: Int
     /// The tenant's key policy (algorithm names such as `ML-DSA-65`, `ML-KEM-768`).
     public let keyPolicy: [String]
-    /// The opaque `pki_context`; never shown to the host app.
-    public let pkiContext: [UInt8]
+    /// The opaque `pki_context`: inside the package only ("your app does not see the context and cannot change it").
+    package let pkiContext: [UInt8]
     /// The `pki_data` (message to sign or ML-KEM ciphertext); empty when none.
     public let pkiData: [UInt8]
     /// The application's delivery endpoint (ceremonies only).
@@ -68,8 +69,9 @@ public struct RequestDetails: Sendable, Hashable {
     /// The application's `client_notification_token`, the delivery's bearer (ceremonies only).
     public let clientNotificationToken: String?
 
-    /// Creates request details; `attemptsLeft` and `captureRetriesLeft` default to the whole budget.
-    public init(
+    /// Creates request details; `attemptsLeft` and `captureRetriesLeft` default to the whole budget. Package-only: a host app
+    /// cannot make details with a context or client id of its choosing.
+    package init(
         requestId: String, identityId: String, clientId: String, rpLabel: String, branding: Branding?,
         bindingMessage: String?, pkiKind: PkiCeremonyKind?, expiresAtUnix: Int64, attemptsMax: Int, attemptsLeft: Int? = nil,
         captureRetriesMax: Int = 10, captureRetriesLeft: Int? = nil, livenessRequired: Bool = false,

@@ -36,7 +36,8 @@ public struct DeviceKeyDescriptor: Sendable, Hashable, Codable {
 /// The device's secure key store: Secure Enclave on Apple platforms, a sealed file vault on Linux.
 ///
 /// Key management is synchronous (a keychain query or a file read); only signing, which may prompt,
-/// is asynchronous. The vault also stores the SDK's sealed key-record file (``KeyRecordStore``).
+/// is asynchronous. The vault also stores the SDK's sealed key-record file (``KeyRecordStore``) and its sealed
+/// activity file (the audit log).
 public protocol KeyVault: Sendable {
     /// Creates a hardware key with the given permanent protection. `alias` names it in the store.
     func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor
@@ -56,6 +57,12 @@ public protocol KeyVault: Sendable {
 
     /// Replaces the sealed key-record file atomically.
     func writeRecordFile(_ bytes: [UInt8]) throws(VaultError)
+
+    /// Reads the sealed activity file (the audit log), or nil when there is none.
+    func readAuditFile() throws(VaultError) -> [UInt8]?
+
+    /// Replaces the sealed activity file atomically.
+    func writeAuditFile(_ bytes: [UInt8]) throws(VaultError)
 
     /// True when the app's own storage was reset (a reinstall) while the vault survived.
     func isFreshInstall() -> Bool

@@ -37,12 +37,16 @@ final class FlowCore<Machine: FlowMachine>: Sendable {
         publish(machine)
     }
 
-    /// Feeds one event; runs the action it returns with `perform` on a new task.
-    /// Answers whether the flow is now terminal.
+    /// Feeds one event; runs the action it returns with `perform` on a new task. `whenEnded` runs once, when this
+    /// event ends the flow, before the terminal state is published: what it records (the audit entry) is there by the
+    /// time a subscriber sees the end. Answers whether the flow is now terminal.
     @discardableResult
-    func send(_ event: (inout Machine) -> Machine.Action, perform: @escaping @Sendable (Machine.Action) async -> Void) -> Bool {
+    func send(_ event: (inout Machine) -> Machine.Action, perform: @escaping @Sendable (Machine.Action) async -> Void,
+              whenEnded: ((Machine, Machine.Action) -> Void)? = nil) -> Bool {
         let (action, terminal) = machine.withLock { m -> (Machine.Action, Bool) in
+            let wasTerminal = m.isTerminal
             let action = event(&m)
+            if !wasTerminal && m.isTerminal { whenEnded?(m, action) }
             publish(m)
             return (action, m.isTerminal)
         }

@@ -9,8 +9,8 @@ public protocol SoftwareKeyFactory: Sendable {
     func sign(_ message: [UInt8], privateKey: [UInt8]) throws(VaultError) -> [UInt8]
 }
 
-/// The Linux vault (SPEC §6.1): one directory (mode 0700) holding one sealed file per device key
-/// and the sealed key-record file, each written atomically with mode 0600.
+/// The Linux vault (SPEC §6.1): one directory (mode 0700) holding one sealed file per device key,
+/// the sealed key-record file and the sealed activity file, each written atomically with mode 0600.
 ///
 /// Sealing goes through the ``RecordSealer`` seam, which the file vault gets from
 /// `FaceSealCrypto` (AES-256-GCM under a key kept outside the directory) once that exists.
@@ -54,6 +54,7 @@ public final class FileKeyVault: KeyVault {
 
     private var keysDirectory: URL { directory.appendingPathComponent("keys", isDirectory: true) }
     private var recordFile: URL { directory.appendingPathComponent("records.sealed") }
+    private var auditFile: URL { directory.appendingPathComponent("audit.sealed") }
 
     // MARK: Key files
 
@@ -110,10 +111,11 @@ public final class FileKeyVault: KeyVault {
         }
     }
 
-    /// Whether the key's file exists.
+    /// Whether the key's file exists and, for a user-present key, was made under the current presence enrolment: an
+    /// invalidated key is as gone as a deleted one (the Secure Enclave deletes it), since it can never sign again.
     public func hasKeyMaterial(deviceKeyId: String) -> Bool {
-        guard let path = try? keyPath(deviceKeyId) else { return false }
-        return FileManager.default.fileExists(atPath: path.path)
+        guard let file = try? loadKeyFile(deviceKeyId) else { return false }
+        return file.protection != KeyProtection.userPresent.rawValue || file.epoch == enrolmentEpoch()
     }
 
     /// A signer for the key; a user-present key needs `presence`.
@@ -171,6 +173,16 @@ public final class FileKeyVault: KeyVault {
     /// Replaces the sealed record file atomically (mode 0600).
     public func writeRecordFile(_ bytes: [UInt8]) throws(VaultError) {
         try Self.writeAtomically(bytes, to: recordFile)
+    }
+
+    /// Reads the sealed activity file, or nil when there is none.
+    public func readAuditFile() throws(VaultError) -> [UInt8]? {
+        try Self.read(auditFile, limit: ActivityFile.maximumSize + 4_096)
+    }
+
+    /// Replaces the sealed activity file atomically (mode 0600).
+    public func writeAuditFile(_ bytes: [UInt8]) throws(VaultError) {
+        try Self.writeAtomically(bytes, to: auditFile)
     }
 
     /// True when records exist but the app's installation marker does not (a reinstall).

@@ -271,17 +271,10 @@ struct Device: Sendable {
         return key
     }
 
-    /// The links waiting in this device's outbox, read with an ambient key of `authn`.
+    /// The links waiting in this device's outbox, read with the ambient keys of `authn` (`Authenticator.pendingLinks`).
     func links(_ authn: Authenticator) async throws -> [String] {
-        // The outbox is per enrolment on the authority: read each usable one.
-        let ring = authn.keyRing()
-        let records = ring.records.filter { vault.hasKeyMaterial(deviceKeyId: $0.ambient.deviceKeyId) }
-        guard !records.isEmpty else { throw SetupError("no key") }
-        var links: [String] = []
-        for record in records {
-            links += try await client.pendingLinks(signer: try ring.ambientSigner(record), wait: records.count == 1 ? 5 : 0)
-        }
-        return links
+        guard !authn.keyRing().records.isEmpty else { throw SetupError("no key") }
+        return try await authn.pendingLinks(from: client, wait: 5).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The outbox link of request `rid`.
@@ -415,32 +408,38 @@ final class BudgetedVault: KeyVault {
     }
     func readRecordFile() throws(VaultError) -> [UInt8]? { try inner.readRecordFile() }
     func writeRecordFile(_ bytes: [UInt8]) throws(VaultError) { try inner.writeRecordFile(bytes) }
+    func readAuditFile() throws(VaultError) -> [UInt8]? { try inner.readAuditFile() }
+    func writeAuditFile(_ bytes: [UInt8]) throws(VaultError) { try inner.writeAuditFile(bytes) }
     func isFreshInstall() -> Bool { inner.isFreshInstall() }
     func markInstalled() throws(VaultError) { try inner.markInstalled() }
 }
 
-/// A loopback proxy in front of the authority that can fail the next completions with an unsigned 503
-/// (what a load balancer answers when no authority process is reachable).
+/// A loopback proxy in front of the authority that answers chosen requests with an unsigned 503 (what a load
+/// balancer answers when no authority process is reachable): either before forwarding them (the authority never sees
+/// the request) or after (the authority acted, the device lost the answer).
 final class FlakyProxy: Sendable {
     let server: HTTPServer
 
+    /// When a failure is injected.
+    enum Moment: Sendable { case beforeForwarding, afterForwarding }
+
     init(target: URL) throws {
         let client = HTTPClient()
-        let box = FailBox()
-        self.box = box
+        let rules = Rules()
+        self.rules = rules
         var base = target.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         let prefix = base
         server = HTTPServer(logger: .disabled) { request in
-            if request.path.hasSuffix("/completion"), box.take() {
-                return HTTPResponse(status: 503, body: Array("upstream unavailable".utf8))
-            }
+            let unavailable = HTTPResponse(status: 503, body: Array("upstream unavailable".utf8))
+            if rules.take(path: request.path, .beforeForwarding) { return unavailable }
             var headers = HTTPHeaders()
             for field in request.headers where field.name.lowercased().hasPrefix("faceseal-") || field.name.lowercased() == "content-type" {
                 headers[field.name] = field.value
             }
             let url = URL(string: prefix + request.path + (request.rawQuery.map { "?" + $0 } ?? ""))!
             let response = try await client.send(HTTPClientRequest(method: request.method, url: url, headers: headers, body: request.body))
+            if rules.take(path: request.path, .afterForwarding) { return unavailable }
             var back = HTTPHeaders()
             for field in response.headers where field.name.lowercased().hasPrefix("faceseal-") || field.name.lowercased() == "content-type" {
                 back[field.name] = field.value
@@ -450,23 +449,135 @@ final class FlakyProxy: Sendable {
         try server.start()
     }
 
-    private let box: FailBox
+    private let rules: Rules
 
-    /// Fails the next `count` completions.
-    func failNextCompletions(_ count: Int) { box.set(count) }
+    /// Fails the next `count` completions before they reach the authority.
+    func failNextCompletions(_ count: Int) { fail(pathSuffix: "/completion", .beforeForwarding, count: count) }
 
-    final class FailBox: Sendable {
-        private let left = Mutex(0)
-        func set(_ count: Int) { left.withLock { $0 = count } }
-        func take() -> Bool {
-            left.withLock { count in
-                guard count > 0 else { return false }
-                count -= 1
+    /// Fails `count` requests whose path ends with `pathSuffix`, after letting `skip` of them through.
+    func fail(pathSuffix: String, _ moment: Moment, skip: Int = 0, count: Int) {
+        rules.add(Rules.Rule(suffix: pathSuffix, moment: moment, skip: skip, count: count))
+    }
+
+    /// An authenticator of `device` whose authority client goes through this proxy (the same vault and pin).
+    func authenticator(_ device: Device, vault: (any KeyVault)? = nil) async throws -> Authenticator {
+        var environment = device.environment
+        environment.authority = HTTPAuthorityClient(
+            baseURL: try #require(server.baseURL), pin: try AuthorityKeyPin(file: device.directory.appendingPathComponent("vault/authority.pin")),
+            clock: environment.clock)
+        if let vault { environment.vault = vault }
+        return try await Authenticator.open(environment: environment)
+    }
+
+    final class Rules: Sendable {
+        struct Rule {
+            let suffix: String
+            let moment: Moment
+            var skip: Int
+            var count: Int
+        }
+
+        private let rules = Mutex<[Rule]>([])
+        func add(_ rule: Rule) { rules.withLock { $0.append(rule) } }
+        func take(path: String, _ moment: Moment) -> Bool {
+            rules.withLock { rules in
+                guard let index = rules.firstIndex(where: { path.hasSuffix($0.suffix) && $0.moment == moment && $0.count > 0 }) else { return false }
+                if rules[index].skip > 0 {
+                    rules[index].skip -= 1
+                    return false
+                }
+                rules[index].count -= 1
                 return true
             }
         }
     }
 }
+
+/// A file vault that plays a process dying in the middle of a rotation: once armed, the `n`-th write of the record
+/// file (or the first key deletion) fails, and from then on nothing reaches the disk — no write, no key created or
+/// deleted — as if the process had stopped there. `open()` on the inner vault is then the next process start. It can
+/// also refuse one key's signatures (the secure hardware refusing key N of a rotation).
+final class CrashingVault: KeyVault {
+    struct State {
+        var writes = 0
+        var crashAtWrite: Int?
+        var crashAtDelete = false
+        var dead = false
+        var refusedSigner: String?
+    }
+
+    let inner: FileKeyVault
+    let state = Mutex(State())
+
+    init(_ inner: FileKeyVault) { self.inner = inner }
+
+    /// The `n`-th record write from now on fails (1 is the next one).
+    func crash(atRecordWrite n: Int) { state.withLock { $0 = State(crashAtWrite: n) } }
+    /// The next key deletion fails.
+    func crashAtNextDelete() { state.withLock { $0 = State(crashAtDelete: true) } }
+    /// Signatures of this key fail with `notAvailable`.
+    func refuseSignatures(of deviceKeyId: String) { state.withLock { $0.refusedSigner = deviceKeyId } }
+    var died: Bool { state.withLock { $0.dead } }
+
+    private func alive() throws(VaultError) {
+        if state.withLock({ $0.dead }) { throw .storageFailed("the process died") }
+    }
+
+    var userPresence: any UserPresence { inner.userPresence }
+
+    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+        try alive()
+        return try inner.createKey(protection: protection, alias: alias)
+    }
+
+    func deleteKey(deviceKeyId: String) throws(VaultError) {
+        let dies = state.withLock { s -> Bool in
+            if s.crashAtDelete { s.dead = true }
+            return s.dead
+        }
+        if dies { throw .storageFailed("the process died") }
+        try inner.deleteKey(deviceKeyId: deviceKeyId)
+    }
+
+    func hasKeyMaterial(deviceKeyId: String) -> Bool { inner.hasKeyMaterial(deviceKeyId: deviceKeyId) }
+
+    func signer(deviceKeyId: String, presence: UserPresenceProof?) throws(VaultError) -> any DeviceRequestSigner {
+        let signer = try inner.signer(deviceKeyId: deviceKeyId, presence: presence)
+        return state.withLock { $0.refusedSigner } == deviceKeyId ? RefusingSigner(deviceKeyId: deviceKeyId, protection: signer.protection) : signer
+    }
+
+    func readRecordFile() throws(VaultError) -> [UInt8]? { try inner.readRecordFile() }
+
+    func writeRecordFile(_ bytes: [UInt8]) throws(VaultError) {
+        let dies = state.withLock { s -> Bool in
+            s.writes += 1
+            if s.writes == s.crashAtWrite { s.dead = true }
+            return s.dead
+        }
+        if dies { throw .storageFailed("the process died") }
+        try inner.writeRecordFile(bytes)
+    }
+
+    func readAuditFile() throws(VaultError) -> [UInt8]? { try inner.readAuditFile() }
+
+    func writeAuditFile(_ bytes: [UInt8]) throws(VaultError) {
+        try alive()
+        try inner.writeAuditFile(bytes)
+    }
+
+    func isFreshInstall() -> Bool { inner.isFreshInstall() }
+    func markInstalled() throws(VaultError) { try inner.markInstalled() }
+
+    private struct RefusingSigner: DeviceRequestSigner {
+        let deviceKeyId: String
+        let protection: KeyProtection
+        func sign(_ message: [UInt8]) async throws(SignKeypairError) -> [UInt8] {
+            throw SignKeypairError(code: .notAvailable, message: "the secure hardware refused")
+        }
+    }
+}
+
+extension SkewedClock: WallClock {}
 
 /// Real time plus an adjustable skew.
 final class SkewedClock: StoreClock {

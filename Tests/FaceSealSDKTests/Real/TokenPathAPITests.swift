@@ -158,7 +158,8 @@ enum SymbolGraphs {
         let symbols: [Entry]
     }
 
-    static func extract(_ modules: [String]) throws -> [Symbol] {
+    /// The symbol graphs of `modules` down to `minimumAccessLevel` (`internal`, `package`, `public`).
+    static func extract(_ modules: [String], minimumAccessLevel: String = "internal") throws -> [Symbol] {
         // The test bundle sits in `.build/<triple>/<configuration>/`; the manifest is `.build/<configuration>.yaml`.
         let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let configuration = binary.deletingLastPathComponent()
@@ -174,7 +175,7 @@ enum SymbolGraphs {
                   let arguments = try JSONSerialization.jsonObject(with: Data(line[start...].utf8)) as? [String] else {
                 throw Failure(description: "no compile command for \(module) in \(manifest.path)")
             }
-            let process = try SpawnedProcess(binary: try tool(), arguments: ["-module-name", module, "-minimum-access-level", "internal",
+            let process = try SpawnedProcess(binary: try tool(), arguments: ["-module-name", module, "-minimum-access-level", minimumAccessLevel,
                                                                                 "-output-dir", output.path] + searchFlags(arguments))
             let errors = process.errors.readDataToEndOfFile()
             guard process.wait() == 0 else {

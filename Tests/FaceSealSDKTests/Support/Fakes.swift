@@ -37,6 +37,7 @@ final class FakeVault: KeyVault {
         var aliases: [String: String] = [:]
         var invalidated: Set<String> = []
         var recordFile: [UInt8]?
+        var auditFile: [UInt8]?
         var freshInstall = false
         var nextId = 0
         /// Number of further keys that may be created before creation fails (nil: no limit).
@@ -86,6 +87,15 @@ final class FakeVault: KeyVault {
         try state.withLock { s throws(VaultError) in
             if s.failWrites { throw .storageFailed("disk full") }
             s.recordFile = bytes
+        }
+    }
+
+    func readAuditFile() throws(VaultError) -> [UInt8]? { state.withLock { $0.auditFile } }
+
+    func writeAuditFile(_ bytes: [UInt8]) throws(VaultError) {
+        try state.withLock { s throws(VaultError) in
+            if s.failWrites { throw .storageFailed("disk full") }
+            s.auditFile = bytes
         }
     }
 
@@ -220,15 +230,19 @@ final class FakeAuthority: AuthorityClient {
         var remaining: [String: RemainingAttempts] = [:]
         var reportFailure: AuthorityFailure?
         var hintOnNextReply = false
+        /// A hint carried by an error answer (what `takeRotationHint()` reports).
+        var hintOnError = false
         var enrolments: [String: EnrolmentDetails] = [:]
         var registrationFailure: AuthorityFailure?
         var rotationFailure: AuthorityFailure?
         var revokedOnRotation: [String: (terminated: Bool, replaced: Bool)] = [:]
         var keyStatus: [String: DeviceKeyStatus] = [:]
+        var keyStatusFailure: AuthorityFailure?
         var branding: [String: Branding] = [:]
         var revokedOnSync: [String: DeviceKeyStatus] = [:]
         var revokedDeviceKeys: Set<String> = []
         var terminatedDeviceKeys: Set<String> = []
+        var replacedDeviceKeys: Set<String> = []
     }
 
     struct Recorded {
@@ -242,6 +256,8 @@ final class FakeAuthority: AuthorityClient {
         var completionKeyIds: [String] = []
         var downloadSigners: [KeyProtection] = []
         var reports: [AttemptKind] = []
+        /// The signing key ids of each branding sync request.
+        var brandingSigners: [[String]] = []
     }
 
     let script = Mutex(Script())
@@ -266,9 +282,10 @@ final class FakeAuthority: AuthorityClient {
         } catch {
             throw .signing(error)
         }
-        let (revoked, terminated) = script.withLock { ($0.revokedDeviceKeys, $0.terminatedDeviceKeys) }
+        let (revoked, terminated, replaced) = script.withLock { ($0.revokedDeviceKeys, $0.terminatedDeviceKeys, $0.replacedDeviceKeys) }
         if revoked.contains(signer.deviceKeyId) { throw .deviceKeyRevoked(deviceKeyId: signer.deviceKeyId) }
         if terminated.contains(signer.deviceKeyId) { throw .deviceKeyTerminated(deviceKeyId: signer.deviceKeyId) }
+        if replaced.contains(signer.deviceKeyId) { throw .deviceKeyReplaced(deviceKeyId: signer.deviceKeyId) }
     }
 
     func verifyLink(_ payload: [UInt8]) async throws(AuthorityFailure) -> VerifiedLink {
@@ -384,7 +401,8 @@ final class FakeAuthority: AuthorityClient {
     }
 
     func deviceKeyStatus(keyId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<DeviceKeyStatus> {
-        reply(script.withLock { $0.keyStatus[keyId] ?? .unknown })
+        if let failure = script.withLock({ $0.keyStatusFailure }) { throw failure }
+        return reply(script.withLock { $0.keyStatus[keyId] ?? .unknown })
     }
 
     func revokeKey(keyId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<Void> {
@@ -394,7 +412,17 @@ final class FakeAuthority: AuthorityClient {
     }
 
     func syncBranding(_ keys: [SignedKey]) async throws(AuthorityFailure) -> AuthorityReply<BrandingSyncResult> {
+        for key in keys { try await check(key.signer) }
+        recorded.withLock { $0.brandingSigners.append(keys.map(\.signer.deviceKeyId)) }
         let s = script.withLock { $0 }
-        return reply(BrandingSyncResult(branding: s.branding, revoked: s.revokedOnSync))
+        let asked = Set(keys.map(\.key.id))
+        return reply(BrandingSyncResult(branding: s.branding.filter { asked.contains($0.key) }, revoked: s.revokedOnSync.filter { asked.contains($0.key) }))
+    }
+
+    func takeRotationHint() -> Bool {
+        script.withLock { s in
+            defer { s.hintOnError = false }
+            return s.hintOnError
+        }
     }
 }

@@ -45,6 +45,9 @@ struct Harness {
         return record
     }
 
+    /// `preload()` for callers outside `@testable` (the documents' snippets): answers the public `Key`.
+    func preloadKey() throws -> Key { try preload().key }
+
     func readRecords() throws -> [KeyRecord] {
         try KeyRecordStore(vault: vault, sealer: FakeSealer()).load()
     }

@@ -73,7 +73,8 @@ struct FakeKeyFactory: SoftwareKeyFactory {
             try await vault.signer(deviceKeyId: userPresent.deviceKeyId, presence: proof).sign([1])
         }
         _ = try await vault.signer(deviceKeyId: ambient.deviceKeyId, presence: nil).sign([1])
-        #expect(vault.hasKeyMaterial(deviceKeyId: userPresent.deviceKeyId), "invalidation does not delete the record's key")
+        #expect(!vault.hasKeyMaterial(deviceKeyId: userPresent.deviceKeyId), "an invalidated key is as gone as a deleted one")
+        #expect(vault.hasKeyMaterial(deviceKeyId: ambient.deviceKeyId))
     }
 
     @Test func anUnknownProtectionTagInAKeyFileIsAHardFailure() throws {

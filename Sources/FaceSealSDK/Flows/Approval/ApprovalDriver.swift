@@ -57,30 +57,23 @@ final class ApprovalDriver: Sendable {
     // MARK: Machine plumbing
 
     private func send(_ event: (inout ApprovalStateMachine) -> ApprovalStateMachine.Action) {
-        var before: ApprovalStateMachine.View?
-        var last = ApprovalStateMachine.Action.none
-        let terminal = core.send({ machine in
-            before = machine.isTerminal ? nil : machine.view
-            last = event(&machine)
-            return last
-        }, perform: { [self] action in await perform(action) })
-        if terminal, before != nil {
+        core.send(event, perform: { [self] action in await perform(action) }, whenEnded: { [self] machine, last in
             var aborting = false
             if case .abort = last { aborting = true }
-            finish(keepingSigner: aborting)
-        }
+            finish(machine, keepingSigner: aborting)
+        })
     }
 
     /// The flow just ended: forget the secrets (the signer only once a final abort used it) and write the audit entry.
-    private func finish(keepingSigner: Bool) {
+    private func finish(_ machine: ApprovalStateMachine, keepingSigner: Bool) {
         let record = session.withLock { s -> KeyRecord? in
             s.envelope = nil
             s.opened = nil
             if !keepingSigner { s.presentSigner = nil }
             return s.record
         }
-        let view = core.read { $0.view }
-        let mode = core.read { $0.mode }
+        let view = machine.view
+        let mode = machine.mode
         switch view {
         case .succeeded(let label, let kind, _):
             let note = kind.map { "\($0.rawValue) for \(label)" } ?? "sign-in to \(label)"
@@ -145,11 +138,12 @@ final class ApprovalDriver: Sendable {
         // The authority answers a request only to a key of the request's user and application: with several
         // identities at one authority, the first key it answers to is the one; the details' client id confirms it.
         var lastFailure = AuthorityFailure.linkRefused(.unknownIdentity)
-        for candidate in candidates {
+        var queue = candidates[...]
+        while let candidate = queue.popFirst() {
             do {
                 let signer = try ring.signer(deviceKeyId: candidate.ambient.deviceKeyId, presence: nil)
                 let details = ring.absorb(try await environment.authority.requestDetails(requestId: link.requestId, signer: signer))
-                guard let record = Self.record(for: details, answered: candidate, among: candidates) else {
+                guard let record = Self.record(for: details, answered: candidate, among: ring.usableRecords(issuer: link.issuer)) else {
                     send { $0.authorityFailed(.linkRefused(.unknownIdentity)) }
                     return
                 }
@@ -163,11 +157,16 @@ final class ApprovalDriver: Sendable {
             } catch .linkRefused(.unknownIdentity) {
                 continue
             } catch {
-                ring.absorb(error)
+                let removed = await ring.absorb(error)
                 lastFailure = error
-                // A removed key (revoked by an administrator) says nothing about the other identities.
                 switch error {
-                case .deviceKeyRevoked, .deviceKeyTerminated, .deviceKeyReplaced: continue
+                case .deviceKeyRevoked, .deviceKeyTerminated, .deviceKeyReplaced:
+                    // A key that only outlived its rotation overlap was settled onto its new keys: ask again with them.
+                    if removed == nil, let settled = ring.record(keyId: candidate.key.id), settled.ambient != candidate.ambient {
+                        queue.insert(settled, at: queue.startIndex)
+                    }
+                    // A removed key (revoked by an administrator) says nothing about the other identities.
+                    continue
                 default: break
                 }
                 send { $0.authorityFailed(error) }
@@ -187,7 +186,7 @@ final class ApprovalDriver: Sendable {
             session.withLock { $0.envelope = envelope }
             send { $0.faceTokenDownloaded(passwordRequired: envelope.passwordRequired, livenessRequired: envelope.livenessRequired) }
         } catch {
-            ring.absorb(error)
+            await ring.absorb(error)
             send { $0.authorityFailed(error) }
         }
     }
@@ -229,7 +228,7 @@ final class ApprovalDriver: Sendable {
             let remaining = ring.absorb(try await environment.authority.reportAttempt(requestId: requestId, kind: kind, signer: signer))
             send { $0.attemptReported(remaining) }
         } catch {
-            ring.absorb(error)
+            await ring.absorb(error)
             send { $0.authorityFailed(error) }
         }
     }
@@ -278,7 +277,7 @@ final class ApprovalDriver: Sendable {
         } catch {
             // A signer that failed (prompt cancelled, key locked) is asked for again on `retry()`.
             if case .signing = error { session.withLock { $0.presentSigner = nil } }
-            ring.absorb(error)
+            await ring.absorb(error)
             send { $0.authorityFailed(error) }
         }
     }
@@ -297,7 +296,7 @@ final class ApprovalDriver: Sendable {
             ring.absorb(try await environment.authority.abort(requestId: requestId, reason: reason, signer: signer))
             ring.audit(.abortSent, identityId: record.key.identityId, note: "abort \(reason.rawValue) sent")
         } catch {
-            ring.absorb(error)
+            await ring.absorb(error)
             ring.audit(.abortSent, identityId: record.key.identityId, note: "abort \(reason.rawValue) failed: \(error)")
         }
     }

@@ -17,8 +17,9 @@ public final class LoginFlow: Sendable {
         case verifying
         /// POSTing the completion to the authority.
         case postingResult
-        /// The completion failed. Not terminal when `retryable`: `retry()` re-posts; otherwise offer only cancel.
-        case postingResultFailed(reason: CompletionFailureReason, retryable: Bool)
+        /// The completion failed. Not terminal when `reason.isRetryable`: `retry()` re-posts; otherwise (a stale token)
+        /// offer only cancel.
+        case postingResultFailed(reason: CompletionFailureReason)
         /// Signed in. Terminal.
         case succeeded(rpLabel: String, timestamp: Date)
         /// Ended without success. Terminal.
@@ -51,7 +52,7 @@ public final class LoginFlow: Sendable {
             case .postingResult:
                 self = .postingResult
             case .postingResultFailed(let reason):
-                self = .postingResultFailed(reason: reason, retryable: reason.isRetryable)
+                self = .postingResultFailed(reason: reason)
             case .succeeded(let label, _, let timestamp):
                 self = .succeeded(rpLabel: label, timestamp: timestamp)
             case .failed(let reason):

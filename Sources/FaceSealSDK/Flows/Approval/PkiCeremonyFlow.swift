@@ -27,8 +27,9 @@ public final class PkiCeremonyFlow: Sendable {
         case deliveryFailed(status: DeliveryFailureStatus)
         /// POSTing the completion to the authority.
         case postingResult
-        /// The completion failed. Not terminal when `retryable`: `retry()` re-posts; otherwise offer only cancel.
-        case postingResultFailed(reason: CompletionFailureReason, retryable: Bool)
+        /// The completion failed. Not terminal when `reason.isRetryable`: `retry()` re-posts; otherwise (a stale token)
+        /// offer only cancel.
+        case postingResultFailed(reason: CompletionFailureReason)
         /// Done. Terminal.
         case succeeded(rpLabel: String, kind: PkiCeremonyKind, timestamp: Date)
         /// Ended without success. Terminal.
@@ -66,7 +67,7 @@ public final class PkiCeremonyFlow: Sendable {
             case .postingResult:
                 self = .postingResult
             case .postingResultFailed(let reason):
-                self = .postingResultFailed(reason: reason, retryable: reason.isRetryable)
+                self = .postingResultFailed(reason: reason)
             case .succeeded(let label, let kind, let timestamp):
                 guard let kind else { preconditionFailure("ceremony succeeded without a kind") }
                 self = .succeeded(rpLabel: label, kind: kind, timestamp: timestamp)

@@ -3,27 +3,45 @@ import Foundation
 /// The make-before-break rotation of every held key (SPEC §6.2). Each step is persisted before the
 /// next starts, so a crash after any step leaves records that `Authenticator.open()` reconciles:
 ///
+/// 0. a rotation left pending by an earlier attempt (its answer lost) is settled with the authority first — its new
+///    keys may be registered, so they are promoted, never overwritten;
 /// 1. new keys created and recorded as an unregistered pending rotation;
 /// 2. registered with the authority (proved by the old user-present key and both new keys), then
 ///    the pending rotation is marked registered; keys the authority had revoked are dropped;
 /// 3. promoted: the new keys become current, the old ones retired;
 /// 4. the retired hardware keys are deleted.
+///
+/// A failure after step 1 never deletes new keys the authority may hold: every pending rotation is settled by asking
+/// the authority (as `open()` does), and one that cannot be settled stays pending for the next attempt or `open()`.
 struct KeyRotationProcedure: Sendable {
     let ring: KeyRing
 
     func run(keys: [Key], presence: UserPresenceProof) async -> Result<[RevokedKeyNotice], FlowFailure> {
-        let vault = ring.vault
-        let keyIds = Set(keys.map(\.id))
+        var notices: [RevokedKeyNotice] = []
+
+        // Step 0: settle what an earlier attempt left pending.
+        var settled = Set<String>()
+        for key in keys where ring.record(keyId: key.id)?.pendingRotation != nil {
+            switch await ring.resolvePendingRotation(keyId: key.id, queue: false) {
+            case .promoted: settled.insert(key.id)
+            case .removed(let notice): notices.append(notice)
+            case .none, .discarded: break
+            case .unresolved(let reason): return .failure(FlowFailure(reason: reason))
+            }
+        }
+        let keyIds = Set(keys.map(\.id)).subtracting(settled).filter { ring.record(keyId: $0) != nil }
+        guard !keyIds.isEmpty else { return finish(rotated: settled.count, notices: notices) }
 
         // Step 1: create and record the replacement keys.
+        let vault = ring.vault
         var created: [String: PendingRotation] = [:]
-        for key in keys {
+        for keyId in keyIds.sorted() {
             var ambient: DeviceKeyDescriptor?
             do {
-                let newAmbient = try vault.createKey(protection: .ambient, alias: "faceseal.rotation.\(key.id).ambient")
+                let newAmbient = try vault.createKey(protection: .ambient, alias: "faceseal.rotation.\(keyId).ambient")
                 ambient = newAmbient
-                let newUserPresent = try vault.createKey(protection: .userPresent, alias: "faceseal.rotation.\(key.id).user-present")
-                created[key.id] = PendingRotation(ambient: DeviceKeyRecord(newAmbient), userPresent: DeviceKeyRecord(newUserPresent), registered: false)
+                let newUserPresent = try vault.createKey(protection: .userPresent, alias: "faceseal.rotation.\(keyId).user-present")
+                created[keyId] = PendingRotation(ambient: DeviceKeyRecord(newAmbient), userPresent: DeviceKeyRecord(newUserPresent), registered: false)
             } catch {
                 discard(created)
                 ring.deleteDeviceKeys(ambient.map { [$0.deviceKeyId] } ?? [])
@@ -55,6 +73,7 @@ struct KeyRotationProcedure: Sendable {
                 ))
             }
         } catch {
+            // Nothing was sent yet: the new keys are nobody's.
             clearPending(keyIds)
             return .failure(FlowFailure(reason: ApprovalStateMachine.failureReason(for: error)))
         }
@@ -62,18 +81,12 @@ struct KeyRotationProcedure: Sendable {
         do {
             outcomes = ring.absorb(try await ring.environment.authority.rotateKeys(submissions))
         } catch {
-            switch error {
-            case .transient, .invalidResponse:
-                // The authority may have registered the new keys: keep them pending; open() asks.
-                break
-            default:
-                ring.absorb(error)
-                clearPending(keyIds)
-            }
+            // Some keys may be registered (an answer lost, a failure at key N after keys 1…N-1): ask about each.
+            await ring.absorb(error)
+            for keyId in keyIds.sorted() { _ = await ring.resolvePendingRotation(keyId: keyId) }
             return .failure(FlowFailure(reason: ApprovalStateMachine.failureReason(for: error)))
         }
 
-        var notices: [RevokedKeyNotice] = []
         var registered = Set<String>()
         for outcome in outcomes {
             switch outcome {
@@ -112,7 +125,12 @@ struct KeyRotationProcedure: Sendable {
             // What was persisted is consistent; open() finishes the rest.
             return .failure(FlowFailure(reason: .vaultFailure(String(describing: error))))
         }
-        ring.audit(.keyRotation, identityId: nil, note: "rotated \(registered.count) key(s); \(notices.count) dead key(s) dropped")
+        // A key the answer left out (a misbehaving authority) keeps its pending rotation for the next attempt to settle.
+        return finish(rotated: settled.count + registered.count, notices: notices)
+    }
+
+    private func finish(rotated: Int, notices: [RevokedKeyNotice]) -> Result<[RevokedKeyNotice], FlowFailure> {
+        ring.audit(.keyRotation, identityId: nil, note: "rotated \(rotated) key(s); \(notices.count) dead key(s) dropped")
         return .success(notices)
     }
 

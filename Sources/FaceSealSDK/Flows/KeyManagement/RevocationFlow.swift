@@ -9,7 +9,8 @@ public final class RevocationFlow: Sendable {
         case awaitingUserPresence
         /// Revoking on the authority.
         case submitting
-        /// The key is gone on both sides. Terminal.
+        /// The key is gone on both sides — or, for a key of `unusableKeys`, from this device (its invalidated
+        /// user-present key cannot sign the revocation). Terminal.
         case succeeded(key: Key)
         /// Ended without revoking; the key is kept. Terminal.
         case failed(reason: FailureReason)
@@ -72,6 +73,10 @@ public final class RevocationFlow: Sendable {
             case .deviceKeyRevoked, .deviceKeyTerminated, .deviceKeyReplaced:
                 // Already dead on the authority: removing it here is exactly what was asked.
                 break
+            case .signing(let failure) where failure.code == .keyInvalidated:
+                // The way back from an invalidated user-present key (SPEC §6.1): it can never sign the revocation, so the
+                // key is removed from this device only and the user enrols again.
+                ring.audit(.keyRevocation, identityId: key.identityId, note: "key \(key.id): user-present key invalidated; removed from this device only")
             default:
                 return .failure(FlowFailure(reason: ApprovalStateMachine.failureReason(for: error)))
             }

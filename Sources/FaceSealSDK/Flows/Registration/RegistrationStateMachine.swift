@@ -421,6 +421,10 @@ struct RegistrationStateMachine: Sendable {
         case .upgradeRequired:
             state = .failed(.upgradeRequired)
             return .discardDeviceKeys(keys.ids)
+        case .signing(let error):
+            // Nothing was sent (the prompt and the signatures come first); the code keeps its meaning (SPEC §6.1).
+            state = .failed(.userPresence(error.code))
+            return .discardDeviceKeys(keys.ids)
         default:
             state = .failed(.enrolmentFailed(String(describing: failure)))
             return .discardDeviceKeys(keys.ids)
