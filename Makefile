@@ -4,7 +4,7 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 export FACESEAL_CACHE ?= $(HOME)/.cache/faceseal
 
-.PHONY: setup build release test demo fuzz bench-crypto bench-face bench-wait bench-authority ct-check clean
+.PHONY: setup build release test demo fuzz bench-crypto bench-face bench-wait bench-authority chaos ct-check clean
 
 ## setup: install what is missing (Debian packages, PyPI face models and test images). Idempotent.
 setup:
@@ -46,6 +46,12 @@ bench-wait: release
 ## HTTP ceilings (docs/PERFORMANCE.md). BENCH_ARGS are passed on, e.g. BENCH_ARGS="--seconds 30 --pending 10000".
 bench-authority: release
 	@bash scripts/bench-authority.sh $(BENCH_ARGS)
+
+## chaos: the authority killed with SIGKILL 50 times during ceremonies, on SQLite and PostgreSQL; prints
+## `chaos db=… kills=… ceremonies=… lost=0 duplicated=0` (`faceseal bench chaos`; CHAOS_ARGS passed on).
+chaos: release
+	@.build/release/faceseal bench chaos --database sqlite $(CHAOS_ARGS)
+	@bash scripts/with-postgres.sh .build/release/faceseal bench chaos --database postgres $(CHAOS_ARGS)
 
 clean:
 	rm -rf .build

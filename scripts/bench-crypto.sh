@@ -3,7 +3,8 @@
 # pycryptodome 4.4.0 (its _mlkem/_mldsa libraries are portable C from mlkem-native/mldsa-native) and
 # cryptography 50 (OpenSSL 4.0 linked into its Rust extension) — then runs the release-built
 # `faceseal bench crypto` against both, calling their C code directly. Arguments are passed through
-# (e.g. `--all`, `--batches 11`).
+# (e.g. `--all`, `--batches 11`). Afterwards, scripts/bench-crypto-python.py times OpenSSL through
+# cryptography's Python API and reports Python's per-call overhead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,4 +50,20 @@ if [[ ! -x .build/release/faceseal ]]; then
     echo "bench-crypto: .build/release/faceseal is missing; run \`make bench-crypto\` (it builds release first)" >&2
     exit 1
 fi
-exec .build/release/faceseal bench crypto --peer "$peer_dir" --openssl "$openssl_module" --python-library "$python_library" "$@"
+output="$(mktemp)"
+trap 'rm -f "$output"' EXIT
+.build/release/faceseal bench crypto --peer "$peer_dir" --openssl "$openssl_module" --python-library "$python_library" "$@" | tee "$output"
+# The same OpenSSL through its Python API, with the per-call overhead against the direct figures above
+# (skipped when profiling one side or one row).
+batches=9 python_step=1
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --batches) batches="${2:-9}"; shift ;;
+        --profile|--only) python_step=0 ;;
+    esac
+    shift
+done
+if [[ "$python_step" == 1 ]]; then
+    echo
+    "$VENV/bin/python" scripts/bench-crypto-python.py "$output" "$batches"
+fi

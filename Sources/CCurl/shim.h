@@ -32,8 +32,4 @@ static inline CURLcode fs_curl_global_init(void) {
     return curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static inline CURLMcode fs_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
-    return curl_multi_setopt(multi, option, value);
-}
-
 #endif

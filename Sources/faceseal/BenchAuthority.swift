@@ -20,7 +20,10 @@ enum BenchAuthority {
     usage: faceseal bench authority [--database sqlite|postgres|postgres://…] [--concurrency N (1…512, default 64)]
                                     [--seconds N (1…3600, default 10)] [--pending N (0…100000, default 0)]
                                     [--devices N (default: concurrency)] [--modes poll,ping] [--peer PATH]
+                                    [--instances N (1…8, default 1; PostgreSQL only)]
       postgres: the URL in FACESEAL_TEST_POSTGRES_URL (scripts/with-postgres.sh sets it)
+      --instances: that many `faceseal serve` processes on the one database; each device talks to another
+                   instance than its application, so every link crosses processes
       --peer: a C libmicrohttpd responder (scripts/bench-authority.sh builds one) measured as a second ceiling
     """
 
@@ -34,6 +37,7 @@ enum BenchAuthority {
         var devices: Int?
         var modes: [Mode] = [.poll, .ping]
         var peer: String?
+        var instances = 1
         /// Internal: run as the trivial-handler ceiling server instead of the driver.
         var trivialServer = false
     }
@@ -81,6 +85,7 @@ enum BenchAuthority {
             case "--pending": options.pending = try number(value, flag, 0...100_000)
             case "--devices": options.devices = try number(value, flag, 1...100_000)
             case "--peer": options.peer = value
+            case "--instances": options.instances = try number(value, flag, 1...8)
             case "--modes":
                 let modes = value.split(separator: ",").map { Mode(rawValue: String($0)) }
                 guard !modes.isEmpty, modes.allSatisfy({ $0 != nil }) else { throw BenchAuthorityError("--modes is a list of poll and ping") }
@@ -88,6 +93,9 @@ enum BenchAuthority {
             default:
                 throw BenchAuthorityError("unknown option \(flag)")
             }
+        }
+        if options.instances > 1 && options.database == "sqlite" {
+            throw BenchAuthorityError("--instances above 1 needs --database postgres (several processes share one PostgreSQL)")
         }
         if let devices = options.devices, devices < options.concurrency {
             throw BenchAuthorityError("--devices must be at least --concurrency (one ceremony at a time per device)")

@@ -39,17 +39,17 @@ extension BenchAuthorityRun {
 
     /// Runs `options.concurrency` workers for a warm-up and then `options.seconds`; only ceremonies that ended inside
     /// the window count.
-    func measure(mode: BenchAuthority.Mode, pairs: [(BenchDevice, BenchApplication)], base: String, keys: JWKSet,
-                 authority: pid_t) async throws -> PhaseResult {
+    func measure(mode: BenchAuthority.Mode, pairs: [(BenchDevice, BenchApplication)], keys: JWKSet,
+                 authorities: [pid_t]) async throws -> PhaseResult {
         let warmUp = Duration.seconds(min(2, options.seconds))
         let windowStart = ContinuousClock.now + warmUp
         let windowEnd = windowStart + .seconds(options.seconds)
-        async let window = Self.sample(server: authority, from: windowStart, to: windowEnd)
+        async let window = Self.sample(servers: authorities, from: windowStart, to: windowEnd)
         let concurrency = options.concurrency
         let logs = await withTaskGroup(of: WorkerLog.self) { group in
             for worker in 0..<concurrency {
                 let mine = stride(from: worker, to: pairs.count, by: concurrency).map { pairs[$0] }
-                group.addTask { [self] in await run(mode: mode, mine, issuer: base, keys: keys, until: windowEnd) }
+                group.addTask { [self] in await run(mode: mode, mine, keys: keys, until: windowEnd) }
             }
             var logs: [WorkerLog] = []
             for await log in group { logs.append(log) }
@@ -61,11 +61,11 @@ extension BenchAuthorityRun {
         let n = Double(max(counted.count, 1))
         let rate = Double(counted.count) / sampled.seconds
         let totals = counted.map(\.total)
-        let rss = ProcessSample.residentMB(authority)
+        let rss = Self.residentMB(authorities)
         let own = "db=\(databaseName) mode=\(mode.rawValue)"
         let p99 = Self.percentile(totals, 0.99)
         var lines = [
-            "bench=authority \(own) concurrency=\(options.concurrency) devices=\(devices) pending=\(options.pending) "
+            "bench=authority \(own) instances=\(options.instances) concurrency=\(options.concurrency) devices=\(devices) pending=\(options.pending) "
                 + "ceremonies=\(counted.count) ceremonies_per_s=\(Self.format(rate, 0)) p50_ms=\(Self.format(Self.percentile(totals, 0.5), 2)) "
                 + "p99_ms=\(Self.format(p99, 2)) rss_mb=\(Self.format(rss?.current ?? 0, 1)) "
                 + "cpu_ms_per_ceremony=\(Self.format(1000 * sampled.server / n, 3)) authority_cores=\(Self.format(sampled.server / sampled.seconds, 2)) "
@@ -89,7 +89,7 @@ extension BenchAuthorityRun {
     }
 
     /// One worker: ceremonies for its devices in turn until `end`.
-    private func run(mode: BenchAuthority.Mode, _ pairs: [(BenchDevice, BenchApplication)], issuer: String, keys: JWKSet,
+    private func run(mode: BenchAuthority.Mode, _ pairs: [(BenchDevice, BenchApplication)], keys: JWKSet,
                      until end: ContinuousClock.Instant) async -> WorkerLog {
         var log = WorkerLog()
         var turn = 0
@@ -97,7 +97,7 @@ extension BenchAuthorityRun {
             let (device, application) = pairs[turn % pairs.count]
             turn += 1
             do {
-                log.ceremonies.append(try await ceremony(mode: mode, device: device, application: application, issuer: issuer, keys: keys))
+                log.ceremonies.append(try await ceremony(mode: mode, device: device, application: application, keys: keys))
             } catch {
                 log.failures += 1
                 if log.firstFailure == nil { log.firstFailure = String(describing: error) }
@@ -108,7 +108,7 @@ extension BenchAuthorityRun {
 
     /// One sign-in, end to end. The device's long poll is sent before the backchannel request, as a device waiting
     /// for links has one open, so the link arrives through the outbox's wake-up.
-    private func ceremony(mode: BenchAuthority.Mode, device: BenchDevice, application: BenchApplication, issuer: String,
+    private func ceremony(mode: BenchAuthority.Mode, device: BenchDevice, application: BenchApplication,
                           keys: JWKSet) async throws -> Ceremony {
         var steps = [Double?](repeating: nil, count: Step.allCases.count)
         let start = ContinuousClock.now
@@ -134,18 +134,19 @@ extension BenchAuthorityRun {
             try await board.wait(for: rid)
             lap(.ping)
         }
-        try await application.redeem(rid, issuer: issuer, keys: keys)
+        try await application.redeem(rid, issuer: Self.issuer, keys: keys)
         lap(.token)
         return Ceremony(ended: mark, steps: steps, total: Self.milliseconds(mark - start))
     }
 
-    /// The CPU seconds of `server`, this process and the machine between `start` and `end`.
-    static func sample(server: pid_t, from start: ContinuousClock.Instant, to end: ContinuousClock.Instant) async -> Window {
+    /// The CPU seconds of `servers` together, this process and the machine between `start` and `end`.
+    static func sample(servers: [pid_t], from start: ContinuousClock.Instant, to end: ContinuousClock.Instant) async -> Window {
+        func cpu() -> Double { servers.reduce(0) { $0 + (ProcessSample.cpuSeconds($1) ?? 0) } }
         try? await Task.sleep(until: start)
-        let server0 = ProcessSample.cpuSeconds(server) ?? 0, own0 = ProcessCPU.seconds(), machine0 = ProcessSample.machineSeconds()
+        let server0 = cpu(), own0 = ProcessCPU.seconds(), machine0 = ProcessSample.machineSeconds()
         let began = ContinuousClock.now
         try? await Task.sleep(until: end)
-        let server1 = ProcessSample.cpuSeconds(server) ?? 0, own1 = ProcessCPU.seconds(), machine1 = ProcessSample.machineSeconds()
+        let server1 = cpu(), own1 = ProcessCPU.seconds(), machine1 = ProcessSample.machineSeconds()
         return Window(server: server1 - server0, own: own1 - own0, machineBusy: (machine1?.busy ?? 0) - (machine0?.busy ?? 0),
                       machineTotal: (machine1?.total ?? 0) - (machine0?.total ?? 0), seconds: milliseconds(ContinuousClock.now - began) / 1000)
     }
@@ -159,7 +160,7 @@ extension BenchAuthorityRun {
         let client = applicationsClient
         let windowStart = ContinuousClock.now + .seconds(1)
         let windowEnd = windowStart + .seconds(seconds)
-        async let window = Self.sample(server: server.child.pid, from: windowStart, to: windowEnd)
+        async let window = Self.sample(servers: [server.child.pid], from: windowStart, to: windowEnd)
         let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
             for _ in 0..<options.concurrency {
                 group.addTask {

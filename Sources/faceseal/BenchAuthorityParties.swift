@@ -50,11 +50,11 @@ struct BenchDevice: Sendable {
         authorityKey = key
     }
 
-    /// One long poll of the outbox (up to 30 s): the links it answered, verified with the pinned key, as rid → nonce.
-    func pollLinks() async throws -> [String: String] {
+    /// One long poll of the outbox (up to `wait` s): the links it answered, verified with the pinned key, as rid → nonce.
+    func pollLinks(wait: Int = 30) async throws -> [String: String] {
         guard let authorityKey else { throw BenchAuthorityError("device not enrolled") }
         var links: [String: String] = [:]
-        for text in try await send(.get, DevicePaths.outbox + "?wait=30", expect: OutboxResponse.self).links {
+        for text in try await send(.get, DevicePaths.outbox + "?wait=\(wait)", expect: OutboxResponse.self).links {
             let claims = try LinkSignature.parse(Array(text.utf8)).verify(with: authorityKey, now: Self.now)
             links[claims.rid] = claims.nonce
         }
@@ -75,6 +75,12 @@ struct BenchDevice: Sendable {
     /// Opens `download` with its share (both layers), re-seals it at the next generation under a fresh share and posts
     /// the completion of the sign-in `rid`.
     func complete(rid: String, from download: FaceTokenDownload) async throws {
+        try await post(try completion(rid: rid, from: download))
+    }
+
+    /// The completion of the sign-in `rid`: `download` opened with its share (both layers) and re-sealed at the next
+    /// generation under a fresh share.
+    func completion(rid: String, from download: FaceTokenDownload) throws -> CompletionRequest {
         let header = try download.token.checkedHeader()
         let layers = try FaceTokenSeal.layerKeys(serverShare: download.serverShare.secret, passwordKey: nil, header: header)
         let templates = try FaceTokenSeal.openTemplates(download.token, keys: layers)
@@ -84,11 +90,17 @@ struct BenchDevice: Sendable {
         next.v = FaceTokenHeader.currentFormat
         let share = SecretBytes(randomCount: FaceTokenSeal.serverShareByteCount)
         let sealed = try FaceTokenSeal.seal(header: next, templates: templates, masters: masters, serverShare: share, passwordKey: nil)
-        let completion = CompletionRequest(rid: rid, resultSHA256: nil, baseGeneration: header.gen, token: sealed, serverShare: share,
-                                           passwordUsed: false)
-        let answer = try await send(.post, DevicePaths.completion(rid), body: completion.encoded(), as: .userPresent,
+        return CompletionRequest(rid: rid, resultSHA256: nil, baseGeneration: header.gen, token: sealed, serverShare: share,
+                                 passwordUsed: false)
+    }
+
+    /// Posts `completion` (again, for a retry: the same body gets the same answer).
+    func post(_ completion: CompletionRequest) async throws {
+        let answer = try await send(.post, DevicePaths.completion(completion.rid), body: completion.encoded(), as: .userPresent,
                                     expect: CompletionResponse.self)
-        guard answer.generation == next.gen else { throw BenchAuthorityError("completion stored generation \(answer.generation)") }
+        guard answer.generation == completion.baseGeneration + 1 else {
+            throw BenchAuthorityError("completion stored generation \(answer.generation)")
+        }
     }
 
     /// A new token of one template and a master per default algorithm, and its share.
@@ -142,6 +154,8 @@ struct BenchApplication: Sendable {
     let clientID: String
     let secret: String
     let userEmail: String
+    /// The user's subject (the store's; what the chaos check reads).
+    let subject: String
 
     private func form(_ pairs: [(String, String)]) -> FormParameters {
         FormParameters((pairs + [("client_id", clientID), ("client_secret", secret)]).map { FormParameters.Item(name: $0.0, value: $0.1) })
@@ -159,8 +173,9 @@ struct BenchApplication: Sendable {
         return try BackchannelAuthenticationResponse.decode(response.body).authReqId
     }
 
-    /// Redeems a completed request and checks its ID token.
-    func redeem(_ authReqID: String, issuer: String, keys: JWKSet) async throws {
+    /// Redeems a completed request and checks its ID token; answers it.
+    @discardableResult
+    func redeem(_ authReqID: String, issuer: String, keys: JWKSet) async throws -> String {
         let response = try await client.send(.form(url: URL(string: base + CIBAPaths.token)!, form: form([
             ("grant_type", CIBANames.grantType), ("auth_req_id", authReqID),
         ])))
@@ -171,6 +186,7 @@ struct BenchApplication: Sendable {
         let idToken = try TokenResponse.decode(response.body).idToken
         let (_, claims) = try JWT.verify(idToken, keySet: keys, validation: JWTValidation(now: Date(), issuer: issuer, audience: clientID))
         guard claims[CIBANames.authReqIdClaim]?.stringValue == authReqID else { throw BenchAuthorityError("ID token for another request") }
+        return idToken
     }
 }
 

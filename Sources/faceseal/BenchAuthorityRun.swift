@@ -50,22 +50,42 @@ final class BenchAuthorityRun: Sendable {
                 guard let url = ProcessInfo.processInfo.environment["FACESEAL_TEST_POSTGRES_URL"] else {
                     throw BenchAuthorityError("--database postgres needs FACESEAL_TEST_POSTGRES_URL (run under scripts/with-postgres.sh)")
                 }
-                return .postgres(url: url)
-            default: return .postgres(url: options.database)
+                return .postgres(url: url, schema: schema)
+            default: return .postgres(url: options.database, schema: schema)
             }
         }
     }
 
+    /// The PostgreSQL schema of this run (created by the seeding store): each run starts on an empty database.
+    var schema: String { "bench_" + prefix }
+
     var databaseName: String { options.database == "sqlite" ? "sqlite" : "postgres" }
 
-    func drive() async throws -> Int32 {
+    /// Creates the run's directory (owner-only) with a fresh master key; answers where the store lives and the key file.
+    func prepare() throws -> (location: StoreLocation, keyPath: String) {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(at: directory) }
         let keyPath = directory.appendingPathComponent("master-key").path
         guard FileManager.default.createFile(atPath: keyPath, contents: Data(SecureRandom.bytes(count: 32)), attributes: [.posixPermissions: 0o600]) else {
             throw BenchAuthorityError("cannot write \(keyPath)")
         }
-        let location = try self.location
+        return (try location, keyPath)
+    }
+
+    func removeDirectory() { try? FileManager.default.removeItem(at: directory) }
+
+    /// `faceseal serve` on `data`, with the run's master key, issuer and database, without a port.
+    func serveArguments(location: StoreLocation, keyPath: String, data: URL) -> [String] {
+        var arguments = ["serve", "--data-dir", data.path, "--master-key-file", keyPath, "--issuer", Self.issuer, "--max-connections-per-address", "0"]
+        if case .postgres(let url, _, let schema?) = location {
+            // `faceseal serve` takes a URL only: the run's schema goes in as the session's search path.
+            arguments += ["--database", url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D" + schema]
+        }
+        return arguments
+    }
+
+    func drive() async throws -> Int32 {
+        let (location, keyPath) = try prepare()
+        defer { removeDirectory() }
 
         let pingServer = HTTPServer(configuration: HTTPServer.Configuration(perAddressConnectionLimit: 0), logger: .disabled) { [board] in
             board.handle($0)
@@ -75,36 +95,42 @@ final class BenchAuthorityRun: Sendable {
         guard let pingURL = pingServer.baseURL?.appendingPathComponent("ping").absoluteString else { throw BenchAuthorityError("no ping address") }
 
         let invitations = try await seed(location)
-        var arguments = ["serve", "--data-dir", directory.path, "--port", "0", "--master-key-file", keyPath,
-                         "--max-connections-per-address", "0"]
-        if case .postgres(let url, _, _) = location { arguments += ["--database", url] }
-        let authority = try await BenchServer.start(Self.ownPath, arguments, log: directory.appendingPathComponent("authority.log").path)
-        defer { authority.stop() }
-        let base = authority.base
+        var instances: [BenchServer] = []
+        defer { instances.forEach { $0.stop() } }
+        for index in 0..<options.instances {
+            // One data directory per instance (its admin key), the SQLite file in the first; one master key and issuer.
+            let data = index == 0 ? directory : directory.appendingPathComponent("instance-\(index)")
+            try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let arguments = serveArguments(location: location, keyPath: keyPath, data: data) + ["--port", "0"]
+            instances.append(try await BenchServer.start(Self.ownPath, arguments, log: directory.appendingPathComponent("authority-\(index).log").path))
+        }
+        let bases = instances.map(\.base)
+        let pids = instances.map(\.child.pid)
         print("faceseal bench authority: \(databaseName), \(options.concurrency) concurrent ceremonies, \(devices) devices and applications, "
-              + "\(options.pending) pending requests pre-loaded, \(options.seconds) s per mode after a warm-up")
+              + "\(options.pending) pending requests pre-loaded, \(options.seconds) s per mode after a warm-up"
+              + (bases.count > 1 ? ", \(bases.count) authority processes (each device on another one than its application)" : ""))
         print("limits: connections per address unlimited for the run (--max-connections-per-address 0: every connection comes from "
               + "127.0.0.1); client-authentication, device-signature and pending-request limits at their defaults, which the load stays "
               + "within (one request at a time per ceremony user, \(Self.pendingPerUser) per pre-load user, no failures)")
 
-        let parties = try await enrol(invitations, base: base)
-        let keys = try await jwks(base)
-        try await preload(parties.idle, base: base)
-        let loaded = ProcessSample.residentMB(authority.child.pid)
+        let parties = try await enrol(invitations, bases: bases)
+        let keys = try await jwks(bases[0])
+        try await preload(parties.idle)
+        let loaded = Self.residentMB(pids)
 
         var lines: [String] = []
         var failed = false
         var authorityRate = 0.0
         for mode in options.modes {
             if mode == .ping { try await switchToPing(location, endpoint: pingURL, applications: parties.pairs.map(\.1)) }
-            let result = try await measure(mode: mode, pairs: parties.pairs, base: base, keys: keys, authority: authority.child.pid)
+            let result = try await measure(mode: mode, pairs: parties.pairs, keys: keys, authorities: pids)
             lines += result.lines
             failed = failed || result.failures > 0
             if mode == .poll || authorityRate == 0 { authorityRate = result.ceremoniesPerSecond * Double(Self.requestsPerCeremony) }
         }
         if let loaded {
             lines.append("bench=authority db=\(databaseName) pending=\(options.pending) rss_mb_after_preload=\(Self.format(loaded.current, 1)) "
-                         + "rss_peak_mb=\(Self.format(ProcessSample.residentMB(authority.child.pid)?.peak ?? loaded.peak, 1)) budget_rss_mb<150")
+                         + "rss_peak_mb=\(Self.format(Self.residentMB(pids)?.peak ?? loaded.peak, 1)) budget_rss_mb<150")
         }
         lines.forEach { print($0) }
 
@@ -128,6 +154,16 @@ final class BenchAuthorityRun: Sendable {
         return failed ? 1 : 0
     }
 
+    /// The issuer every instance is started with (one authority, however many processes serve it).
+    static let issuer = "https://authority.bench.example"
+
+    /// The largest current and peak resident memory of `pids`, MB.
+    static func residentMB(_ pids: [pid_t]) -> (current: Double, peak: Double)? {
+        let samples = pids.compactMap(ProcessSample.residentMB)
+        guard !samples.isEmpty else { return nil }
+        return (samples.map(\.current).max()!, samples.map(\.peak).max()!)
+    }
+
     static var ownPath: String { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path }
 
     static func format(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
@@ -143,7 +179,7 @@ final class BenchAuthorityRun: Sendable {
     /// Everything the management API would set up, written straight into the store before the authority starts: one
     /// tenant, a user and an application per ceremony device, pre-load users sharing one application, one invitation
     /// per device.
-    private func seed(_ location: StoreLocation) async throws -> Invitations {
+    func seed(_ location: StoreLocation) async throws -> Invitations {
         let store = try await SQLAuthorityStore.open(location)
         do {
             let tenant = prefix + "-tenant"
@@ -156,22 +192,22 @@ final class BenchAuthorityRun: Sendable {
                     id: "\(prefix)-inv-\(index)", tenantID: tenant, subject: subject, clientID: application.clientID,
                     secretHash: SHA256.hash(data: SecureRandom.bytes(count: 32)).bytes, expiresAt: Date().addingTimeInterval(3600))).id
             }
-            func application(_ clientID: String, email: String) async throws -> BenchApplication {
+            func application(_ clientID: String, email: String, subject: String) async throws -> BenchApplication {
                 let secret = ClientSecret.generate()
                 _ = try await store.createApplication(ApplicationRecord(clientID: clientID, tenantID: tenant, label: clientID,
                                                                         credential: .secretHash(ClientSecret.hash(secret))))
-                return BenchApplication(base: "", client: applicationsClient, clientID: clientID, secret: secret, userEmail: email)
+                return BenchApplication(base: "", client: applicationsClient, clientID: clientID, secret: secret, userEmail: email, subject: subject)
             }
             for index in 0..<devices {
-                let app = try await application("\(prefix)-app-\(index)", email: "user-\(index)@\(prefix).bench")
+                let app = try await application("\(prefix)-app-\(index)", email: "user-\(index)@\(prefix).bench", subject: "\(prefix)-user-\(index)")
                 invitations.pairs.append((try await user(index, application: app), app))
             }
             if pendingUsers > 0 {
-                let idle = try await application("\(prefix)-idle-app", email: "")
+                let idle = try await application("\(prefix)-idle-app", email: "", subject: "")
                 for index in 0..<pendingUsers {
                     var app = idle
                     app = BenchApplication(base: "", client: app.client, clientID: app.clientID, secret: app.secret,
-                                           userEmail: "idle-\(index)@\(prefix).bench")
+                                           userEmail: "idle-\(index)@\(prefix).bench", subject: "\(prefix)-user-\(devices + index)")
                     invitations.idle.append((try await user(devices + index, application: app), app))
                 }
             }
@@ -189,19 +225,21 @@ final class BenchAuthorityRun: Sendable {
         var idle: [BenchApplication]
     }
 
-    /// Enrols every device over the device API (16 at a time).
-    private func enrol(_ invitations: Invitations, base: String) async throws -> Parties {
-        let all = invitations.pairs + invitations.idle
-        let enrolled = try await Self.forEach(all, width: 16) { [devicesClient] entry in
-            var device = BenchDevice(base: base, client: devicesClient)
+    /// Enrols every device over the device API (16 at a time). Party `i`'s application talks to instance `i`, its
+    /// device to the next one.
+    func enrol(_ invitations: Invitations, bases: [String]) async throws -> Parties {
+        let all = Array((invitations.pairs + invitations.idle).enumerated())
+        let enrolled = try await Self.forEach(all, width: 16) { [devicesClient] index, entry in
+            var device = BenchDevice(base: bases[(index + 1) % bases.count], client: devicesClient)
             try await device.enrol(invitation: entry.invitation)
             let app = entry.application
-            return (device, BenchApplication(base: base, client: app.client, clientID: app.clientID, secret: app.secret, userEmail: app.userEmail))
+            return (device, BenchApplication(base: bases[index % bases.count], client: app.client, clientID: app.clientID, secret: app.secret,
+                                             userEmail: app.userEmail, subject: app.subject))
         }
         return Parties(pairs: Array(enrolled.prefix(invitations.pairs.count)), idle: enrolled.dropFirst(invitations.pairs.count).map(\.1))
     }
 
-    private func jwks(_ base: String) async throws -> JWKSet {
+    func jwks(_ base: String) async throws -> JWKSet {
         let response = try await applicationsClient.send(HTTPClientRequest(url: URL(string: base + CIBAPaths.jwks)!))
         guard response.status.code == 200 else { throw BenchAuthorityError("/jwks: HTTP \(response.status.code)") }
         return try JWKSet(json: response.body)
@@ -209,7 +247,7 @@ final class BenchAuthorityRun: Sendable {
 
     /// `--pending` requests through the backchannel endpoint, `pendingPerUser` per pre-load user (their links wait
     /// in the outbox of devices that never poll).
-    private func preload(_ applications: [BenchApplication], base: String) async throws {
+    private func preload(_ applications: [BenchApplication]) async throws {
         guard options.pending > 0 else { return }
         let starts = (0..<options.pending).map { applications[$0 / Self.pendingPerUser] }
         let token = board.token

@@ -11,7 +11,7 @@ enum FaceSealCommand {
       device    the authenticator for Linux
       rp        a sample application
       demo      run the whole system on loopback
-      bench     benchmarks against a peer: `bench crypto [--all] [--peer DIR] [--openssl MODULE --python-library LIB]`, `bench face`, `bench auth`, `bench wait`, `bench authority`
+      bench     benchmarks against a peer: `bench crypto [--all] [--peer DIR] [--openssl MODULE --python-library LIB]`, `bench face`, `bench auth`, `bench wait`, `bench authority`, `bench chaos`
     """
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -35,8 +35,9 @@ enum FaceSealCommand {
             case "auth": return await BenchAuth.run(Array(rest.dropFirst()))
             case "wait": return await BenchWait.run(Array(rest.dropFirst()))
             case "authority": return await BenchAuthority.run(Array(rest.dropFirst()))
+            case "chaos": return await BenchChaos.run(Array(rest.dropFirst()))
             default:
-                printError("faceseal bench: expected `crypto`, `face`, `auth`, `wait` or `authority`\n\(usage)")
+                printError("faceseal bench: expected `crypto`, `face`, `auth`, `wait`, `authority` or `chaos`\n\(usage)")
                 return 64
             }
         case "rp":

@@ -209,6 +209,7 @@ enum Serve {
                                   keys: try AuthorityKeys(derivingFrom: masterKey))
         do {
             try await authority.prepareSigningKeys()
+            await authority.wakeOnLinksQueuedElsewhere()
             if let adminKey = try await authority.bootstrapAdminKey() {
                 let path = dataDirectory.appendingPathComponent("admin-api-key").path
                 try writeSecretFile(adminKey, to: path)

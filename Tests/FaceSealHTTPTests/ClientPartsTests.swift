@@ -25,6 +25,25 @@ import Testing
         #expect(consume(&exact, "HTTP/1.1 200 OK\r\n") && consume(&exact, "A: 1\r\n"))
     }
 
+    @Test func hostAdmissionHoldsEachHostToItsLimitAndHandsFreedSlotsToTheOldestWaiting() {
+        var admission = HostAdmission<Int>(limit: 2)
+        let started = [1, 2, 3, 4].map { admission.offer($0, to: "a:80") }
+        #expect(started == [true, true, false, false])
+        let otherHost = admission.offer(5, to: "b:80")
+        #expect(otherHost)
+        #expect(admission.waiting == [3, 4])
+        let next = admission.release("a:80")
+        #expect(next == 3)
+        #expect(admission.runningCount("a:80") == 2)
+        let left = admission.removeWaiting { $0 == 4 }
+        #expect(left == [4])
+        let afterwards = [admission.release("a:80"), admission.release("a:80")]
+        #expect(afterwards == [nil, nil])
+        #expect(admission.runningCount("a:80") == 0 && admission.runningCount("b:80") == 1)
+        let again = admission.offer(6, to: "a:80")
+        #expect(again)
+    }
+
     @Test func timeoutsBecomeWholeMillisecondsWithinLibcurlsRange() {
         #expect(CurlRequest.milliseconds(.seconds(30)) == 30_000)
         #expect(CurlRequest.milliseconds(.microseconds(1500)) == 2)

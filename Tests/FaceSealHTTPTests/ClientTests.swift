@@ -161,6 +161,41 @@ import Testing
         }
     }
 
+    /// More requests at once than connections to one host: each waits its turn in the client's own queue and is
+    /// answered, over no more connections than allowed. (libcurl 7.88's queue, used before, left the last few of
+    /// such a burst unsent until their deadline, about one run in fifteen of the 64-request server test.)
+    @Test func requestsBeyondTheConnectionLimitWaitTheirTurn() async throws {
+        try await withServer(Self.router(gate: Gate())) { _, url in
+            let client = HTTPClient(configuration: .init(maxConnectionsPerHost: 2))
+            let sizes = try await withThrowingTaskGroup(of: Int.self) { group in
+                for n in 1...40 {
+                    group.addTask { try await client.send(HTTPClientRequest(url: url.path("/big/\(n)"), timeout: .seconds(10))).body.count }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(sizes.sorted() == Array(1...40))
+            #expect(client.connectionsOpened <= 2)
+        }
+    }
+
+    @Test func aRequestWaitingForAConnectionKeepsItsOwnDeadline() async throws {
+        let gate = Gate()
+        let arrived = Gate()
+        try await withServer(Self.router(gate: gate, arrived: arrived)) { _, url in
+            let client = HTTPClient(configuration: .init(maxConnectionsPerHost: 1))
+            let held = Task { try await client.send(HTTPClientRequest(url: url.path("/slow"), timeout: .seconds(30))) }
+            await arrived.wait()
+            await #expect(throws: HTTPClientError.timeout) {
+                try await client.send(HTTPClientRequest(url: url.path("/big/1"), timeout: .milliseconds(200)))
+            }
+            await gate.open()
+            let late = try await held.value
+            #expect(late.body == Array("late".utf8))
+            let after = try await client.send(HTTPClientRequest(url: url.path("/big/3")))
+            #expect(after.body.count == 3)
+        }
+    }
+
     @Test func closedPortIsConnectionRefused() async throws {
         // Take a port the kernel just gave out, then release it: nothing listens there now.
         let server = HTTPServer(logger: .disabled) { _ in .empty() }

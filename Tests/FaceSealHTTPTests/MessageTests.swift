@@ -156,6 +156,23 @@ import Testing
         #expect(entry.line == "rid=abc POST /token 400 12.000ms")
     }
 
+    @Test func durationsAreMillisecondsToTheMicrosecond() {
+        func line(_ duration: Duration) -> String {
+            RequestLogger.Entry(requestID: "r", method: "GET", path: "/", status: 200, duration: duration, errorType: nil).line
+        }
+        #expect(line(.microseconds(1)).hasSuffix(" 0.001ms"))
+        #expect(line(.microseconds(12_345)).hasSuffix(" 12.345ms"))
+        #expect(line(.nanoseconds(1_999_600)).hasSuffix(" 2.000ms"))
+        #expect(line(.seconds(3) + .microseconds(40)).hasSuffix(" 3000.040ms"))
+    }
+
+    @Test func timestampsAreWhatTheISO8601FormatStylePrints() {
+        for seconds in [0.0, 951_782_400.5, 1_764_594_961.999, 4_102_444_799] {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(RequestLogger.timestamp(date) == date.formatted(.iso8601))
+        }
+    }
+
     @Test func controlCharactersCannotForgeLines() {
         let entry = RequestLogger.Entry(requestID: "abc", method: "GET", path: "/a\nrid=evil 200", status: 404,
                                         duration: .zero, errorType: "Boom")

@@ -18,6 +18,8 @@ int fs_pq_cpu_level(void);
 /// Four Keccak-f[1600] permutations side by side. `state` holds 100 lanes, lane i of instance j at
 /// state[4*i + j] (32-byte aligned). `level` is 1 or 2 (see fs_pq_cpu_level).
 void fs_keccakf1600x4(uint64_t *state, int level);
+/// One Keccak-f[1600] on 25 lanes, on the AVX-512VL four-way kernel (level 2 only).
+void fs_keccakf1600x1(uint64_t *state);
 
 // ML-KEM (FIPS 203), 256 int16 coefficients per polynomial, same value bounds as MLKEMArithmetic.swift.
 

@@ -17,6 +17,13 @@ extension Authority {
         }
     }
 
+    /// Makes links queued by other authority processes on the same database wake this process's long polls too
+    /// (PostgreSQL `LISTEN/NOTIFY`; nothing to do on SQLite). Returns once it listens: `faceseal serve` calls it
+    /// before it announces its URL.
+    public func wakeOnLinksQueuedElsewhere() async {
+        await store.observeQueuedLinks { OutboxNotifier.shared.wake(deviceID: $0) }
+    }
+
     /// The longest long poll, seconds.
     static let outboxMaximumWait = 30
     /// The most links one poll returns.

@@ -6,8 +6,8 @@ import Synchronization
 ///
 /// Process-wide, because device ids are random and unique across authorities, so one authority's wake can
 /// never reach another's device; a wake is only a hint to read the store again. With several authority
-/// processes on one PostgreSQL database a poll waiting in another process is not woken: it answers at its
-/// deadline and the device's next poll finds the link.
+/// processes on one PostgreSQL database, a link queued in one wakes the polls of all: the store announces it
+/// (`NOTIFY`, at commit) and each process's `wakeOnLinksQueuedElsewhere()` listener calls `wake` here.
 final class OutboxNotifier: Sendable {
     /// The notifier of this process.
     static let shared = OutboxNotifier()

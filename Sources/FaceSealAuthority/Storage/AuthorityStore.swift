@@ -154,8 +154,14 @@ public protocol AuthorityStore: Sendable {
 
     // MARK: Link outbox
 
-    /// Queues a link for a device; returns it with its sequence number.
+    /// Queues a link for a device; returns it with its sequence number. Every process observing the store
+    /// (`observeQueuedLinks`) hears of it once it is stored.
     func enqueueLink(_ link: OutboxLink) async throws -> OutboxLink
+    /// Calls `handler` with the device id of every link queued from now on by any process on this store's database
+    /// (PostgreSQL `LISTEN/NOTIFY`; on SQLite, which one process serves, never); returns once it listens. A hint to
+    /// read the outbox again, never the link itself; one missed (a lost connection) only delays a long poll to its
+    /// deadline.
+    func observeQueuedLinks(_ handler: @escaping @Sendable (_ deviceID: String) -> Void) async
     /// A device's unexpired links with a sequence above `afterSequence`, oldest first, at most `limit`.
     func links(deviceID: String, afterSequence: Int64, limit: Int) async throws -> [OutboxLink]
     /// Removes a device's links up to and including `throughSequence` and any expired ones; returns how many.

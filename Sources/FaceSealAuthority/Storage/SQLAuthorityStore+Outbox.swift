@@ -31,6 +31,7 @@ extension SQLAuthorityStore {
     public func enqueueLink(_ link: OutboxLink) async throws -> OutboxLink {
         guard !link.link.isEmpty else { throw AuthorityStoreError.invalidInput(field: "link", reason: "empty") }
         try Self.checkLength(link.link, field: "link", max: 16 * 1024)
+        let channel = database.outboxChannel
         return try await transact { tx, now in
             guard try tx.queryOne("SELECT id FROM devices WHERE id = ?", [.text(link.deviceID)]) != nil else {
                 throw AuthorityStoreError.notFound(.device, id: link.deviceID)
@@ -42,11 +43,17 @@ extension SQLAuthorityStore {
             ) else {
                 throw AuthorityStoreError.database("INSERT … RETURNING gave no row")
             }
+            // Delivered to every listening process when (and only if) this transaction commits.
+            if let channel { _ = try tx.query("SELECT pg_notify(?, ?)", [.text(channel), .text(link.deviceID)]) }
             var stored = link
             stored.sequence = try row.int("sequence")
             stored.createdAt = SQLTime.date(SQLTime.millis(now))
             return stored
         }
+    }
+
+    public func observeQueuedLinks(_ handler: @escaping @Sendable (_ deviceID: String) -> Void) async {
+        await database.observeOutbox(handler)
     }
 
     public func links(deviceID: String, afterSequence: Int64, limit: Int) async throws -> [OutboxLink] {

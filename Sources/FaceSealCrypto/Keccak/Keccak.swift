@@ -1,3 +1,5 @@
+import CFaceSealPQ
+
 #if _endian(big)
 #error("KeccakSponge reads its lanes as little-endian bytes")
 #endif
@@ -7,9 +9,8 @@
 /// Internal to the pure-Swift ML-KEM and ML-DSA, which need incremental squeezing (OpenSSL 3.0 has none)
 /// and no per-call allocation. Absorb any number of times, then squeeze any number of times; the first
 /// squeeze pads and finalises. The state may hold secret-derived bytes: call `zeroize()` when done.
-@usableFromInline
 struct KeccakSponge: Sendable {
-    @usableFromInline typealias Lanes = (
+    typealias Lanes = (
         UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
         UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
         UInt64, UInt64, UInt64, UInt64, UInt64
@@ -20,23 +21,42 @@ struct KeccakSponge: Sendable {
     /// SHAKE256's rate in bytes (one squeezed block).
     static let shake256Rate = 136
 
-    @usableFromInline var lanes: Lanes = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    var lanes: Lanes = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     /// Bytes per block.
-    @usableFromInline let rate: Int
-    @usableFromInline let domain: UInt8
+    let rate: Int
+    let domain: UInt8
     /// Absorbing: bytes of the current block already absorbed. Squeezing: bytes of the current block already read.
-    @usableFromInline var position = 0
-    @usableFromInline var squeezing = false
+    var position = 0
+    var squeezing = false
 
-    @usableFromInline init(rate: Int, domain: UInt8) {
+    /// Which permutation runs: the Swift one, or (`.avx512`) lane 0 of the AVX-512VL four-way kernel.
+    let level: PQKernels.Level
+
+    init(rate: Int, domain: UInt8, level: PQKernels.Level = .portable) {
         self.rate = rate
         self.domain = domain
+        self.level = level
     }
 
-    static func shake128() -> KeccakSponge { KeccakSponge(rate: shake128Rate, domain: 0x1F) }
-    static func shake256() -> KeccakSponge { KeccakSponge(rate: shake256Rate, domain: 0x1F) }
-    static func sha3_256() -> KeccakSponge { KeccakSponge(rate: 136, domain: 0x06) }
-    static func sha3_512() -> KeccakSponge { KeccakSponge(rate: 72, domain: 0x06) }
+    static func shake128(_ level: PQKernels.Level = .portable) -> KeccakSponge {
+        KeccakSponge(rate: shake128Rate, domain: 0x1F, level: level)
+    }
+    static func shake256(_ level: PQKernels.Level = .portable) -> KeccakSponge {
+        KeccakSponge(rate: shake256Rate, domain: 0x1F, level: level)
+    }
+    static func sha3_256(_ level: PQKernels.Level = .portable) -> KeccakSponge {
+        KeccakSponge(rate: 136, domain: 0x06, level: level)
+    }
+    static func sha3_512(_ level: PQKernels.Level = .portable) -> KeccakSponge {
+        KeccakSponge(rate: 72, domain: 0x06, level: level)
+    }
+
+    /// Keccak-f[1600] on the state. The AVX2-only level keeps the Swift permutation: the AVX2 four-way
+    /// kernel costs about as much for one lane as the scalar code.
+    @inline(__always)
+    private static func permute(_ state: UnsafeMutablePointer<UInt64>, _ level: PQKernels.Level) {
+        if level == .avx512 { fs_keccakf1600x1(state) } else { keccakF1600(state) }
+    }
 
     @inline(__always)
     private mutating func withState<R>(_ body: (UnsafeMutablePointer<UInt64>) -> R) -> R {
@@ -50,7 +70,7 @@ struct KeccakSponge: Sendable {
         precondition(!squeezing, "KeccakSponge: absorb after squeeze")
         guard var source = bytes.baseAddress, bytes.count > 0 else { return }
         var remaining = bytes.count
-        let rate = self.rate
+        let rate = self.rate, level = self.level
         var position = self.position
         withState { state in
             let stateBytes = UnsafeMutableRawPointer(state).assumingMemoryBound(to: UInt8.self)
@@ -60,7 +80,7 @@ struct KeccakSponge: Sendable {
                     for lane in 0..<(rate / 8) {
                         state[lane] ^= source.loadUnaligned(fromByteOffset: lane * 8, as: UInt64.self)
                     }
-                    keccakF1600(state)
+                    Self.permute(state, level)
                     source += rate
                     remaining -= rate
                     continue
@@ -73,7 +93,7 @@ struct KeccakSponge: Sendable {
                 source += n
                 remaining -= n
                 if position == rate {
-                    keccakF1600(state)
+                    Self.permute(state, level)
                     position = 0
                 }
             }
@@ -88,12 +108,12 @@ struct KeccakSponge: Sendable {
 
     /// Pads (domain bits, pad10*1) and permutes; called by the first squeeze.
     private mutating func finalize() {
-        let position = self.position, rate = self.rate, domain = self.domain
+        let position = self.position, rate = self.rate, domain = self.domain, level = self.level
         withState { state in
             let stateBytes = UnsafeMutableRawPointer(state).assumingMemoryBound(to: UInt8.self)
             stateBytes[position] ^= domain
             stateBytes[rate - 1] ^= 0x80
-            keccakF1600(state)
+            Self.permute(state, level)
         }
         self.position = 0
         squeezing = true
@@ -104,13 +124,13 @@ struct KeccakSponge: Sendable {
         if !squeezing { finalize() }
         guard var destination = output.baseAddress else { return }
         var remaining = output.count
-        let rate = self.rate
+        let rate = self.rate, level = self.level
         var position = self.position
         withState { state in
             let stateBytes = UnsafeRawPointer(state)
             while remaining > 0 {
                 if position == rate {
-                    keccakF1600(state)
+                    Self.permute(state, level)
                     position = 0
                 }
                 let n = min(rate - position, remaining)

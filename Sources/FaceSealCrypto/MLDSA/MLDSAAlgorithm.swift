@@ -4,9 +4,9 @@ enum MLDSAAlgorithm {
     /// μ = H(tr ‖ prefix ‖ message, 64) written to `mu`. `prefix` is M′'s header (empty for Sign_internal).
     static func messageRepresentative(
         tr: [UInt8], prefix: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer,
-        into mu: UnsafeMutableRawBufferPointer
+        into mu: UnsafeMutableRawBufferPointer, level: PQKernels.Level
     ) {
-        var sponge = KeccakSponge.shake256()
+        var sponge = KeccakSponge.shake256(level)
         sponge.absorb(tr)
         sponge.absorb(prefix)
         sponge.absorb(message)
@@ -38,7 +38,7 @@ enum MLDSAAlgorithm {
 
                 key.expandedEncoding.withUnsafeBytes { encoded in
                     MLDSASampling.shake256(
-                        UnsafeRawBufferPointer(rebasing: encoded[32..<64]), randomness, mu, into: rhoPrimePrime)
+                        UnsafeRawBufferPointer(rebasing: encoded[32..<64]), randomness, mu, into: rhoPrimePrime, level: level)
                 }
                 key.secretNTT.withUnsafeBufferPointer { secrets in
                     key.publicKey.matrix.withUnsafeBufferPointer { matrix in
@@ -67,9 +67,9 @@ enum MLDSAAlgorithm {
                                 w1, count: k * 256, bits: p.w1Bits, base: 0, sign: 1,
                                 into: w1Packed.baseAddress!.assumingMemoryBound(to: UInt8.self))
                             MLDSASampling.shake256(
-                                mu, UnsafeRawBufferPointer(w1Packed), into: commitmentHash)
+                                mu, UnsafeRawBufferPointer(w1Packed), into: commitmentHash, level: level)
                             MLDSASampling.sampleInBall(
-                                commitmentHash: UnsafeRawBufferPointer(commitmentHash), tau: p.tau, into: c)
+                                commitmentHash: UnsafeRawBufferPointer(commitmentHash), tau: p.tau, into: c, level: level)
                             MLDSAField.ntt(c, level)
 
                             // z = y + c·s1
@@ -151,7 +151,7 @@ enum MLDSAAlgorithm {
             }
             if MLDSAPoly.exceedsNorm(z, count: l * 256, bound: p.gamma1 - p.beta) { return false }
             let commitmentHash = UnsafeRawBufferPointer(rebasing: signature[0..<p.commitmentHashByteCount])
-            MLDSASampling.sampleInBall(commitmentHash: commitmentHash, tau: p.tau, into: c)
+            MLDSASampling.sampleInBall(commitmentHash: commitmentHash, tau: p.tau, into: c, level: level)
             MLDSAField.ntt(c, level)
             for r in 0..<l { MLDSAField.ntt(z + r * 256, level) }
             key.matrix.withUnsafeBufferPointer { matrix in
@@ -179,7 +179,7 @@ enum MLDSAAlgorithm {
                 MLDSAEncoding.pack(
                     w, count: k * 256, bits: p.w1Bits, base: 0, sign: 1,
                     into: packed.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                MLDSASampling.shake256(mu, UnsafeRawBufferPointer(packed), into: recomputed)
+                MLDSASampling.shake256(mu, UnsafeRawBufferPointer(packed), into: recomputed, level: level)
                 return recomputed.elementsEqual(commitmentHash)
             }
         }

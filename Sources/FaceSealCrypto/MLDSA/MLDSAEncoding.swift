@@ -9,7 +9,19 @@ enum MLDSAEncoding {
         _ coefficients: UnsafePointer<Int32>, count: Int, bits: Int, base: Int32, sign: Int32,
         into output: UnsafeMutablePointer<UInt8>
     ) {
-        let mask = (UInt64(1) << UInt64(bits)) &- 1
+        let mask = (UInt64(1) &<< UInt64(bits)) &- 1
+        if bits <= 8 && count % 8 == 0 {
+            // Eight coefficients make `bits` bytes: one word each, no carried state (w1 is packed per attempt).
+            for group in 0..<(count / 8) {
+                var word: UInt64 = 0
+                for j in 0..<8 {
+                    let value = UInt64(UInt32(bitPattern: base &+ sign &* coefficients[8 * group + j])) & mask
+                    word |= value &<< UInt64(j * bits)
+                }
+                for b in 0..<bits { output[group * bits + b] = UInt8(truncatingIfNeeded: word &>> UInt64(8 * b)) }
+            }
+            return
+        }
         var accumulator: UInt64 = 0
         var filled = 0
         var o = 0
@@ -26,25 +38,26 @@ enum MLDSAEncoding {
         }
     }
 
-    /// Unpacks `count` coefficients from `count·bits/8` bytes; every bit pattern decodes to some value.
+    /// Unpacks `count` coefficients (`bits` ≤ 32) from `count·bits/8` bytes; every bit pattern decodes to
+    /// some value. Each coefficient is one unaligned 8-byte load and a shift (a byte loop for the last few,
+    /// which never reads past the input): ExpandMask's unpacking was a seventh of signing bit by bit.
     @inline(__always)
     static func unpack(
         _ input: UnsafePointer<UInt8>, count: Int, bits: Int, base: Int32, sign: Int32,
         into coefficients: UnsafeMutablePointer<Int32>
     ) {
-        let mask = (UInt64(1) << UInt64(bits)) &- 1
-        var accumulator: UInt64 = 0
-        var filled = 0
-        var o = 0
+        let mask = (UInt64(1) &<< UInt64(bits)) &- 1
+        let byteCount = (count * bits + 7) / 8
+        let raw = UnsafeRawPointer(input)
         for i in 0..<count {
-            while filled < bits {
-                accumulator |= UInt64(input[o]) << UInt64(filled)
-                o += 1
-                filled += 8
+            let bit = i * bits, byte = bit >> 3
+            var word: UInt64 = 0
+            if byte + 8 <= byteCount {
+                word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: byte, as: UInt64.self))
+            } else {
+                for j in 0..<(byteCount - byte) { word |= UInt64(input[byte + j]) &<< UInt64(8 * j) }
             }
-            let value = Int32(truncatingIfNeeded: accumulator & mask)
-            accumulator >>= UInt64(bits)
-            filled -= bits
+            let value = Int32(truncatingIfNeeded: (word &>> UInt64(bit & 7)) & mask)
             coefficients[i] = sign &* (value &- base)
         }
     }

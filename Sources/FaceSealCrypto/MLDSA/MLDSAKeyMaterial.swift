@@ -63,7 +63,7 @@ final class MLDSAPublicKeyMaterial: Sendable {
         self.matrix = matrix
         self.tr = [UInt8](unsafeUninitializedCapacity: 64) { buffer, initialized in
             encoded.withUnsafeBytes { bytes in
-                MLDSASampling.shake256(bytes, into: UnsafeMutableRawBufferPointer(buffer))
+                MLDSASampling.shake256(bytes, into: UnsafeMutableRawBufferPointer(buffer), level: PQKernels.active)
             }
             initialized = 64
         }
@@ -164,7 +164,7 @@ final class MLDSAPrivateKeyMaterial: Sendable {
         seed.withUnsafeBytes { seedBytes in
             withUnsafeBytes(of: (UInt8(k), UInt8(l))) { sizes in
                 expanded.withUnsafeMutableBytes { out in
-                    MLDSASampling.shake256(seedBytes, sizes, into: out)
+                    MLDSASampling.shake256(seedBytes, sizes, into: out, level: PQKernels.active)
                 }
             }
         }

@@ -6,8 +6,10 @@ enum MLDSASampling {
     /// H(pieces…, count) = SHAKE256 over the concatenation, written to `output`. The state is wiped after:
     /// it would give the input back (the permutation is invertible), and inputs here include K and ξ.
     @inline(__always)
-    static func shake256(_ pieces: UnsafeRawBufferPointer..., into output: UnsafeMutableRawBufferPointer) {
-        var sponge = KeccakSponge.shake256()
+    static func shake256(
+        _ pieces: UnsafeRawBufferPointer..., into output: UnsafeMutableRawBufferPointer, level: PQKernels.Level
+    ) {
+        var sponge = KeccakSponge.shake256(level)
         for piece in pieces { sponge.absorb(piece) }
         sponge.squeeze(into: output)
         sponge.zeroize()
@@ -184,10 +186,10 @@ enum MLDSASampling {
     /// even for rejected attempts: H is modelled as a random oracle (Dilithium round-3 spec §5.5), the
     /// same position mldsa-native takes.
     static func sampleInBall(
-        commitmentHash: UnsafeRawBufferPointer, tau: Int, into c: UnsafeMutablePointer<Int32>
+        commitmentHash: UnsafeRawBufferPointer, tau: Int, into c: UnsafeMutablePointer<Int32>, level: PQKernels.Level
     ) {
         c.initialize(repeating: 0, count: 256)
-        var sponge = KeccakSponge.shake256()
+        var sponge = KeccakSponge.shake256(level)
         sponge.absorb(commitmentHash)
         withUnsafeTemporaryAllocation(byteCount: KeccakSponge.shake256Rate, alignment: 8) { block in
             sponge.squeeze(into: block)

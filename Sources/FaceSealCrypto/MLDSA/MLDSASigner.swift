@@ -125,7 +125,8 @@ enum MLDSASigner {
         var mu = [UInt8](repeating: 0, count: 64)
         prefix.withUnsafeBytes { prefixBytes in
             mu.withUnsafeMutableBytes { out in
-                MLDSAAlgorithm.messageRepresentative(tr: tr, prefix: prefixBytes, message: message, into: out)
+                MLDSAAlgorithm.messageRepresentative(
+                    tr: tr, prefix: prefixBytes, message: message, into: out, level: PQKernels.active)
             }
         }
         return mu

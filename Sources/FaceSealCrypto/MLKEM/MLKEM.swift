@@ -58,7 +58,7 @@ public struct MLKEMPublicKey<Set: MLKEMParameterSet>: Sendable, Equatable {
         try MLKEM.checkEncapsulationKey(Set.parameters, bytes)
         var hash = [UInt8](repeating: 0, count: 32)
         bytes.withUnsafeBytes { ek in
-            hash.withUnsafeMutableBufferPointer { MLKEMEngine.hashH(ek, into: $0.baseAddress!) }
+            hash.withUnsafeMutableBufferPointer { MLKEMEngine.hashH(ek, into: $0.baseAddress!, PQKernels.active) }
         }
         self.init(checkedBytes: bytes, hash: hash)
     }
@@ -291,7 +291,8 @@ public enum MLKEM {
         let k = p.k
         var hash = [UInt8](repeating: 0, count: 32)
         hash.withUnsafeMutableBufferPointer { h in
-            MLKEMEngine.hashH(UnsafeRawBufferPointer(rebasing: dk[(384 * k)..<(768 * k + 32)]), into: h.baseAddress!)
+            MLKEMEngine.hashH(
+                UnsafeRawBufferPointer(rebasing: dk[(384 * k)..<(768 * k + 32)]), into: h.baseAddress!, PQKernels.active)
         }
         let stored = UnsafeRawBufferPointer(rebasing: dk[(768 * k + 32)..<(768 * k + 64)])
         let ok = hash.withUnsafeBytes { constantTimeEquals($0, stored) }

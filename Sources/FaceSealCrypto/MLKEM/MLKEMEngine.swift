@@ -10,8 +10,8 @@ enum MLKEMEngine {
 
     /// G(a) = SHA3-512, 64 bytes into `out`.
     @inline(__always)
-    static func hashG(_ a: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
-        var sponge = KeccakSponge.sha3_512()
+    static func hashG(_ a: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>, _ level: PQKernels.Level) {
+        var sponge = KeccakSponge.sha3_512(level)
         sponge.absorb(a)
         sponge.squeeze(into: UnsafeMutableRawBufferPointer(start: out, count: 64))
         sponge.zeroize()
@@ -19,8 +19,8 @@ enum MLKEMEngine {
 
     /// H(a) = SHA3-256, 32 bytes into `out`.
     @inline(__always)
-    static func hashH(_ a: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
-        var sponge = KeccakSponge.sha3_256()
+    static func hashH(_ a: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>, _ level: PQKernels.Level) {
+        var sponge = KeccakSponge.sha3_256(level)
         sponge.absorb(a)
         sponge.squeeze(into: UnsafeMutableRawBufferPointer(start: out, count: 32))
     }
@@ -28,9 +28,10 @@ enum MLKEMEngine {
     /// J(z ‖ c) = SHAKE256(z ‖ c, 32 bytes): the implicit-rejection key.
     @inline(__always)
     static func hashJ(
-        _ z: UnsafeRawBufferPointer, _ c: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>
+        _ z: UnsafeRawBufferPointer, _ c: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>,
+        _ level: PQKernels.Level
     ) {
-        var sponge = KeccakSponge.shake256()
+        var sponge = KeccakSponge.shake256(level)
         sponge.absorb(z)
         sponge.absorb(c)
         sponge.squeeze(into: UnsafeMutableRawBufferPointer(start: out, count: 32))
@@ -110,7 +111,7 @@ enum MLKEMEngine {
             // (ρ, σ) = G(d ‖ k)
             s.seeds.update(from: d, count: 32)
             s.seeds[32] = UInt8(truncatingIfNeeded: k)
-            hashG(UnsafeRawBufferPointer(start: s.seeds, count: 33), into: s.seeds + 64)
+            hashG(UnsafeRawBufferPointer(start: s.seeds, count: 33), into: s.seeds + 64, s.level)
             let rho = UnsafePointer(s.seeds + 64), sigma = UnsafePointer(s.seeds + 96)
             sampleMatrix(rho: rho, k: k, transposed: false, scratch: s)
             // ŝ into `vector`, ê into `noise` (which follows it).
@@ -132,7 +133,7 @@ enum MLKEMEngine {
             }
             let ekLength = 384 * k + 32
             (dk + 384 * k).update(from: ek, count: ekLength)
-            hashH(UnsafeRawBufferPointer(start: ek, count: ekLength), into: dk + 384 * k + ekLength)
+            hashH(UnsafeRawBufferPointer(start: ek, count: ekLength), into: dk + 384 * k + ekLength, s.level)
             (dk + 384 * k + ekLength + 32).update(from: z, count: 32)
         }
     }
@@ -212,9 +213,9 @@ enum MLKEMEngine {
             if let ekHash {
                 (s.seeds + 32).update(from: ekHash, count: 32)
             } else {
-                hashH(UnsafeRawBufferPointer(start: ek, count: ekLength), into: s.seeds + 32)
+                hashH(UnsafeRawBufferPointer(start: ek, count: ekLength), into: s.seeds + 32, s.level)
             }
-            hashG(UnsafeRawBufferPointer(start: s.seeds, count: 64), into: s.seeds + 64)
+            hashG(UnsafeRawBufferPointer(start: s.seeds, count: 64), into: s.seeds + 64, s.level)
             encrypt(p, ek: ek, m: m, r: s.seeds + 96, c: c, scratch: s)
             key.update(from: s.seeds + 64, count: 32)
         }
@@ -237,10 +238,10 @@ enum MLKEMEngine {
                 // seeds: m' (0..<32) ‖ h (32..<64) → G → K' (64..<96) ‖ r' (96..<128); K̄ at 128..<160
                 decrypt(p, dkPKE: dk, c: c, m: s.seeds, scratch: s)
                 (s.seeds + 32).update(from: h, count: 32)
-                hashG(UnsafeRawBufferPointer(start: s.seeds, count: 64), into: s.seeds + 64)
+                hashG(UnsafeRawBufferPointer(start: s.seeds, count: 64), into: s.seeds + 64, s.level)
                 hashJ(
                     UnsafeRawBufferPointer(start: z, count: 32), UnsafeRawBufferPointer(start: c, count: ctLength),
-                    into: s.seeds + 128)
+                    into: s.seeds + 128, s.level)
                 encrypt(p, ek: ek, m: s.seeds, r: s.seeds + 96, c: cPrime, scratch: s)
                 let equal = MLKEMConstantTime.equalMask(c, UnsafePointer(cPrime), count: ctLength)
                 MLKEMConstantTime.select(

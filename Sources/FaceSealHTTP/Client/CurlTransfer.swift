@@ -36,11 +36,12 @@ final class CurlTransfer {
         errorBuffer.deallocate()
     }
 
-    /// An easy handle set up for `ticket`'s request, or why libcurl would not take it.
-    static func make(_ ticket: TransferTicket) -> Result<CurlTransfer, HTTPClientError> {
+    /// An easy handle set up for `ticket`'s request with `timeoutMilliseconds` left of its deadline, or why libcurl
+    /// would not take it.
+    static func make(_ ticket: TransferTicket, timeoutMilliseconds: Int) -> Result<CurlTransfer, HTTPClientError> {
         guard let handle = curl_easy_init() else { return .failure(.transport("libcurl could not create a transfer")) }
         let transfer = CurlTransfer(ticket: ticket, handle: handle)
-        guard transfer.configure() else {
+        guard transfer.configure(timeoutMilliseconds: timeoutMilliseconds) else {
             let reason = String(cString: transfer.errorBuffer)
             return .failure(.transport("libcurl refused an option\(reason.isEmpty ? "" : ": \(reason)")"))
         }
@@ -48,7 +49,7 @@ final class CurlTransfer {
     }
 
     /// Every option, or false at the first one libcurl refuses.
-    private func configure() -> Bool {
+    private func configure(timeoutMilliseconds: Int) -> Bool {
         let request = ticket.request
         let context = Unmanaged.passUnretained(self).toOpaque()
         var ok = set(CURLOPT_ERRORBUFFER, pointer: errorBuffer)
@@ -64,7 +65,7 @@ final class CurlTransfer {
             && set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
             // The loop thread is not the main thread: no SIGALRM-based DNS timeouts, no signals at all.
             && set(CURLOPT_NOSIGNAL, 1)
-            && set(CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds)
+            && set(CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
             && set(CURLOPT_HEADERDATA, pointer: context)
             && set(CURLOPT_WRITEDATA, pointer: context)
             && fs_curl_easy_setopt_write(handle, CURLOPT_HEADERFUNCTION) { line, size, count, context in

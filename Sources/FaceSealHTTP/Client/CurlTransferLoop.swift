@@ -63,60 +63,104 @@ final class CurlTransferLoop: Sendable {
         if let multi = UnsafeMutableRawPointer(bitPattern: shared.multi) { curl_multi_wakeup(multi) }
     }
 
-    /// The thread's body: take new tickets, drop cancelled transfers, let libcurl work, finish what is done, sleep.
+    /// The thread's body: take new tickets, drop cancelled and expired ones, let libcurl work, finish what is done,
+    /// sleep until a socket, a libcurl timer, a waiting ticket's deadline or a wake-up needs the thread.
     private func run() {
         guard Self.libraryReady, let multi = curl_multi_init() else {
             return drain(failure: .transport("libcurl could not be initialised"), restartable: true)
         }
-        _ = fs_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost)
-        var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+        var transfers = Transfers(multi: multi, admission: HostAdmission(limit: maxConnectionsPerHost))
         while true {
             let (incoming, stopping) = shared.withLock { shared in
                 shared.multi = UInt(bitPattern: multi)
                 defer { shared.queued = [] }
                 return (shared.queued, shared.stopping)
             }
-            for ticket in incoming {
-                guard !ticket.isCancelled else {
-                    ticket.finish(.failure(.cancelled))
-                    continue
-                }
-                switch CurlTransfer.make(ticket) {
-                case .success(let transfer):
-                    guard curl_multi_add_handle(multi, transfer.handle) == CURLM_OK else {
-                        ticket.finish(.failure(.transport("libcurl could not start the transfer")))
-                        continue
-                    }
-                    active[transfer.handle] = transfer
-                case .failure(let error):
-                    ticket.finish(.failure(error))
-                }
+            var now = ContinuousClock.now
+            for ticket in incoming { transfers.offer(ticket, now: now) }
+            for ticket in transfers.admission.removeWaiting(where: { stopping || $0.isCancelled || $0.deadline <= now }) {
+                ticket.finish(.failure(stopping || ticket.isCancelled ? .cancelled : .timeout))
             }
-            for (handle, transfer) in active where stopping || transfer.ticket.isCancelled {
-                active[handle] = nil
-                curl_multi_remove_handle(multi, handle)
-                transfer.ticket.finish(.failure(.cancelled))
+            for (handle, transfer) in transfers.active where stopping || transfer.ticket.isCancelled {
+                transfers.end(handle, .failure(.cancelled), now: now)
             }
             if stopping { break }
 
             var running: Int32 = 0
             _ = curl_multi_perform(multi, &running)
+            now = ContinuousClock.now
             var left: Int32 = 0
             while let message = curl_multi_info_read(multi, &left) {
                 guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle,
-                      let transfer = active.removeValue(forKey: handle) else { continue }
-                let code = message.pointee.data.result
+                      let transfer = transfers.active[handle] else { continue }
                 let opened = transfer.connectionsOpened
-                curl_multi_remove_handle(multi, handle)
                 shared.withLock { $0.connectionsOpened += opened }
-                transfer.ticket.finish(transfer.outcome(code))
+                transfers.end(handle, transfer.outcome(message.pointee.data.result), now: now)
             }
             // libcurl shortens the wait to its own next timer; an idle client sleeps until it is woken.
-            _ = curl_multi_poll(multi, nil, 0, Int32.max, nil)
+            _ = curl_multi_poll(multi, nil, 0, transfers.waitMilliseconds(now: now), nil)
         }
         shared.withLock { $0.multi = 0 }
         curl_multi_cleanup(multi)
         drain(failure: .cancelled, restartable: false)
+    }
+
+    /// The loop thread's own state: the transfers libcurl runs, and the tickets waiting for a connection to their host.
+    private struct Transfers {
+        let multi: UnsafeMutableRawPointer
+        var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+        var admission: HostAdmission<TransferTicket>
+
+        /// Starts `ticket`, or queues it behind its host's running transfers.
+        mutating func offer(_ ticket: TransferTicket, now: ContinuousClock.Instant) {
+            guard admission.offer(ticket, to: ticket.request.address) else { return }
+            if !start(ticket, now: now) { release(ticket.request.address, now: now) }
+        }
+
+        /// Removes a running transfer, resumes its caller with `result` and gives its slot to the next ticket waiting.
+        mutating func end(_ handle: UnsafeMutableRawPointer, _ result: Result<HTTPClientResponse, HTTPClientError>,
+                          now: ContinuousClock.Instant) {
+            guard let transfer = active.removeValue(forKey: handle) else { return }
+            curl_multi_remove_handle(multi, handle)
+            transfer.ticket.finish(result)
+            release(transfer.ticket.request.address, now: now)
+        }
+
+        /// How long the thread may sleep: until the earliest deadline of a waiting ticket, else until woken.
+        func waitMilliseconds(now: ContinuousClock.Instant) -> Int32 {
+            guard let earliest = admission.waiting.map(\.deadline).min() else { return Int32.max }
+            return earliest <= now ? 0 : Int32(CurlRequest.milliseconds(earliest - now))
+        }
+
+        /// Hands `address`'s freed slot on, past tickets that cannot start (those are finished on the way).
+        private mutating func release(_ address: String, now: ContinuousClock.Instant) {
+            while let next = admission.release(address), !start(next, now: now) {}
+        }
+
+        /// Hands `ticket`, which holds a slot, to libcurl with what is left of its deadline; false (the ticket then
+        /// finished) when the deadline passed or libcurl refused it.
+        private mutating func start(_ ticket: TransferTicket, now: ContinuousClock.Instant) -> Bool {
+            guard !ticket.isCancelled else {
+                ticket.finish(.failure(.cancelled))
+                return false
+            }
+            guard ticket.deadline > now else {
+                ticket.finish(.failure(.timeout))
+                return false
+            }
+            switch CurlTransfer.make(ticket, timeoutMilliseconds: CurlRequest.milliseconds(ticket.deadline - now)) {
+            case .success(let transfer):
+                guard curl_multi_add_handle(multi, transfer.handle) == CURLM_OK else {
+                    ticket.finish(.failure(.transport("libcurl could not start the transfer")))
+                    return false
+                }
+                active[transfer.handle] = transfer
+                return true
+            case .failure(let error):
+                ticket.finish(.failure(error))
+                return false
+            }
+        }
     }
 
     /// Fails every ticket still queued (the loop is gone or never came up); a later submission starts a new

@@ -22,10 +22,14 @@ final class TransferTicket: Sendable {
 
     /// What to send, validated.
     let request: CurlRequest
+    /// When the whole exchange must be over, waiting for a free connection included.
+    let deadline: ContinuousClock.Instant
     private let state = Mutex(State())
 
-    init(request: CurlRequest) {
+    /// A ticket whose deadline is `request`'s timeout from `now`.
+    init(request: CurlRequest, now: ContinuousClock.Instant = .now) {
         self.request = request
+        deadline = now + .milliseconds(request.timeoutMilliseconds)
     }
 
     /// Takes the caller's continuation. Returns false when the caller was cancelled first: it is then resumed

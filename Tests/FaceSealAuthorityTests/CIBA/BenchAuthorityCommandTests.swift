@@ -12,24 +12,7 @@ import Glibc
 @Suite struct BenchAuthorityCommandTests {
     @Test("poll and ping ceremonies all succeed and every figure line is printed", arguments: StoreBackend.underTest)
     func ceremoniesSucceed(backend: StoreBackend) async throws {
-        let binary = try #require(AdminCLI.binary, "the faceseal binary is not built (swift build --build-tests builds it)")
-        var variables: [String: String] = [:]
-        if backend == .postgres {
-            guard let url = StoreBackend.postgresURL else { throw StoreTestSetupError.postgresNotConfigured }
-            variables["FACESEAL_TEST_POSTGRES_URL"] = url
-        }
-        let environment = variables
-        let arguments = ["bench", "authority", "--database", backend.rawValue, "--concurrency", "2", "--seconds", "1", "--pending", "7"]
-        let (status, output) = try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    let child = try SpawnedProcess(binary: binary.path, arguments: arguments, environment: environment)
-                    let text = String(decoding: child.output.readDataToEndOfFile(), as: UTF8.self)
-                    let errors = String(decoding: child.errors.readDataToEndOfFile(), as: UTF8.self)
-                    return (child.wait(), text + errors)
-                })
-            }
-        }
+        let (status, output) = try await Self.bench(backend, ["--concurrency", "2", "--seconds", "1", "--pending", "7"])
         #expect(status == 0, "\(output)")
         let modes = output.split(separator: "\n").filter { $0.hasPrefix("bench=authority db=\(backend.rawValue) mode=") && $0.contains(" ceremonies=") }
         #expect(modes.count == 2, "\(output)")
@@ -43,5 +26,50 @@ import Glibc
         #expect(output.contains("rss_mb_after_preload="))
         #expect(output.contains("bench=ceiling server=faceseal-http-trivial"))
         #expect(output.contains("ratio="))
+    }
+
+    /// Each device long-polls another `faceseal serve` process than the one its application starts the request at:
+    /// a ceremony completes within the one-second window only if the link queued by one process wakes the poll
+    /// waiting in the other (without the wake-up the poll would answer at its 30 s deadline).
+    @Test("two authority processes on one PostgreSQL: every link crosses processes and wakes the waiting poll",
+          arguments: SharedDatabaseTests.shared)
+    func linksCrossProcesses(backend: StoreBackend) async throws {
+        let (status, output) = try await Self.bench(backend, ["--instances", "2", "--concurrency", "2", "--seconds", "1", "--modes", "poll"])
+        #expect(status == 0, "\(output)")
+        let line = output.split(separator: "\n").first { $0.hasPrefix("bench=authority db=postgres mode=poll instances=2") }
+        #expect(line?.contains("failures=0") == true, "\(output)")
+        #expect(line?.contains(" ceremonies=0 ") == false, "\(output)")
+    }
+
+    /// The small version of `make chaos`: a few SIGKILLs of the authority during ceremonies lose and duplicate nothing.
+    @Test("the authority killed during ceremonies: nothing lost, nothing duplicated, no device locked out", arguments: StoreBackend.underTest)
+    func killedAuthorityLosesNothing(backend: StoreBackend) async throws {
+        let (status, output) = try await Self.bench(backend, ["--kills", "3", "--concurrency", "4"], command: "chaos")
+        #expect(status == 0, "\(output)")
+        let line = output.split(separator: "\n").first { $0.hasPrefix("chaos db=\(backend.rawValue) kills=3 ") }
+        #expect(line?.contains(" lost=0 duplicated=0 id_tokens_without_completion=0 locked_out=0") == true, "\(output)")
+        #expect(line?.contains(" ceremonies=0 ") == false, "\(output)")
+    }
+
+    /// Runs `faceseal bench <command> --database <backend> <arguments>`; its exit status and output.
+    static func bench(_ backend: StoreBackend, _ arguments: [String], command: String = "authority") async throws -> (Int32, String) {
+        let binary = try #require(AdminCLI.binary, "the faceseal binary is not built (swift build --build-tests builds it)")
+        var variables: [String: String] = [:]
+        if backend == .postgres {
+            guard let url = StoreBackend.postgresURL else { throw StoreTestSetupError.postgresNotConfigured }
+            variables["FACESEAL_TEST_POSTGRES_URL"] = url
+        }
+        let environment = variables
+        let arguments = ["bench", command, "--database", backend.rawValue] + arguments
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    let child = try SpawnedProcess(binary: binary.path, arguments: arguments, environment: environment)
+                    let text = String(decoding: child.output.readDataToEndOfFile(), as: UTF8.self)
+                    let errors = String(decoding: child.errors.readDataToEndOfFile(), as: UTF8.self)
+                    return (child.wait(), text + errors)
+                })
+            }
+        }
     }
 }

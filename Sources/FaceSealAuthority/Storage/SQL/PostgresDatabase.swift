@@ -7,6 +7,8 @@ import Synchronization
 final class PostgresDatabase: SQLDatabase {
     let dialect = SQLDialect.postgres
     private let pool: PostgresPool
+    /// Hears the links other processes queue (started by the first `observeOutbox`).
+    private let listener: PostgresListener
 
     /// - Parameters:
     ///   - url: a libpq connection URI (`postgres://user@host:port/db`).
@@ -21,6 +23,7 @@ final class PostgresDatabase: SQLDatabase {
             }
         }
         pool = PostgresPool(url: url, schema: schema, maxSize: max(1, poolSize))
+        listener = PostgresListener(url: url, channel: PostgresListener.channel(schema: schema))
         // Fail now, not at the first request, when the server is unreachable.
         let connection = try await pool.acquire()
         pool.release(connection)
@@ -65,7 +68,14 @@ final class PostgresDatabase: SQLDatabase {
         }
     }
 
+    var outboxChannel: String? { listener.channel }
+
+    func observeOutbox(_ handler: @escaping @Sendable (String) -> Void) async {
+        await listener.add(handler)
+    }
+
     func close() async {
+        listener.stop()
         pool.close()
     }
 }

@@ -152,4 +152,10 @@ protocol SQLDatabase: Sendable {
     func executeStandalone(_ sql: String) async throws
     /// Releases connections.
     func close() async
+    /// The channel a queued link is announced on to every process on this database (PostgreSQL `NOTIFY`, sent at
+    /// commit); nil when no other process can hear it (SQLite).
+    var outboxChannel: String? { get }
+    /// Calls `handler` with the device id of every link queued from now on by any process on this database; returns
+    /// once it listens. Does nothing where `outboxChannel` is nil.
+    func observeOutbox(_ handler: @escaping @Sendable (String) -> Void) async
 }

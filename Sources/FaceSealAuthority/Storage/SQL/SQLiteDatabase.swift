@@ -64,6 +64,11 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
+    /// One process owns the file's outbox wake-ups: nothing to announce or hear.
+    var outboxChannel: String? { nil }
+
+    func observeOutbox(_ handler: @escaping @Sendable (String) -> Void) async {}
+
     func close() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
