@@ -172,7 +172,7 @@ final class DemoRun: Sendable {
         ])
         line("  tenant \"\(Self.tenant)\": keys ML-DSA-65 + ML-KEM-768, 3 face attempts per request")
         line("  LIVENESS IS OFF for this tenant: a server has no camera, and still photos cannot blink or turn their head.")
-        line("  The face MATCH still runs on every approval (dlib ResNet embeddings, threshold 0.52).")
+        line("  The face MATCH still runs on every approval (dlib ResNet embeddings, threshold \(MatchPolicy.defaultThreshold)).")
         let application = try await admin.post("/tenants/\(Self.tenant)/applications", [
             "label": "Acme Documents", "delivery_mode": "poll", "delivery_endpoint": deliveryURL.absoluteString,
             "id_token_signed_response_alg": "ML-DSA-65", "branding": ["name": "Acme Documents", "primary_color": "#0A84FF"],

@@ -49,12 +49,10 @@ enum DeviceCommand {
             let session = try await DeviceSession.open(
                 directory: options.stateDirectory, authority: options.authority ?? issuer, presence: options.presence,
                 deviceName: options.deviceName, faceEngine: engine, say: say)
-            defer { session.persistAudit() }
             let key = try await session.enrol(link: link, capture: capture, password: password)
             say("enrolled: key \(key.id) for \(key.email) at \(key.appLabel)")
         case .inbox(let wait):
             let session = try await open(options, engine: nil, say: say)
-            defer { session.persistAudit() }
             for link in try await session.pendingLinks(wait: wait) { say(link) }
         case .approve(let linkText, let faces, let passwordFile, let wait):
             let password = try passwordFile.map(readPassword)
@@ -63,7 +61,6 @@ enum DeviceCommand {
             let capture = try engine.capture(images: faces)
             say("capture: \(capture.session.faces.count) face(s) from \(faces.count) image(s)")
             let session = try await open(options, engine: engine, say: say)
-            defer { session.persistAudit() }
             let link: [UInt8]
             if let linkText {
                 link = try readLink(linkText)
@@ -80,7 +77,6 @@ enum DeviceCommand {
             }
         case .keys:
             let session = try await open(options, engine: nil, say: say)
-            defer { session.persistAudit() }
             let keys = session.authenticator.keys
             if keys.isEmpty { say("no keys") }
             for key in keys.sorted(by: { $0.createdAt < $1.createdAt }) {
@@ -88,7 +84,6 @@ enum DeviceCommand {
             }
         case .rotate:
             let session = try await open(options, engine: nil, say: say)
-            defer { session.persistAudit() }
             let flow: KeyRotationFlow
             do { flow = try session.authenticator.startKeyRotationFlow() } catch { throw .refused("\(error)") }
             var printer = StatePrinter(say: say)
@@ -105,7 +100,6 @@ enum DeviceCommand {
             await flow.waitUntilIdle()
         case .revoke(let keyId):
             let session = try await open(options, engine: nil, say: say)
-            defer { session.persistAudit() }
             let flow: RevocationFlow
             do { flow = try session.authenticator.startRevocationFlow(keyId: keyId) } catch { throw .refused("\(error)") }
             var printer = StatePrinter(say: say)
@@ -122,7 +116,6 @@ enum DeviceCommand {
             await flow.waitUntilIdle()
         case .branding:
             let session = try await open(options, engine: nil, say: say)
-            defer { session.persistAudit() }
             let summary: BrandingSyncSummary
             do { summary = try await session.authenticator.syncBranding() } catch { throw .refused("branding sync failed: \(error)") }
             say("branding: \(summary.updatedKeyIds.count) key(s) updated, \(summary.replacedKeys.count) removed")
@@ -133,8 +126,7 @@ enum DeviceCommand {
             }
         case .audit(let limit):
             let session = try await open(options, engine: nil, say: say)
-            defer { session.persistAudit() }
-            for entry in session.auditEntries(limit: limit) {
+            for entry in session.authenticator.auditLog(limit: limit) {
                 say("\(DeviceStates.time(Int64(entry.timestamp.timeIntervalSince1970)))  \(entry.kind.rawValue)  \(entry.identityId ?? "-")  \(entry.note)")
             }
         }

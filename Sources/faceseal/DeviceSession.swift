@@ -90,37 +90,6 @@ final class DeviceSession: Sendable {
         }
     }
 
-    // MARK: Audit
-
-    /// The audit file: the SDK keeps its log in memory, so the host keeps it across runs (JSON lines, newest last).
-    private var auditFile: URL { directory.appendingPathComponent("audit.jsonl") }
-
-    /// The persisted entries and this run's, newest first, at most `limit`.
-    func auditEntries(limit: Int) -> [AuditEntry] {
-        let merged = storedAuditEntries() + authenticator.auditLog(limit: Self.auditCapacity).reversed()
-        return Array(merged.reversed().prefix(limit))
-    }
-
-    /// Appends this run's entries to the audit file, keeping the newest `auditCapacity`.
-    func persistAudit() {
-        let current = Array(authenticator.auditLog(limit: Self.auditCapacity).reversed())
-        guard !current.isEmpty else { return }
-        let kept = Array((storedAuditEntries() + current).suffix(Self.auditCapacity))
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        let lines = kept.compactMap { try? encoder.encode($0) }.map { String(decoding: $0, as: UTF8.self) + "\n" }.joined()
-        try? Data(lines.utf8).write(to: auditFile, options: .atomic)
-    }
-
-    static let auditCapacity = 1_000
-
-    private func storedAuditEntries() -> [AuditEntry] {
-        guard let data = try? Data(contentsOf: auditFile), data.count <= 4 << 20 else { return [] }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(AuditEntry.self, from: Data($0)) }
-    }
-
     // MARK: Outbox
 
     /// The links waiting in the outbox of every enrolment, long-polling up to `wait` seconds when there is one.

@@ -88,6 +88,26 @@ import Testing
         #expect(h.vault.keyIds.isEmpty)
     }
 
+    // MARK: Item 4 — the tenant's current policy reaches the flow
+
+    @Test func aFurtherDeviceRunsLivenessWhenThePolicyAsksAndTheHeaderDoesNot() async throws {
+        let h = Harness()
+        h.scriptEnrolment(payload: "enrol", requestId: "enr-2", hasFaceToken: true)
+        h.authority.script.withLock { $0.livenessRequired = false }
+        let authn = try await h.open()
+        let flow = authn.startRegistrationFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: Array("enrol".utf8))
+        guard case .awaitingFaceCapture(_, _, _, _, _, _, let challenge)? = await states.until(\.isAwaitingFaceCapture) else {
+            Issue.record("\(states.seen)")
+            return
+        }
+        #expect(challenge != nil)
+        flow.submitFaceCapture(captureSession: capture("spoof"))
+        #expect(await states.until { if case .awaitingFaceCapture(_, _, _, _, _, .livenessFailed, _) = $0 { true } else { false } } != nil)
+        #expect(h.verifier.livenessCalls == 1)
+    }
+
     // MARK: Item 5 — the audit log survives a restart
 
     @Test func theAuditLogIsPersistedSealedAndBoundedAcrossRestarts() async throws {

@@ -14,28 +14,12 @@ import Testing
             .compactMap { $0["id"] as? String }
     }
 
-    /// Registers new keys for `e`'s first key behind the SDK's back: the device keeps signing with its previous key.
-    func rotateBehindTheSDK(_ e: Enrolled) async throws -> KeyRecord {
-        let record = try #require(e.authn.keyRing().records.first)
-        let vault = e.device.vault
-        let newAmbient = try vault.createKey(protection: .ambient, alias: "next-a")
-        let newUserPresent = try vault.createKey(protection: .userPresent, alias: "next-u")
-        let proof = try await e.device.presence.confirm(reason: "rotate")
-        let submission = KeyRotationSubmission(
-            keyId: record.key.id, currentUserPresent: try vault.signer(deviceKeyId: record.userPresent.deviceKeyId, presence: proof),
-            newAmbient: newAmbient, newUserPresent: newUserPresent,
-            newAmbientSigner: try vault.signer(deviceKeyId: newAmbient.deviceKeyId, presence: nil),
-            newUserPresentSigner: try vault.signer(deviceKeyId: newUserPresent.deviceKeyId, presence: proof))
-        _ = try await e.device.client.rotateKeys([submission])
-        _ = e.authn.takeKeyRotationHint()
-        return record
-    }
-
     @Test("the rotation hint of a signed error answer and of the outbox poll is taken", arguments: LiveBackend.underTest)
     func theHintOfErrorsAndOutboxIsTaken(backend: LiveBackend) async throws {
         let e = try await Enrolled.make(backend: backend)
         defer { Task { await e.system.stop() } }
-        let record = try await rotateBehindTheSDK(e)
+        let record = try await e.rotateBehindTheSDK().record
+        _ = e.authn.takeKeyRotationHint()
         // An error answer: the details of a request that does not exist, signed by the previous ambient key.
         await #expect(throws: AuthorityFailure.self) {
             _ = try await e.device.client.requestDetails(requestId: "nope", signer: try e.device.vault.signer(deviceKeyId: record.ambient.deviceKeyId, presence: nil))

@@ -48,6 +48,13 @@ struct RotationRig {
         return end
     }
 
+    /// The authority registers the next rotation's new keys but the answer is lost, and so is the answer to the question
+    /// the device asks after it: the rotation stays pending and the device keeps signing with its previous keys.
+    func loseTheNextRotationAnswer(keys: Int = 1) {
+        proxy.fail(pathSuffix: "/keys/rotation", .afterForwarding, count: keys)
+        proxy.fail(pathSuffix: "/branding", .beforeForwarding, count: keys)
+    }
+
     /// Rotates on `authn`; answers the final state.
     func rotate(_ authn: Authenticator) async throws -> KeyRotationFlow.State? {
         let flow = try authn.startKeyRotationFlow()
@@ -93,9 +100,7 @@ extension KeyRotationFlow.State {
         defer { Task { await rig.stop() } }
         let authn = try await rig.proxy.authenticator(rig.device)
         let before = try #require(authn.keyRing().records.first)
-        // The authority registers the new keys but the answer is lost, and so is the answer to the question after it.
-        rig.proxy.fail(pathSuffix: "/keys/rotation", .afterForwarding, count: 1)
-        rig.proxy.fail(pathSuffix: "/branding", .beforeForwarding, count: 1)
+        rig.loseTheNextRotationAnswer()
         guard case .failed(.authorityUnavailable)? = try await rig.rotate(authn) else { Issue.record("the rotation did not fail"); return }
         #expect(authn.keys.map(\.id) == [before.key.id])
 
@@ -124,8 +129,7 @@ extension KeyRotationFlow.State {
         let rig = try await RotationRig.make()
         defer { Task { await rig.stop() } }
         let authn = try await rig.proxy.authenticator(rig.device)
-        rig.proxy.fail(pathSuffix: "/keys/rotation", .afterForwarding, count: 1)
-        rig.proxy.fail(pathSuffix: "/branding", .beforeForwarding, count: 1)
+        rig.loseTheNextRotationAnswer()
         _ = try await rig.rotate(authn)
         let pending = try #require(authn.keyRing().records.first?.pendingRotation)
 
@@ -186,8 +190,7 @@ extension KeyRotationFlow.State {
         case .deletingRetired: vault.crashAtNextDelete()
         case .clearingRetired: vault.crash(atRecordWrite: 4)
         case .answerLost:
-            rig.proxy.fail(pathSuffix: "/keys/rotation", .afterForwarding, count: 2)
-            rig.proxy.fail(pathSuffix: "/branding", .beforeForwarding, count: 2)
+            rig.loseTheNextRotationAnswer(keys: 2)
         }
         guard case .failed? = try await rig.rotate(authn) else { Issue.record("the rotation did not fail at \(point)"); return }
         #expect(point == .answerLost || vault.died)
@@ -209,8 +212,7 @@ extension KeyRotationFlow.State {
         let rig = try await RotationRig.make()
         defer { Task { await rig.stop() } }
         let authn = try await rig.proxy.authenticator(rig.device)
-        rig.proxy.fail(pathSuffix: "/keys/rotation", .afterForwarding, count: 1)
-        rig.proxy.fail(pathSuffix: "/branding", .beforeForwarding, count: 1)
+        rig.loseTheNextRotationAnswer()
         _ = try await rig.rotate(authn)
         #expect(authn.keyRing().records.first?.pendingRotation != nil)
         // The app ignores the hint and does not restart until the overlap is over.

@@ -44,6 +44,26 @@ struct Enrolled {
         return keys
     }
 
+    /// Registers new keys for the first key behind the SDK's back (as after a lost answer): the device keeps signing with
+    /// its previous key. Answers the record before and the new keys.
+    @discardableResult
+    func rotateBehindTheSDK(register: Bool = true) async throws -> (record: KeyRecord, ambient: DeviceKeyDescriptor, userPresent: DeviceKeyDescriptor) {
+        let record = try #require(authn.keyRing().records.first)
+        let vault = device.vault
+        let newAmbient = try vault.createKey(protection: .ambient, alias: "next-a")
+        let newUserPresent = try vault.createKey(protection: .userPresent, alias: "next-u")
+        if register {
+            let proof = try await device.presence.confirm(reason: "rotate")
+            let submission = KeyRotationSubmission(
+                keyId: record.key.id, currentUserPresent: try vault.signer(deviceKeyId: record.userPresent.deviceKeyId, presence: proof),
+                newAmbient: newAmbient, newUserPresent: newUserPresent,
+                newAmbientSigner: try vault.signer(deviceKeyId: newAmbient.deviceKeyId, presence: nil),
+                newUserPresentSigner: try vault.signer(deviceKeyId: newUserPresent.deviceKeyId, presence: proof))
+            #expect(try await device.client.rotateKeys([submission]).value == [.rotated(keyId: record.key.id)])
+        }
+        return (record, newAmbient, newUserPresent)
+    }
+
     /// Runs a ceremony link to its end with one good capture; answers the states seen.
     func runCeremony(_ link: [UInt8], capture label: String = "ada") async -> [PkiCeremonyFlow.State] {
         let flow = authn.startPkiCeremonyFlow()
@@ -461,19 +481,7 @@ extension PkiCeremonyFlow.State {
         let e = try await Enrolled.make()
         defer { Task { await e.system.stop() } }
         // New keys are registered while this device keeps using the previous ones (as after a lost promotion).
-        let ring = e.authn.keyRing()
-        let record = try #require(ring.records.first)
-        let vault = e.device.vault
-        let newAmbient = try vault.createKey(protection: .ambient, alias: "next-a")
-        let newUserPresent = try vault.createKey(protection: .userPresent, alias: "next-u")
-        let proof = try await e.device.presence.confirm(reason: "rotate")
-        let submission = KeyRotationSubmission(
-            keyId: record.key.id, currentUserPresent: try vault.signer(deviceKeyId: record.userPresent.deviceKeyId, presence: proof),
-            newAmbient: newAmbient, newUserPresent: newUserPresent,
-            newAmbientSigner: try vault.signer(deviceKeyId: newAmbient.deviceKeyId, presence: nil),
-            newUserPresentSigner: try vault.signer(deviceKeyId: newUserPresent.deviceKeyId, presence: proof))
-        let outcome = try await e.device.client.rotateKeys([submission])
-        #expect(outcome.value == [.rotated(keyId: record.key.id)])
+        try await e.rotateBehindTheSDK()
         #expect(!e.authn.takeKeyRotationHint())
 
         _ = try await e.authn.syncBranding()
@@ -595,19 +603,8 @@ extension PkiCeremonyFlow.State {
         let e = try await Enrolled.make()
         defer { Task { await e.system.stop() } }
         let ring = e.authn.keyRing()
-        let record = try #require(ring.records.first)
         let vault = e.device.vault
-        let newAmbient = try vault.createKey(protection: .ambient, alias: "next-a")
-        let newUserPresent = try vault.createKey(protection: .userPresent, alias: "next-u")
-        if crashPoint != "created" {
-            let proof = try await e.device.presence.confirm(reason: "rotate")
-            let submission = KeyRotationSubmission(
-                keyId: record.key.id, currentUserPresent: try vault.signer(deviceKeyId: record.userPresent.deviceKeyId, presence: proof),
-                newAmbient: newAmbient, newUserPresent: newUserPresent,
-                newAmbientSigner: try vault.signer(deviceKeyId: newAmbient.deviceKeyId, presence: nil),
-                newUserPresentSigner: try vault.signer(deviceKeyId: newUserPresent.deviceKeyId, presence: proof))
-            #expect(try await e.device.client.rotateKeys([submission]).value == [.rotated(keyId: record.key.id)])
-        }
+        let (record, newAmbient, newUserPresent) = try await e.rotateBehindTheSDK(register: crashPoint != "created")
         try ring.updateRecords { records in
             records[0].pendingRotation = PendingRotation(ambient: DeviceKeyRecord(newAmbient), userPresent: DeviceKeyRecord(newUserPresent),
                                                          registered: crashPoint == "registeredRecorded")

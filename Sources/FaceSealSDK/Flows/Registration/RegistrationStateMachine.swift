@@ -249,6 +249,8 @@ struct RegistrationStateMachine: Sendable {
     mutating func faceTokenDownloaded(passwordRequired: Bool, livenessRequired: Bool) -> Action {
         switch state {
         case .downloadingToken(let link, let details):
+            // The stricter of the token header and the tenant's current policy, as for an approval.
+            let livenessRequired = livenessRequired || details.livenessRequired
             if passwordRequired {
                 state = .awaitingTokenPassword(link, details, livenessRequired: livenessRequired, lastError: nil)
                 return .none
