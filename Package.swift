@@ -30,6 +30,7 @@ let package = Package(
         .systemLibrary(name: "COpenBLAS", path: "Sources/COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
         .systemLibrary(name: "CJPEG", path: "Sources/CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", path: "Sources/CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CQREncode", path: "Sources/CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .target(name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD", "CSQLite", "CJPEG", "CPNG"]),
 
         // FaceSeal's own AVX2 kernels for ML-KEM/ML-DSA (run-time CPU dispatch; the portable Swift path stays).
@@ -50,7 +51,9 @@ let package = Package(
         .target(name: "FaceSealHTTP", dependencies: ["CMicroHTTPD", "CCurl", "CShims"], swiftSettings: swiftSettings),
         .target(
             name: "FaceSealAuthority",
-            dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealHTTP", "CSQLite", "CLibPQ", "CShims"],
+            dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealHTTP", "CSQLite", "CLibPQ", "CQREncode", "CShims"],
+            // The pages' static files, compiled in as byte arrays (`PackageResources`).
+            resources: [.embedInCode("Web/Assets")],
             swiftSettings: swiftSettings
         ),
         .target(name: "FaceSealSDK", dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealFace", "FaceSealHTTP"], swiftSettings: swiftSettings),

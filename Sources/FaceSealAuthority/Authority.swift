@@ -65,6 +65,7 @@ public final class Authority: Sendable {
     public func makeRouter() -> Router {
         var router = Router()
         installCIBARoutes(into: &router)
+        installWebRoutes(into: &router)
         installDeviceRoutes(into: &router)
         installManagementRoutes(into: &router)
         return router

@@ -38,8 +38,16 @@ extension Authority {
     }
 
     /// `GET /device/v1/requests/{rid}` → `RequestDetails`.
+    /// A browser sign-in's id is claimed here by the first key of its application that asks.
     func requestDetails(rid: String, device: AuthenticatedDevice) async throws -> RequestDetails {
-        let record = try await ownRequest(rid, device: device)
+        let record: CIBARequestRecord
+        do {
+            record = try await ownRequest(rid, device: device)
+        } catch let failure as DeviceFailure where failure.code == .unknownRequest {
+            guard let claimed = try await claimBrowserSignIn(rid, device: device),
+                  claimed.subject == device.key.subject, claimed.clientID == device.key.clientID else { throw failure }
+            record = claimed
+        }
         try requirePending(record)
         let application = try await store.application(clientID: record.clientID)
         let policy = try await store.tenant(id: record.tenantID).policy

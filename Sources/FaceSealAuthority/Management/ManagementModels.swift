@@ -143,6 +143,8 @@ public struct ManagedApplication: Codable, Sendable, Equatable {
     public var deliveryEndpoint: String?
     /// ID-token algorithm.
     public var idTokenSignedResponseAlg: String
+    /// Where the authorization endpoint may send a browser back (exact strings).
+    public var redirectURIs: [String]
     /// Creation time.
     public var createdAt: Date
     /// The client secret, only in the responses that create it (shown once).
@@ -157,6 +159,7 @@ public struct ManagedApplication: Codable, Sendable, Equatable {
         case notificationEndpoint = "notification_endpoint"
         case deliveryEndpoint = "delivery_endpoint"
         case idTokenSignedResponseAlg = "id_token_signed_response_alg"
+        case redirectURIs = "redirect_uris"
         case createdAt = "created_at"
         case clientSecret = "client_secret"
     }
@@ -178,6 +181,7 @@ public struct ManagedApplication: Codable, Sendable, Equatable {
         notificationEndpoint = record.notificationEndpoint
         deliveryEndpoint = record.deliveryEndpoint
         idTokenSignedResponseAlg = record.idTokenSignedResponseAlg
+        redirectURIs = record.redirectURIs
         createdAt = record.createdAt
         self.clientSecret = clientSecret
     }

@@ -131,6 +131,21 @@ public protocol AuthorityStore: Sendable {
     /// Moves every pending request past its expiry to `expired`; returns how many.
     func expireOverdueRequests() async throws -> Int
 
+    // MARK: Browser sign-ins (authorization code flow)
+
+    /// Stores a new browser sign-in. First removes the caller's application's sign-ins that expired unclaimed (no
+    /// request has their id), so unauthenticated pages cannot pile up; then, with a `liveLimit`, throws
+    /// `BrowserSignInLimitReached` when the application already has that many unexpired sign-ins.
+    func createBrowserSignIn(_ signIn: BrowserSignInRecord, liveLimit: Int?) async throws -> BrowserSignInRecord
+    /// The browser sign-in `id`, or `.notFound(.browserSignIn)`.
+    func browserSignIn(id: String) async throws -> BrowserSignInRecord
+    /// Records the sign-in's one authorization code (its hash) in one transaction; `.conflict(.browserSignIn)` when a
+    /// code was issued before.
+    func issueBrowserSignInCode(id: String, codeHash: [UInt8], expiresAt: Date) async throws -> BrowserSignInRecord
+    /// Spends the code whose hash is `codeHash` (`.notFound(.browserSignIn)` for none): the first call marks it used
+    /// and answers `.redeemed`, every later one `.alreadyRedeemed`.
+    func redeemBrowserSignInCode(codeHash: [UInt8]) async throws -> CodeRedemption
+
     // MARK: Device-request replay cache
 
     /// Remembers a device request's `jti` until `expiresAt`. Returns `true` if it was new, `false` for a

@@ -46,8 +46,21 @@ extension SQLAuthorityStore {
             credential: credential, brandingJSON: try row.text("branding_json"), deliveryMode: mode,
             notificationEndpoint: try row.optionalText("notification_endpoint"),
             deliveryEndpoint: try row.optionalText("delivery_endpoint"),
-            idTokenSignedResponseAlg: try row.text("id_token_alg"), createdAt: try row.date("created_at")
+            idTokenSignedResponseAlg: try row.text("id_token_alg"),
+            redirectURIs: try redirectURIs(fromColumn: try row.text("redirect_uris")), createdAt: try row.date("created_at")
         )
+    }
+
+    /// `redirect_uris` is a JSON array of strings.
+    static func redirectURIs(fromColumn text: String) throws -> [String] {
+        guard let uris = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else {
+            throw SQLError.typeMismatch(column: "redirect_uris")
+        }
+        return uris
+    }
+
+    static func redirectURIsColumn(_ uris: [String]) -> SQLValue {
+        .text(String(decoding: (try? JSONEncoder().encode(uris)) ?? Data("[]".utf8), as: UTF8.self))
     }
 
     static func user(from row: SQLRow) throws -> UserRecord {
@@ -96,6 +109,10 @@ extension SQLAuthorityStore {
         for (field, endpoint) in [("notificationEndpoint", application.notificationEndpoint), ("deliveryEndpoint", application.deliveryEndpoint)] {
             if let endpoint { try checkLength(endpoint, field: field, max: 2048) }
         }
+        guard application.redirectURIs.count <= 16 else {
+            throw AuthorityStoreError.invalidInput(field: "redirectURIs", reason: "more than 16")
+        }
+        for uri in application.redirectURIs { try checkLength(uri, field: "redirectURIs", max: 2048) }
     }
 
     static func credentialColumns(_ credential: ClientCredential) -> (SQLValue, SQLValue) {
@@ -220,14 +237,14 @@ extension SQLAuthorityStore {
             try tx.execute(
                 """
                 INSERT INTO applications (client_id, tenant_id, label, secret_hash, jwks, branding_json, delivery_mode,
-                    notification_endpoint, delivery_endpoint, id_token_alg, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    notification_endpoint, delivery_endpoint, id_token_alg, redirect_uris, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(application.clientID), .text(application.tenantID), .text(application.label), secretHash, jwks,
                     .text(application.brandingJSON), .text(application.deliveryMode.rawValue),
                     .optionalText(application.notificationEndpoint), .optionalText(application.deliveryEndpoint),
-                    .text(application.idTokenSignedResponseAlg), .date(now),
+                    .text(application.idTokenSignedResponseAlg), Self.redirectURIsColumn(application.redirectURIs), .date(now),
                 ]
             )
             return try Self.loadApplication(tx, clientID: application.clientID)
@@ -256,14 +273,14 @@ extension SQLAuthorityStore {
             try tx.execute(
                 """
                 UPDATE applications SET label = ?, secret_hash = ?, jwks = ?, branding_json = ?, delivery_mode = ?,
-                    notification_endpoint = ?, delivery_endpoint = ?, id_token_alg = ?
+                    notification_endpoint = ?, delivery_endpoint = ?, id_token_alg = ?, redirect_uris = ?
                 WHERE client_id = ?
                 """,
                 [
                     .text(application.label), secretHash, jwks, .text(application.brandingJSON),
                     .text(application.deliveryMode.rawValue), .optionalText(application.notificationEndpoint),
                     .optionalText(application.deliveryEndpoint), .text(application.idTokenSignedResponseAlg),
-                    .text(application.clientID),
+                    Self.redirectURIsColumn(application.redirectURIs), .text(application.clientID),
                 ]
             )
             return try Self.loadApplication(tx, clientID: application.clientID)

@@ -104,6 +104,12 @@ struct ManagementResourceTests {
                 (#"{"label":"x","branding":{"logo_url":"data:image/png;base64,***"}}"#, "invalid_field"),
                 (#"{"label":"x","branding":{"font":"serif"}}"#, "unknown_field"),
                 (#"{"label":"x","client_secret":"mine"}"#, "unknown_field"),
+                (#"{"label":"x","redirect_uris":["javascript:alert(1)"]}"#, "invalid_field"),
+                (#"{"label":"x","redirect_uris":["http://rp.example/cb"]}"#, "invalid_field"),
+                (#"{"label":"x","redirect_uris":["https://rp.example/cb#top"]}"#, "invalid_field"),
+                (#"{"label":"x","redirect_uris":["/cb"]}"#, "invalid_field"),
+                (#"{"label":"x","redirect_uris":"https://rp.example/cb"}"#, "invalid_request"),
+                ("{\"label\":\"x\",\"redirect_uris\":[\(Array(repeating: "\"https://rp.example/cb\"", count: 17).joined(separator: ","))]}", "invalid_field"),
                 (#"{"label":"","delivery_mode":"poll"}"#, "invalid_field"),
                 (#"{"delivery_mode":"poll"}"#, "invalid_request"),
             ]

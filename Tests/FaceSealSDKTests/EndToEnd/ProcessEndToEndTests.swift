@@ -219,7 +219,7 @@ struct ProcessEndToEndTests {
 }
 
 /// The management API over HTTP with the bootstrap admin key.
-private struct Management {
+struct Management {
     let baseURL: String
     let apiKey: String
 
@@ -351,9 +351,9 @@ final class ChildProcess: Sendable {
         return status
     }
 
-    /// SIGTERM, if still running.
-    func stop() {
-        if state.withLock({ $0.terminationStatus == nil }) { kill(pid, SIGTERM) }
+    /// `signal` (SIGTERM unless told), if still running.
+    func stop(_ signal: Int32 = SIGTERM) {
+        if state.withLock({ $0.terminationStatus == nil }) { kill(pid, signal) }
     }
 
     /// The value of `work`, or nil when `limit` passes first (a watchdog, so a hung child fails the test rather than

@@ -154,6 +154,9 @@ public struct ApplicationRecord: Sendable, Hashable {
     public var deliveryEndpoint: String?
     /// The JWS algorithm of the application's ID tokens (`RS256`, `EdDSA`, `ES256`, `ML-DSA-65`).
     public var idTokenSignedResponseAlg: String
+    /// Where the authorization endpoint may send a browser back (exact strings, OIDC Core §3.1.2.1); none: no
+    /// browser sign-in.
+    public var redirectURIs: [String]
     /// When the application was registered.
     public var createdAt: Date
 
@@ -162,7 +165,7 @@ public struct ApplicationRecord: Sendable, Hashable {
         clientID: String, tenantID: String, label: String, credential: ClientCredential,
         brandingJSON: String = "{}", deliveryMode: DeliveryMode = .poll,
         notificationEndpoint: String? = nil, deliveryEndpoint: String? = nil,
-        idTokenSignedResponseAlg: String = "RS256", createdAt: Date = Date(timeIntervalSince1970: 0)
+        idTokenSignedResponseAlg: String = "RS256", redirectURIs: [String] = [], createdAt: Date = Date(timeIntervalSince1970: 0)
     ) {
         self.clientID = clientID
         self.tenantID = tenantID
@@ -173,6 +176,7 @@ public struct ApplicationRecord: Sendable, Hashable {
         self.notificationEndpoint = notificationEndpoint
         self.deliveryEndpoint = deliveryEndpoint
         self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
+        self.redirectURIs = redirectURIs
         self.createdAt = createdAt
     }
 }
