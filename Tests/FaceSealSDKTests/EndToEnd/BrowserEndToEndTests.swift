@@ -82,7 +82,7 @@ struct BrowserEndToEndTests {
                 let link = try #require(try await admin.send(.post, "/tenants/acme/invitations",
                                                              ["email": "ada@example.com", "client_id": clientID])["link"] as? String)
                 let deviceDirectory = root.appendingPathComponent("device").path
-                let enrol = try ChildProcess.start(binary, ["device", "--state-dir", deviceDirectory, "enrol", "--link", link,
+                let enrol = try ChildProcess.start(binary, ["device", "--state-dir", deviceDirectory, "--presence", "scripted", "enrol", "--link", link,
                                                             "--faces"] + photos.prefix(3))
                 #expect(try await enrol.exit(within: .seconds(240)) == 0, "enrol: \(enrol.output)\n\(enrol.errors)")
                 return World(binary: binary, root: root, issuer: issuer, admin: admin, clientID: clientID, secret: secret, rpURL: rpURL,
@@ -97,7 +97,7 @@ struct BrowserEndToEndTests {
 
         /// `faceseal device approve --link LINK --faces PHOTO`: its exit status and output.
         func approve(_ link: String, with photo: String) async throws -> (Int32, String) {
-            let approve = try ChildProcess.start(binary, ["device", "--state-dir", deviceDirectory, "approve", "--link", link, "--faces", photo])
+            let approve = try ChildProcess.start(binary, ["device", "--state-dir", deviceDirectory, "--presence", "scripted", "approve", "--link", link, "--faces", photo])
             let status = try await approve.exit(within: .seconds(240))
             return (status, approve.output + approve.errors)
         }
@@ -241,7 +241,7 @@ struct BrowserEndToEndTests {
             _ = try await browser.element("#invitation-qr[src^='blob:']")
             try await browser.screenshot("c4-console-invitation")
 
-            let enrol = try ChildProcess.start(binary, ["device", "--state-dir", root.appendingPathComponent("device").path, "enrol",
+            let enrol = try ChildProcess.start(binary, ["device", "--state-dir", root.appendingPathComponent("device").path, "--presence", "scripted", "enrol",
                                                         "--link", link, "--faces"] + photos.prefix(3))
             #expect(try await enrol.exit(within: .seconds(240)) == 0, "enrol: \(enrol.output)\n\(enrol.errors)")
 

@@ -169,7 +169,7 @@ extension KeyRotationFlow.State {
         let record = try #require(authn.keyRing().records.first)
         let pending = try #require(record.pendingRotation)
         let vault = rig.device.vault
-        let presence = UserPresenceProof(confirmedAt: rig.system.clock.now())
+        let presence = try await vault.userPresence.confirm(reason: "rotate again")
         func submission(ambient: DeviceKeyDescriptor, userPresent: DeviceKeyDescriptor) throws -> KeyRotationSubmission {
             KeyRotationSubmission(
                 keyId: record.key.id, currentUserPresent: try vault.signer(deviceKeyId: record.userPresent.deviceKeyId, presence: presence),
@@ -181,7 +181,7 @@ extension KeyRotationFlow.State {
         let same = try submission(ambient: pending.ambient.descriptor, userPresent: pending.userPresent.descriptor)
         #expect(try await authority.rotateKeys([same]).value == [.rotated(keyId: record.key.id)])
         let other = try submission(ambient: try vault.createKey(protection: .ambient, alias: "other.ambient"),
-                                   userPresent: try vault.createKey(protection: .userPresent, alias: "other.user-present"))
+                                   userPresent: try vault.createKey(protection: .userPresent, alias: "other.user-present", presence: presence))
         do {
             _ = try await authority.rotateKeys([other])
             Issue.record("another successor was accepted")

@@ -31,7 +31,7 @@ import Testing
         // The authority's custody (record, download) and the SDK's completion (open the keys layer, prepare the
         // completion) were in the scan: what they return is checked above (FaceTokenDownload, PreparedCompletion).
         let paths = Set(graphs.map(\.pathText))
-        for expected in ["FaceTokenCustody.record(envelope:header:subject:serverShare:wrappingKey:)", "FaceTokenCustody.download(_:wrappingKey:)",
+        for expected in ["FaceTokenCustody.record(envelope:header:subject:serverShare:passwordVerifier:wrappingKey:)", "FaceTokenCustody.download(_:wrappingKey:)",
                          "OpenedFaceToken.openKeys()", "FaceTokenKeys.prepareCompletion(for:issuedAt:)",
                          "OpenedWireFaceToken.openKeys()", "UnlockedWireFaceToken.prepareCompletion(for:issuedAt:)"] {
             #expect(paths.contains(expected), "\(expected) was not in the symbol graph")
