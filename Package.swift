@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "FaceSealCrypto", targets: ["FaceSealCrypto"]),
         .library(name: "FaceSealFace", targets: ["FaceSealFace"]),
         .library(name: "FaceSealWire", targets: ["FaceSealWire"]),
+        .library(name: "FaceSealHTTPTypes", targets: ["FaceSealHTTPTypes"]),
+        .library(name: "FaceSealHTTPClient", targets: ["FaceSealHTTPClient"]),
         .library(name: "FaceSealHTTP", targets: ["FaceSealHTTP"]),
         .library(name: "FaceSealAuthority", targets: ["FaceSealAuthority"]),
         .library(name: "FaceSealSDK", targets: ["FaceSealSDK"]),
@@ -31,33 +33,43 @@ let package = Package(
         .systemLibrary(name: "CJPEG", path: "Sources/CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", path: "Sources/CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CQREncode", path: "Sources/CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
-        .target(name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD", "CSQLite", "CJPEG", "CPNG"]),
+        // C shims (macros and variadic functions Swift cannot import, longjmp error paths): one per wrapped library,
+        // used only by the target that wraps that library.
+        .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
+        .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
+        .target(name: "CSQLiteShims", dependencies: ["CSQLite"]),
+        .target(name: "CImageShims", dependencies: ["CJPEG", "CPNG"]),
 
         // FaceSeal's own AVX2 kernels for ML-KEM/ML-DSA (run-time CPU dispatch; the portable Swift path stays).
         .target(name: "CFaceSealPQ", exclude: ["keccak_x4_body.h"]),
-        .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "CShims", "CFaceSealPQ"], swiftSettings: swiftSettings),
+        .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "COpenSSLShims", "CFaceSealPQ"], swiftSettings: swiftSettings),
         // OpenBLAS's single-threaded build (Debian libopenblas0-serial) at run time: the engine splits its work between
         // the cores itself, and the default pthread build starts worker threads at load that spin ~0.1 s of CPU in
         // every process. Same ABI and soname; without the package the loader falls back to the default build.
         .target(
             name: "FaceSealFace",
-            dependencies: ["COpenBLAS", "CJPEG", "CPNG", "CShims"],
+            dependencies: ["COpenBLAS", "CJPEG", "CPNG", "CImageShims"],
             swiftSettings: swiftSettings,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "/usr/lib/x86_64-linux-gnu/openblas-serial",
                                            "-Xlinker", "-rpath", "-Xlinker", "/usr/lib/aarch64-linux-gnu/openblas-serial"],
                                           .when(platforms: [.linux]))]
         ),
         .target(name: "FaceSealWire", dependencies: ["FaceSealCrypto"], swiftSettings: swiftSettings),
-        .target(name: "FaceSealHTTP", dependencies: ["CMicroHTTPD", "CCurl", "CShims"], swiftSettings: swiftSettings),
+        // HTTP in three targets, cut along what they link: the message types (no C library), the libcurl client, and
+        // the libmicrohttpd server with its router. The SDK and the relying-party library link no server.
+        .target(name: "FaceSealHTTPTypes", swiftSettings: swiftSettings),
+        .target(name: "FaceSealHTTPClient", dependencies: ["FaceSealHTTPTypes", "CCurl"], swiftSettings: swiftSettings),
+        .target(name: "FaceSealHTTP", dependencies: ["FaceSealHTTPTypes", "FaceSealHTTPClient", "CMicroHTTPD", "CMicroHTTPDShims"],
+                swiftSettings: swiftSettings),
         .target(
             name: "FaceSealAuthority",
-            dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealHTTP", "CSQLite", "CLibPQ", "CQREncode", "CShims"],
+            dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealHTTP", "CSQLite", "CSQLiteShims", "CLibPQ", "CQREncode"],
             // The pages' static files, compiled in as byte arrays (`PackageResources`).
             resources: [.embedInCode("Web/Assets")],
             swiftSettings: swiftSettings
         ),
-        .target(name: "FaceSealSDK", dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealFace", "FaceSealHTTP"], swiftSettings: swiftSettings),
-        .target(name: "FaceSealRelyingParty", dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealHTTP"], swiftSettings: swiftSettings),
+        .target(name: "FaceSealSDK", dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealFace", "FaceSealHTTPClient"], swiftSettings: swiftSettings),
+        .target(name: "FaceSealRelyingParty", dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealHTTPClient"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "faceseal",
             dependencies: [
@@ -72,7 +84,7 @@ let package = Package(
         .testTarget(name: "FaceSealCryptoTests", dependencies: ["FaceSealCrypto"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealFaceTests", dependencies: ["FaceSealFace"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealWireTests", dependencies: ["FaceSealWire"], swiftSettings: swiftSettings),
-        .testTarget(name: "FaceSealHTTPTests", dependencies: ["FaceSealHTTP", "FaceSealTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceSealHTTPTests", dependencies: ["FaceSealHTTP", "FaceSealHTTPClient", "FaceSealHTTPTypes", "FaceSealTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealAuthorityTests", dependencies: ["FaceSealAuthority", "FaceSealHTTP", "FaceSealWire", "FaceSealTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealSDKTests", dependencies: ["FaceSealSDK", "FaceSealAuthority", "FaceSealTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealRelyingPartyTests", dependencies: ["FaceSealRelyingParty", "FaceSealAuthority", "FaceSealTestSupport"], swiftSettings: swiftSettings),

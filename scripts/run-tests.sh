@@ -42,6 +42,15 @@ for run in "${runs[@]}"; do
   fi
   rm -f "$log"
 done
+# The package graph: the relying-party library and the SDK link no server and no database (scripts/check-package-graph.py).
+echo "== package graph"
+if "$swift" package dump-package | python3 "$(dirname "$0")/check-package-graph.py"; then
+  passed=$((passed + 1))
+else
+  status=1
+  failed=$((failed + 1))
+  echo "== package graph FAILED"
+fi
 # A short run of every fuzz target (FUZZ_SECONDS each): the parsers still take hostile bytes without a crash.
 echo "== fuzz smoke"
 if FUZZ_SECONDS="${FUZZ_SECONDS:-3}" SWIFT="$swift" bash "$(dirname "$0")/fuzz.sh"; then

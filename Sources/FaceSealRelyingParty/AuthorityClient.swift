@@ -1,6 +1,6 @@
 import Foundation
 import FaceSealCrypto
-import FaceSealHTTP
+import FaceSealHTTPClient
 import FaceSealWire
 import Synchronization
 

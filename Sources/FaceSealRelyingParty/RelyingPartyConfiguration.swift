@@ -1,6 +1,6 @@
 import Foundation
 import FaceSealCrypto
-import FaceSealHTTP
+import FaceSealHTTPClient
 
 /// How the relying party authenticates to the authority's backchannel and token endpoints.
 public enum ClientAuthentication: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import FaceSealHTTP
+@testable import FaceSealHTTPClient
 
 @Suite struct ClientChallengeTests {
     /// A 401 with `WWW-Authenticate` (as an OAuth token endpoint answers a bad client_secret_basic) comes back to

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import FaceSealHTTP
+@testable import FaceSealHTTPClient
 
 /// The client against servers that misbehave at the byte level (a scripted loopback TCP server).
 @Suite struct ClientMisbehavingServerTests {

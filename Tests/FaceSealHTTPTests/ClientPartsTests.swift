@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import FaceSealHTTP
+@testable import FaceSealHTTPClient
 
 /// The client's pure parts: request checks and the response-head parser, without a network.
 @Suite struct ClientPartsTests {

@@ -2,6 +2,7 @@ import FaceSealTestSupport
 import Foundation
 import Testing
 @testable import FaceSealHTTP
+@testable import FaceSealHTTPClient
 
 /// HTTPS certificates are verified: a failed handshake or an untrusted certificate is `.tls` with the reason.
 @Suite struct ClientTLSTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import FaceSealHTTP
+@testable import FaceSealHTTPClient
 
 /// The libcurl client against FaceSealHTTP's own server over loopback.
 @Suite struct ClientTests {

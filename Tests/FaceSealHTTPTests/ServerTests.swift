@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import FaceSealHTTP
+@testable import FaceSealHTTPClient
 
 /// Everything here runs over real HTTP on an ephemeral loopback port.
 @Suite struct ServerTests {

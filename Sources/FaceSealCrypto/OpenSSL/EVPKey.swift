@@ -1,5 +1,5 @@
 import COpenSSL
-import CShims
+import COpenSSLShims
 import Foundation
 
 /// An `EVP_PKEY` owned for the length of one operation, freed on release.

@@ -1,4 +1,4 @@
-import CShims
+import COpenSSLShims
 import Foundation
 
 /// HKDF (RFC 5869) over a ``HashFunction``, as in swift-crypto: `HKDF<SHA256>.deriveKey(...)`.

@@ -1,5 +1,5 @@
 import COpenSSL
-import CShims
+import COpenSSLShims
 import Foundation
 
 /// Small internal helpers around libcrypto: error-queue handling and contiguous byte access.

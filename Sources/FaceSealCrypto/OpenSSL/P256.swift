@@ -1,5 +1,5 @@
 import COpenSSL
-import CShims
+import COpenSSLShims
 import Foundation
 
 /// NIST P-256 namespace, as in swift-crypto.

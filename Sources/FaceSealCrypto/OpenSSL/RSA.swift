@@ -1,5 +1,5 @@
 import COpenSSL
-import CShims
+import COpenSSLShims
 import Foundation
 
 /// RSA namespace (RS256 only: OpenID Connect requires it for ID tokens).

@@ -1,5 +1,5 @@
 import Foundation
-import CShims
+import COpenSSLShims
 import Synchronization
 
 /// Secret bytes (keys, seeds, shared secrets) in storage this object alone owns.

@@ -1,4 +1,4 @@
-import CShims
+import COpenSSLShims
 
 /// Overwrites every byte of `bytes` with zero in a way the optimiser may not remove (OPENSSL_cleanse).
 /// For transient plain copies of secrets that must live in an ordinary array for a moment.

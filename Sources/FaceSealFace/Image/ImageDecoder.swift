@@ -1,4 +1,4 @@
-import CShims
+import CImageShims
 import Foundation
 
 /// Why an image could not be made into an `RGBImage`.

@@ -1,5 +1,5 @@
 import FaceSealCrypto
-import FaceSealHTTP
+import FaceSealHTTPClient
 import FaceSealWire
 import Foundation
 import Synchronization

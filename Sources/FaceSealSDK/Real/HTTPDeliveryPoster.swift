@@ -1,4 +1,4 @@
-import FaceSealHTTP
+import FaceSealHTTPClient
 import FaceSealWire
 import Foundation
 

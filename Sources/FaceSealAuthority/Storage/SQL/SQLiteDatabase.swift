@@ -1,4 +1,4 @@
-import CShims
+import CSQLiteShims
 import CSQLite
 import Foundation
 import Synchronization

@@ -97,7 +97,7 @@ public struct FormParameters: Sendable, Equatable, Sequence {
         items.map { Self.encode($0.name) + "=" + Self.encode($0.value) }.joined(separator: "&")
     }
 
-    static func decode(_ raw: some Collection<UInt8>) throws(FormDecodingError) -> String {
+    package static func decode(_ raw: some Collection<UInt8>) throws(FormDecodingError) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(raw.count)
         var index = raw.startIndex
@@ -125,7 +125,7 @@ public struct FormParameters: Sendable, Equatable, Sequence {
         return string
     }
 
-    static func encode(_ string: String) -> String {
+    package static func encode(_ string: String) -> String {
         var out: [UInt8] = []
         for byte in string.utf8 {
             switch byte {

@@ -37,7 +37,7 @@ public struct HTTPRequest: Sendable {
         self.init(id: id, method: method, target: target, headers: headers, body: body, remoteAddress: remoteAddress)
     }
 
-    init(id: String, method: HTTPMethod, target: RequestTarget, headers: HTTPHeaders, body: [UInt8], remoteAddress: String?) {
+    package init(id: String, method: HTTPMethod, target: RequestTarget, headers: HTTPHeaders, body: [UInt8], remoteAddress: String?) {
         self.id = id
         self.method = method
         self.path = target.path
@@ -101,16 +101,16 @@ public enum HTTPRequestTargetError: Error, Sendable, Equatable, HTTPResponseConv
 }
 
 /// The request target split into path and query (RFC 9112 §3.2.1, origin-form only).
-struct RequestTarget: Sendable {
+package struct RequestTarget: Sendable {
     /// Query strings are bounded by libmicrohttpd's per-connection memory; this caps the pair count.
-    static let queryLimits = FormParameters.Limits(maxBytes: 16 * 1024, maxParameters: 64)
+    package static let queryLimits = FormParameters.Limits(maxBytes: 16 * 1024, maxParameters: 64)
 
-    let path: String
-    let segments: [String]
-    let rawQuery: String?
-    let query: FormParameters
+    package let path: String
+    package let segments: [String]
+    package let rawQuery: String?
+    package let query: FormParameters
 
-    init(parsing target: String) throws(HTTPRequestTargetError) {
+    package init(parsing target: String) throws(HTTPRequestTargetError) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let path = String(parts[0])
         guard path.hasPrefix("/") else { throw .notOriginForm }

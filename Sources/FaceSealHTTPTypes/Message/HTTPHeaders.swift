@@ -90,7 +90,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
 
     /// ASCII case-insensitive comparison without allocating lowercased copies.
-    static func namesEqual(_ a: String, _ b: String) -> Bool {
+    package static func namesEqual(_ a: String, _ b: String) -> Bool {
         let x = a.utf8, y = b.utf8
         guard x.count == y.count else { return false }
         for (p, q) in zip(x, y) where p != q {

@@ -2,9 +2,9 @@
 ///
 /// Used to check what a body claims to be before parsing it; `charset` is ignored because
 /// FaceSeal bodies are UTF-8 (JSON by RFC 8259, forms by the WHATWG URL standard).
-enum MediaType {
+package enum MediaType {
     /// `application/json; charset=utf-8` → `application/json`; nil when there is no usable value.
-    static func essence(of contentType: String?) -> String? {
+    package static func essence(of contentType: String?) -> String? {
         guard let contentType else { return nil }
         let head = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         let essence = head.trimmingWhitespace().lowercased()
@@ -13,20 +13,20 @@ enum MediaType {
     }
 
     /// True for `application/json` and any `…/…+json` structured-syntax type (e.g. `application/jwk-set+json`).
-    static func isJSON(_ contentType: String?) -> Bool {
+    package static func isJSON(_ contentType: String?) -> Bool {
         guard let essence = essence(of: contentType) else { return false }
         return essence == "application/json" || essence.hasSuffix("+json")
     }
 
     /// True for `application/x-www-form-urlencoded`.
-    static func isFormURLEncoded(_ contentType: String?) -> Bool {
+    package static func isFormURLEncoded(_ contentType: String?) -> Bool {
         essence(of: contentType) == "application/x-www-form-urlencoded"
     }
 }
 
 extension StringProtocol {
     /// Trims spaces and horizontal tabs (HTTP's optional whitespace), nothing else.
-    func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         var view = Substring(self)
         while let first = view.first, first == " " || first == "\t" { view.removeFirst() }
         while let last = view.last, last == " " || last == "\t" { view.removeLast() }

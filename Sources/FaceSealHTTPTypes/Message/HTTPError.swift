@@ -61,13 +61,13 @@ public struct HTTPError: Error, Sendable, Equatable, HTTPResponseConvertible, Cu
                                               headers: ["Connection": "close"])
 
     /// 413 for a body over the server's limit.
-    static func bodyTooLarge(limit: Int) -> HTTPError {
+    package static func bodyTooLarge(limit: Int) -> HTTPError {
         HTTPError(.contentTooLarge, code: "invalid_request", description: "body exceeds \(limit) bytes",
                   headers: ["Connection": "close"])
     }
 
     /// Echoes a client-supplied name in an error message, truncated so a hostile name cannot bloat it.
-    static func quoted(_ name: String) -> String {
+    package static func quoted(_ name: String) -> String {
         let limit = 64
         return "'" + (name.count > limit ? String(name.prefix(limit)) + "…" : name) + "'"
     }
