@@ -217,12 +217,13 @@ public struct MLKEMPrivateKey<Set: MLKEMParameterSet>: Sendable {
     }
 }
 
-/// The FIPS 203 algorithms on bytes, for known-answer tests, interoperability and benchmarks.
+/// The FIPS 203 algorithms on bytes, for known-answer tests, interoperability and benchmarks. The raw-pointer entry
+/// points are `package`: the benchmark and the tests use them; applications use the typed keys above.
 /// Each checks its buffer lengths and throws `MLKEMError` on a mismatch.
 public enum MLKEM {
     /// ML-KEM.KeyGen_internal(d, z) from the 64-byte `seed` d‖z into `encapsulationKey` (384k + 32 bytes)
     /// and `decapsulationKey` (768k + 96 bytes).
-    public static func keyGenInternal(
+    package static func keyGenInternal(
         _ p: MLKEMParameters, seed: UnsafeRawBufferPointer,
         encapsulationKey: UnsafeMutableRawBufferPointer, decapsulationKey: UnsafeMutableRawBufferPointer
     ) throws {
@@ -237,7 +238,7 @@ public enum MLKEM {
 
     /// ML-KEM.Encaps_internal(ek, m) into `ciphertext` and the 32-byte `sharedSecret`. Does not run the
     /// §7.2 check; callers with an untrusted ek run `checkEncapsulationKey` first (as `MLKEMPublicKey` does).
-    public static func encapsulateInternal(
+    package static func encapsulateInternal(
         _ p: MLKEMParameters, encapsulationKey: UnsafeRawBufferPointer, randomness: UnsafeRawBufferPointer,
         ciphertext: UnsafeMutableRawBufferPointer, sharedSecret: UnsafeMutableRawBufferPointer
     ) throws {
@@ -256,7 +257,7 @@ public enum MLKEM {
 
     /// ML-KEM.Decaps_internal(dk, c) into the 32-byte `sharedSecret` (implicit rejection included). Does not
     /// run the §7.3 check; callers with an untrusted dk run `checkDecapsulationKey` first.
-    public static func decapsulateInternal(
+    package static func decapsulateInternal(
         _ p: MLKEMParameters, decapsulationKey: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer,
         sharedSecret: UnsafeMutableRawBufferPointer
     ) throws {
@@ -278,7 +279,7 @@ public enum MLKEM {
     }
 
     /// The FIPS 203 §7.2 encapsulation-key check on a byte buffer (no copy).
-    public static func checkEncapsulationKey(_ p: MLKEMParameters, _ ek: UnsafeRawBufferPointer) throws {
+    package static func checkEncapsulationKey(_ p: MLKEMParameters, _ ek: UnsafeRawBufferPointer) throws {
         try checkLength(p.encapsulationKeyByteCount, ek.count)
         let e = ek.baseAddress!.assumingMemoryBound(to: UInt8.self)
         guard (0..<p.k).allSatisfy({ MLKEMPoly.isCanonical12(e + 384 * $0) }) else { throw MLKEMError.keyCheckFailed }
@@ -286,7 +287,7 @@ public enum MLKEM {
 
     /// The FIPS 203 §7.3 decapsulation-key check: length 768k + 96, and H(dk[384k : 768k+32]) equals
     /// the 32 bytes stored at dk[768k+32 : 768k+64].
-    public static func checkDecapsulationKey(_ p: MLKEMParameters, _ dk: UnsafeRawBufferPointer) throws {
+    package static func checkDecapsulationKey(_ p: MLKEMParameters, _ dk: UnsafeRawBufferPointer) throws {
         try checkLength(p.decapsulationKeyByteCount, dk.count)
         let k = p.k
         var hash = [UInt8](repeating: 0, count: 32)
