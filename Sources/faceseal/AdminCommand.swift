@@ -8,6 +8,7 @@ import Foundation
 enum AdminCommand {
     static let spec: CommandSpec = {
         let tenant = OptionSpec.value("tenant", "TENANT", "the tenant")
+        let secretFile = OptionSpec.value("secret-file", "PATH", "write the new client secret to PATH (mode 0600) instead of printing it")
         let policy: [OptionSpec] = [
             .value("key-algorithms", "LIST", "comma-separated, e.g. ML-DSA-65,ML-KEM-768 (ML-DSA-65 is required)"),
             .value("attempts-max", "N", "face attempts per request, 1…10"),
@@ -43,6 +44,7 @@ enum AdminCommand {
                 .value("url", "URL", "the authority (default http://127.0.0.1:8080)"),
                 .value("api-key-file", "PATH", "a file holding the API key (else FACESEAL_API_KEY)"),
                 .flag("json", "print the authority's JSON answer as is"),
+                .value("get", "MEMBER", "print only this member of the answer, e.g. client_id or link (for scripts)"),
             ],
             subcommands: [
                 CommandSpec(name: "tenant", summary: "tenants and their policies", synopsis: "ACTION", subcommands: [
@@ -60,13 +62,14 @@ enum AdminCommand {
                 ]),
                 CommandSpec(name: "app", summary: "applications (relying parties)", synopsis: "ACTION", subcommands: [
                     command("create", "register an application (its client secret is shown once)",
-                            "--tenant TENANT --label LABEL [app options]", [tenant, .value("label", "LABEL", "its name")] + application),
+                            "--tenant TENANT --label LABEL [--secret-file PATH] [app options]",
+                            [tenant, .value("label", "LABEL", "its name"), secretFile] + application),
                     command("list", "list a tenant's applications", "--tenant TENANT", [tenant]),
                     command("show", "show one application", "CLIENT_ID --tenant TENANT", positionals: ["CLIENT_ID"], [tenant]),
                     command("update", "change an application (an empty URL clears it)", "CLIENT_ID --tenant TENANT [app options]",
                             positionals: ["CLIENT_ID"], [tenant, .value("label", "LABEL", "its name")] + application),
-                    command("secret", "issue a new client secret (shown once)", "CLIENT_ID --tenant TENANT",
-                            positionals: ["CLIENT_ID"], [tenant]),
+                    command("secret", "issue a new client secret (shown once)", "CLIENT_ID --tenant TENANT [--secret-file PATH]",
+                            positionals: ["CLIENT_ID"], [tenant, secretFile]),
                 ]),
                 CommandSpec(name: "user", summary: "users", synopsis: "ACTION", subcommands: [
                     command("create", "create a user", "--tenant TENANT --email EMAIL", [tenant, .value("email", "EMAIL", "the user's email")]),
@@ -106,8 +109,16 @@ enum AdminCommand {
             let request = try AdminRequest.parse(&arguments)
             let apiKey = try readAPIKey(file: keyFile, environment: environment)
             let client = AdminClient(baseURL: baseURL, apiKey: apiKey, client: HTTPClient())
-            let body = try await request.perform(client)
-            output(json ? String(decoding: body, as: UTF8.self) : try request.render(body, client))
+            var body = try await request.perform(client)
+            if let path = arguments.string("secret-file") { body = try storeSecret(body, to: path) }
+            if let member = arguments.string("get") {
+                guard let value = (try? JSONValue.parse(body))?.objectValue?[member], value != .null else {
+                    throw AdminFailure.transport("the answer has no member \(ArgumentError.quoted(member))")
+                }
+                output(value.stringValue ?? value.serializedString)
+            } else {
+                output(json ? String(decoding: body, as: UTF8.self) : try request.render(body, client))
+            }
             return 0
         } catch let error as ArgumentError {
             return FaceSealCommand.usageError(error, command: parsed.commandName)
@@ -115,6 +126,20 @@ enum AdminCommand {
             printError("faceseal admin: \(error)")
             return 1
         }
+    }
+
+    /// Writes the answer's `client_secret` to `path` (0600) and answers the body without it.
+    static func storeSecret(_ body: [UInt8], to path: String) throws -> [UInt8] {
+        guard var members = (try? JSONValue.parse(body))?.objectValue, let secret = members["client_secret"]?.stringValue else {
+            throw AdminFailure.transport("the answer carries no client secret")
+        }
+        do {
+            try writeSecretFile(secret, to: path)
+        } catch {
+            throw AdminFailure.transport("\(error); the new secret is lost: issue another with `faceseal admin app secret`")
+        }
+        members["client_secret"] = nil
+        return JSONValue.object(members).serialized
     }
 
     /// The key from the file (first line, trimmed) or else the environment.

@@ -152,15 +152,6 @@ enum Serve {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
-    /// Writes `text` to a new file readable by its owner only (an existing file is replaced).
-    private static func writeSecretFile(_ text: String, to path: String) throws {
-        unlink(path)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ServeError.cannotWrite(path) }
-        defer { close(descriptor) }
-        let bytes = Array((text + "\n").utf8)
-        guard write(descriptor, bytes, bytes.count) == bytes.count else { throw ServeError.cannotWrite(path) }
-    }
 }
 
 /// A configuration `faceseal serve` cannot start with (exit 64).
@@ -178,7 +169,17 @@ enum ServeCommandError: Error, CustomStringConvertible {
     }
 }
 
-/// Why `faceseal serve` stopped.
+/// Writes `text` and a newline to a new file readable by its owner only (an existing file is replaced).
+func writeSecretFile(_ text: String, to path: String) throws(ServeError) {
+    unlink(path)
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { throw .cannotWrite(path) }
+    defer { close(descriptor) }
+    let bytes = Array((text + "\n").utf8)
+    guard write(descriptor, bytes, bytes.count) == bytes.count else { throw .cannotWrite(path) }
+}
+
+/// Why `faceseal serve` stopped, or a secret file could not be written.
 enum ServeError: Error, CustomStringConvertible {
     case cannotWrite(String)
     case notADirectory(String)

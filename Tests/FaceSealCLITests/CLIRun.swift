@@ -26,7 +26,15 @@ struct CLIRun: Sendable {
 
     /// Runs `faceseal <arguments>` to its end with `PATH` plus `environment` (and `HOME`, for the asset cache).
     static func faceseal(_ arguments: [String], environment: [String: String] = [:]) async throws -> CLIRun {
-        let binary = try binary
+        try await run(try binary, arguments, environment: environment)
+    }
+
+    /// Runs `/bin/sh -c script` to its end.
+    static func shell(_ script: String, environment: [String: String]) async throws -> CLIRun {
+        try await run("/bin/sh", ["-c", script], environment: environment)
+    }
+
+    private static func run(_ binary: String, _ arguments: [String], environment: [String: String]) async throws -> CLIRun {
         var variables = environment
         variables["HOME"] = variables["HOME"] ?? ProcessInfo.processInfo.environment["HOME"]
         let fixed = variables
