@@ -28,6 +28,7 @@ enum AdminCommand {
             .value("primary-color", "#RRGGBB", "the primary colour"),
             .value("secondary-color", "#RRGGBB", "the secondary colour"),
             .value("jwks-file", "PATH", "the application's public keys (private_key_jwt), at most 64 KiB of JSON"),
+            .value("redirect-uris", "'URL URL…'", "the browser sign-in's redirect URIs, space-separated (update: replaces them; '' clears)"),
         ]
         func command(_ name: String, _ summary: String, _ synopsis: String = "[options]", positionals: [String] = [],
                      _ options: [OptionSpec] = []) -> CommandSpec {
@@ -294,6 +295,9 @@ struct AdminRequest {
         if let endpoint = arguments.string("notification-endpoint") { members["notification_endpoint"] = url(endpoint) }
         if let endpoint = arguments.string("delivery-endpoint") { members["delivery_endpoint"] = url(endpoint) }
         if let algorithm = arguments.string("id-token-alg") { members["id_token_signed_response_alg"] = .string(algorithm) }
+        if let uris = arguments.string("redirect-uris") {
+            members["redirect_uris"] = .array(uris.split(separator: " ").map { .string(String($0)) })
+        }
         var branding: [String: JSONValue] = [:]
         if let name = arguments.string("branding-name") { branding["name"] = .string(name) }
         if let logo = arguments.string("logo-url") { branding["logo_url"] = url(logo) }

@@ -2,12 +2,12 @@ import Foundation
 
 /// The parsed command line of `faceseal device`.
 struct DeviceOptions: Equatable {
-    /// How the user-present key's gate is answered.
+    /// How the user-present keys' gate is answered.
     enum Presence: String, Equatable, CaseIterable {
-        /// Confirms at once (non-interactive use, tests, the demo).
-        case scripted
-        /// Asks on the terminal.
+        /// Asks for the device passphrase on the terminal, echo off (the default).
         case terminal
+        /// Confirms at once under a passphrase written in the source: tests and the demo only, on request.
+        case scripted
     }
 
     /// What to do.
@@ -23,7 +23,7 @@ struct DeviceOptions: Equatable {
     }
 
     var stateDirectory = "./faceseal-device"
-    var presence = Presence.scripted
+    var presence = Presence.terminal
     var authority: String?
     var deviceName: String?
     var action = Action.keys
@@ -36,14 +36,14 @@ extension DeviceOptions {
         let passwordFile = OptionSpec.value("password-file", "F", "the face token's password, from a file")
         return CommandSpec(
             name: "device", summary: "The authenticator for Linux, on the FaceSeal SDK.",
-            synopsis: "[--state-dir DIR] [--presence scripted|terminal] [--authority URL] SUBCOMMAND [options]",
+            synopsis: "[--state-dir DIR] [--presence terminal|scripted] [--authority URL] SUBCOMMAND [options]",
             details: """
             Its vault and records live in --state-dir (default ./faceseal-device, mode 0700). Every flow state is
             printed as it changes, one line each. Exit 0 on success, 1 on a refusal, 64 on bad usage.
             """,
             options: [
                 .value("state-dir", "DIR", "the device's state directory (default ./faceseal-device)"),
-                .value("presence", "MODE", "user presence for the user-present key: scripted (default: confirms at once) or terminal (asks)"),
+                .value("presence", "MODE", "terminal (default: asks for the device passphrase, echo off; the first enrolment sets it) or scripted (approves without asking: tests and the demo only)"),
                 .value("authority", "URL", "the authority's http(s) URL (default: learned from the enrolment link)"),
             ],
             subcommands: [

@@ -17,6 +17,8 @@ enum RPCommand {
                                                             (`faceseal admin app update … --delivery-endpoint URL`)
                       POST <public-url>/faceseal/ping       the ping notification endpoint (--mode ping)
                       /control/...                          the control API `rp request` talks to (bearer-protected)
+                      GET  <public-url>/                    "Sign in with FaceSeal" in a browser (the code flow with
+                                                            PKCE); register <public-url>/callback as a redirect URI
                     Once it listens it prints the delivery endpoint and writes <state-dir>/control.json (0600: control
                     URL and token, delivery and ping URLs); it pins each user's keys per context in <state-dir>/pins.json.
                     """,

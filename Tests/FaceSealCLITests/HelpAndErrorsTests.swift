@@ -55,7 +55,7 @@ import Testing
         (["device", "enrol", "--faces", "a.jpg"], "--link is required."),
         (["device", "approve", "--faces", "a.jpg"], "Give --link LINK or --next."),
         (["device", "approve", "--link", "x", "--next", "--faces", "a.jpg"], "--link and --next cannot be used together."),
-        (["device", "--presence", "maybe", "keys"], "--presence 'maybe' is not valid: expected scripted or terminal."),
+        (["device", "--presence", "maybe", "keys"], "--presence 'maybe' is not valid: expected terminal or scripted."),
         (["device", "keys", "--limit", "3"], "unknown option --limit."),
         (["device", "--authority", "nope", "keys"], "--authority 'nope' is not valid: expected an http:// or https:// URL"),
         (["device", "--authority", "ftp://example.com", "keys"], "--authority 'ftp://example.com' is not valid"),
