@@ -11,11 +11,13 @@ extension SQLAuthorityStore {
     // MARK: Row decoding
 
     static func invitation(from row: SQLRow) throws -> InvitationRecord {
-        InvitationRecord(
+        var invitation = InvitationRecord(
             id: try row.text("id"), tenantID: try row.text("tenant_id"), subject: try row.text("subject"),
             clientID: try row.text("client_id"), secretHash: try row.blob("secret_hash"), expiresAt: try row.date("expires_at"),
             createdAt: try row.date("created_at"), consumedAt: try row.optionalDate("consumed_at")
         )
+        invitation.cancelledAt = try row.optionalDate("cancelled_at")
+        return invitation
     }
 
     static func device(from row: SQLRow) throws -> DeviceRecord {
@@ -181,6 +183,9 @@ extension SQLAuthorityStore {
             let invitation = try Self.invitation(from: invitationRow)
             guard invitation.consumedAt == nil else {
                 throw AuthorityStoreError.invitationUnusable(id: invitation.id, reason: "already used")
+            }
+            guard invitation.cancelledAt == nil else {
+                throw AuthorityStoreError.invitationUnusable(id: invitation.id, reason: "cancelled")
             }
             guard invitation.expiresAt > now else {
                 throw AuthorityStoreError.invitationUnusable(id: invitation.id, reason: "expired")

@@ -1,3 +1,4 @@
+import FaceSealCrypto
 import FaceSealWire
 import Foundation
 
@@ -91,7 +92,11 @@ extension SQLAuthorityStore {
                     .date(request.expiresAt), .int(request.intervalSeconds),
                 ]
             )
-            return try Self.loadRequest(tx, authReqID: request.authReqID)
+            let stored = try Self.loadRequest(tx, authReqID: request.authReqID)
+            var detail: [String: JSONValue] = ["kind": .string(stored.kind.rawValue), "expires_at": .string(Self.rfc3339(stored.expiresAt))]
+            if let pkiKind = stored.pkiKind { detail["pki_kind"] = .string(pkiKind) }
+            try Self.auditRequest(tx, stored, .created, actor: stored.clientID, detail: detail, now: now)
+            return stored
         }
     }
 
@@ -160,6 +165,7 @@ extension SQLAuthorityStore {
                 let reason = budget.attemptsLeft == 0 ? "attempts_exhausted" : "capture_retries_exhausted"
                 try tx.execute("UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
                                [.text(reason), .date(now), .text(authReqID)])
+                try Self.auditRequest(tx, request, .denied, actor: keyID, detail: ["reason": .string(reason)], now: now)
             }
             return budget
         }
@@ -178,6 +184,7 @@ extension SQLAuthorityStore {
                 "UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
                 [.text(reason), .date(now), .text(authReqID)]
             )
+            try Self.auditRequest(tx, request, .denied, actor: nil, detail: ["reason": .string(reason)], now: now)
             return try Self.loadRequest(tx, authReqID: authReqID)
         }
     }
@@ -250,6 +257,8 @@ extension SQLAuthorityStore {
                  .bool(completion.passwordUsed), .date(now), .text(completion.authReqID)]
             )
             let stored = try Self.loadRequest(tx, authReqID: completion.authReqID)
+            try Self.auditRequest(tx, stored, rotated == 1 ? .completed : .stale, actor: completion.keyID,
+                                  detail: ["generation": .integer(token.generation)], now: now)
             return rotated == 1 ? .completed(stored) : .stale(stored)
         }
     }
@@ -286,6 +295,7 @@ extension SQLAuthorityStore {
                     "UPDATE ciba_requests SET state = 'expired', finished_at = ?, last_polled_at = ? WHERE auth_req_id = ?",
                     [.date(now), .date(now), .text(authReqID)]
                 )
+                try Self.auditRequest(tx, request, .expired, actor: nil, now: now)
             } else {
                 try tx.execute("UPDATE ciba_requests SET last_polled_at = ? WHERE auth_req_id = ?", [.date(now), .text(authReqID)])
             }
@@ -309,10 +319,15 @@ extension SQLAuthorityStore {
 
     public func expireOverdueRequests() async throws -> Int {
         try await transact { tx, now in
-            try tx.execute(
-                "UPDATE ciba_requests SET state = 'expired', finished_at = ? WHERE state = 'pending' AND expires_at <= ?",
-                [.date(now), .date(now)]
-            )
+            let overdue = try tx.query(
+                "SELECT * FROM ciba_requests WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at, auth_req_id" + self.database.dialect.forUpdate,
+                [.date(now)]
+            ).map(Self.request(from:))
+            for request in overdue {
+                try tx.execute("UPDATE ciba_requests SET state = 'expired', finished_at = ? WHERE auth_req_id = ?", [.date(now), .text(request.authReqID)])
+                try Self.auditRequest(tx, request, .expired, actor: nil, now: now)
+            }
+            return overdue.count
         }
     }
 }
