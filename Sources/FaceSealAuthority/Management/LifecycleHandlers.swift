@@ -2,7 +2,7 @@ import FaceSealCrypto
 import FaceSealHTTP
 import Foundation
 
-// Deleting users, applications and tenants; listing and cancelling invitations (docs/PROTOCOL.md §9). A deletion is one
+// Deleting users, applications and tenants; listing and cancelling invitations (docs/PROTOCOL.md §11). A deletion is one
 // store transaction that also writes its audit tombstone; what cascades and what is refused is the store's.
 extension Authority {
     /// `DELETE /tenants/{tenant}/users/{subject}`: erases the user's face token and server share, revokes every

@@ -176,7 +176,7 @@ public protocol AuthorityStore: Sendable {
     func rewrapLegacySecrets(share: @escaping @Sendable (FaceTokenRecord) throws -> [UInt8],
                              signingKey: @escaping @Sendable (SigningKeyRecord) throws -> [UInt8]) async throws -> Int
 
-    // MARK: Deletion and invitation life cycle (docs/PROTOCOL.md §9)
+    // MARK: Deletion and invitation life cycle (docs/PROTOCOL.md §11)
 
     /// Deletes a user, in one transaction: erases the face token (token, server share), revokes every enrolment and
     /// its keys, denies the user's pending requests (`user_deleted`), cancels unused invitations, drops the user's

@@ -1,7 +1,7 @@
 import FaceSealCrypto
 import Foundation
 
-// Deletions, invitation listing and cancellation, and the audit of every CIBA request's life (docs/PROTOCOL.md §9).
+// Deletions, invitation listing and cancellation, and the audit of every CIBA request's life (docs/PROTOCOL.md §11).
 extension SQLAuthorityStore {
     // MARK: Audit inside a transaction
 

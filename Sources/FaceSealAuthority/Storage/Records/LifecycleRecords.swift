@@ -1,6 +1,6 @@
 import Foundation
 
-/// What a deletion changed (docs/PROTOCOL.md §9); the same counts are in its audit tombstone.
+/// What a deletion changed (docs/PROTOCOL.md §11); the same counts are in its audit tombstone.
 public struct DeletionSummary: Sendable, Hashable {
     /// Enrolments ended (revoked for a user, terminated for an application).
     public var enrolmentsEnded: Int
