@@ -18,9 +18,7 @@ struct ApplicationLearnsTests {
           arguments: StoreBackend.underTest)
     func noEnrolmentIsUnknownUserAtOnce(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
-            try await seedDeviceWorld(harness)
-            try await TestApplication.register(harness)
-            _ = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
+            _ = try await ManagementLifecycleTests.enrolledDevice(harness)
             // user-2 is enrolled, but for another application of the tenant.
             _ = try await TestDevice.enrolled(in: harness, subject: "user-2", clientID: "app-1")
             let nobody = try await Self.backchannel(harness, hint: "nobody@example.com")
@@ -46,9 +44,7 @@ struct ApplicationLearnsTests {
           arguments: StoreBackend.underTest, AbortReason.allCases)
     func accessDeniedCarriesTheReason(backend: StoreBackend, reason: AbortReason) async throws {
         try await withAuthority(backend) { harness in
-            try await seedDeviceWorld(harness)
-            try await TestApplication.register(harness)
-            let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
+            let device = try await ManagementLifecycleTests.enrolledDevice(harness)
             let rid = try await TestApplication.start(harness, ceremony: true)
             #expect(try await device.post(DevicePaths.abort(rid), AbortRequest(rid: rid, reason: reason)).status == 204)
             let denied = try #require(try await TestApplication.tokenError(harness, rid))

@@ -12,11 +12,16 @@ struct ManagementLifecycleTests {
     /// The device world (tenant `acme`, users `user-1`, `user-2`) with application `rp` and `user-1` enrolled through the
     /// device API on one device; answers the admin session and the device.
     static func world(_ harness: AuthorityHarness) async throws -> (AdminSession, TestDevice) {
-        try await seedDeviceWorld(harness)
-        try await TestApplication.register(harness)
-        let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
+        let device = try await enrolledDevice(harness)
         let key = try #require(try await harness.authority.bootstrapAdminKey())
         return (AdminSession(harness: harness, key: key), device)
+    }
+
+    /// The device world with application `rp` and `user-1` enrolled for it through the device API.
+    static func enrolledDevice(_ harness: AuthorityHarness) async throws -> TestDevice {
+        try await seedDeviceWorld(harness)
+        try await TestApplication.register(harness)
+        return try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID).0
     }
 
     static func auditEvents(_ admin: AdminSession, tenant: String? = "acme") async throws -> [JSONValue] {
