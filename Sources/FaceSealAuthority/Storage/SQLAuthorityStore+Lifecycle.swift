@@ -54,11 +54,7 @@ extension SQLAuthorityStore {
         let ids = try tx.query(
             "SELECT id FROM enrolments WHERE \(column) = ? AND status IN ('active', 'pending') ORDER BY id" + dialect.forUpdate, [.text(value)]
         ).map { try $0.text("id") }
-        for id in ids {
-            try end(tx, enrolmentID: id, status: status, now: now)
-            try tx.execute("UPDATE device_keys SET status = ?, status_changed_at = ? WHERE enrolment_id = ? AND status = 'pending'",
-                           [.text(status.rawValue), .date(now), .text(id)])
-        }
+        for id in ids { try end(tx, enrolmentID: id, status: status, now: now) }
         return ids.count
     }
 
