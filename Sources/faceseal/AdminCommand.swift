@@ -54,6 +54,7 @@ enum AdminCommand {
                     command("list", "list the tenants", ""),
                     command("show", "show one tenant", "TENANT", positionals: ["TENANT"]),
                     command("policy", "change a tenant's policy", "TENANT [policy options]", positionals: ["TENANT"], policy),
+                    command("delete", "delete a tenant (refused while it has users or applications)", "TENANT", positionals: ["TENANT"]),
                 ]),
                 CommandSpec(name: "apikey", summary: "API keys (no --tenant: administrator keys)", synopsis: "ACTION", subcommands: [
                     command("create", "create a key (shown once)", "--label LABEL [--tenant TENANT]",
@@ -71,11 +72,15 @@ enum AdminCommand {
                             positionals: ["CLIENT_ID"], [tenant, .value("label", "LABEL", "its name")] + application),
                     command("secret", "issue a new client secret (shown once)", "CLIENT_ID --tenant TENANT [--secret-file PATH]",
                             positionals: ["CLIENT_ID"], [tenant, secretFile]),
+                    command("delete", "delete an application (terminates its enrolments, ends its requests)", "CLIENT_ID --tenant TENANT",
+                            positionals: ["CLIENT_ID"], [tenant]),
                 ]),
                 CommandSpec(name: "user", summary: "users", synopsis: "ACTION", subcommands: [
                     command("create", "create a user", "--tenant TENANT --email EMAIL", [tenant, .value("email", "EMAIL", "the user's email")]),
                     command("list", "list a tenant's users", "--tenant TENANT", [tenant]),
                     command("show", "show one user", "SUBJECT|EMAIL --tenant TENANT", positionals: ["SUBJECT or EMAIL"], [tenant]),
+                    command("delete", "delete a user (erases the face token, revokes every enrolment)", "SUBJECT|EMAIL --tenant TENANT",
+                            positionals: ["SUBJECT or EMAIL"], [tenant]),
                 ]),
                 CommandSpec(name: "invite", summary: "enrolment invitations", synopsis: "ACTION", subcommands: [
                     command("create", "create an invitation; its link goes to `faceseal device enrol --link`",
@@ -83,6 +88,13 @@ enum AdminCommand {
                             [tenant, .value("email", "EMAIL", "the invited user"), .value("subject", "SUBJECT", "the invited user"),
                              .value("client-id", "CLIENT_ID", "the application the device enrols for"),
                              .value("expires-in", "SECONDS", "how long the link is valid")]),
+                    command("list", "list a tenant's invitations",
+                            "--tenant TENANT [--subject SUBJECT] [--client-id CLIENT_ID] [--status pending|consumed|cancelled|expired]",
+                            [tenant, .value("subject", "SUBJECT", "one user's"), .value("client-id", "CLIENT_ID", "one application's"),
+                             .value("status", "STATUS", "pending, consumed, cancelled or expired")]),
+                    command("show", "show one invitation", "INVITATION_ID --tenant TENANT", positionals: ["INVITATION_ID"], [tenant]),
+                    command("cancel", "cancel an invitation (its link stops working)", "INVITATION_ID --tenant TENANT",
+                            positionals: ["INVITATION_ID"], [tenant]),
                 ]),
                 CommandSpec(name: "devices", summary: "enrolled devices", synopsis: "ACTION", subcommands: [
                     command("list", "list enrolments", "--tenant TENANT [--subject SUBJECT | --email EMAIL] [--client-id ID] [--status STATUS]",
@@ -170,13 +182,14 @@ struct AdminRequest {
         self.render = render
     }
 
-    /// A call that needs the user's subject first: looks `email` up under `base` (a tenant path), then GETs
-    /// the path `then(subject)` builds.
-    init(email: String, base: String, then path: @escaping (String) -> String, render: @escaping ([UInt8], AdminClient) throws -> String) {
+    /// A call that needs the user's subject first: looks `email` up under `base` (a tenant path), then sends `method`
+    /// to the path `then(subject)` builds.
+    init(email: String, base: String, method: HTTPMethod = .get, then path: @escaping (String) -> String,
+         render: @escaping ([UInt8], AdminClient) throws -> String) {
         perform = { client throws(AdminFailure) in
             let list = try client.decode(ManagedList<ManagedUser>.self, try await client.call(.get, base + "/users?email=\(escaped(email))"))
             guard let user = list.items.first else { throw .refused(status: 404, code: "not_found", description: "user not found") }
-            return try await client.call(.get, path(user.subject))
+            return try await client.call(method, path(user.subject))
         }
         self.render = render
     }
@@ -213,6 +226,11 @@ struct AdminRequest {
         }
     }
 
+    /// What a deletion did.
+    private static func deletion(_ body: [UInt8], _ client: AdminClient) throws -> String {
+        AdminOutput.deletion(try client.decode(ManagedDeletion.self, body))
+    }
+
     private static func tenant(_ arguments: inout ParsedArguments) throws(ArgumentError) -> AdminRequest {
         let render: ([UInt8], AdminClient) throws -> String = { AdminOutput.tenant(try $1.decode(ManagedTenant.self, $0)) }
         switch arguments.path[3] {
@@ -225,6 +243,8 @@ struct AdminRequest {
             return AdminRequest(method: .get, path: "/tenants", body: nil) { AdminOutput.tenants(try $1.decode(ManagedList<ManagedTenant>.self, $0).items) }
         case "show":
             return AdminRequest(method: .get, path: "/tenants/\(escaped(try arguments.word("TENANT")))", body: nil, render: render)
+        case "delete":
+            return AdminRequest(method: .delete, path: "/tenants/\(escaped(try arguments.word("TENANT")))", body: nil, render: deletion)
         default:
             let tenant = try arguments.word("TENANT")
             let policy = try policyMembers(&arguments)
@@ -266,7 +286,7 @@ struct AdminRequest {
     private static func application(_ arguments: inout ParsedArguments) throws(ArgumentError) -> AdminRequest {
         let render: ([UInt8], AdminClient) throws -> String = { AdminOutput.application(try $1.decode(ManagedApplication.self, $0)) }
         let action = arguments.path[3]
-        let clientID = ["show", "update", "secret"].contains(action) ? try arguments.word("CLIENT_ID") : nil
+        let clientID = ["show", "update", "secret", "delete"].contains(action) ? try arguments.word("CLIENT_ID") : nil
         let base = "/tenants/\(escaped(try arguments.required("tenant")))/applications"
         switch action {
         case "create":
@@ -282,6 +302,8 @@ struct AdminRequest {
             if let label = arguments.string("label") { members["label"] = .string(label) }
             guard !members.isEmpty else { throw ArgumentError.invalid("App update: give at least one option to change.") }
             return AdminRequest(method: .patch, path: base + "/\(escaped(clientID ?? ""))", body: .object(members), render: render)
+        case "delete":
+            return AdminRequest(method: .delete, path: base + "/\(escaped(clientID ?? ""))", body: nil, render: deletion)
         default:
             return AdminRequest(method: .post, path: base + "/\(escaped(clientID ?? ""))/secret", body: nil, render: render)
         }
@@ -316,7 +338,7 @@ struct AdminRequest {
 
     private static func user(_ arguments: inout ParsedArguments) throws(ArgumentError) -> AdminRequest {
         let action = arguments.path[3]
-        let who = action == "show" ? try arguments.word("SUBJECT or EMAIL") : nil
+        let who = action == "show" || action == "delete" ? try arguments.word("SUBJECT or EMAIL") : nil
         let base = "/tenants/\(escaped(try arguments.required("tenant")))/users"
         switch action {
         case "create":
@@ -327,17 +349,39 @@ struct AdminRequest {
             return AdminRequest(method: .get, path: base, body: nil) { AdminOutput.users(try $1.decode(ManagedList<ManagedUser>.self, $0).items) }
         default:
             let who = who ?? ""
-            if who.contains("@") {
-                return AdminRequest(email: who, base: String(base.dropLast("/users".count)), then: { base + "/\(escaped($0))" }) {
-                    AdminOutput.user(try $1.decode(ManagedUser.self, $0))
-                }
+            let method: HTTPMethod = action == "delete" ? .delete : .get
+            let render: ([UInt8], AdminClient) throws -> String
+            if action == "delete" {
+                render = deletion
+            } else {
+                render = { body, client in AdminOutput.user(try client.decode(ManagedUser.self, body)) }
             }
-            return AdminRequest(method: .get, path: base + "/\(escaped(who))", body: nil) { AdminOutput.user(try $1.decode(ManagedUser.self, $0)) }
+            if who.contains("@") {
+                return AdminRequest(email: who, base: String(base.dropLast("/users".count)), method: method, then: { base + "/\(escaped($0))" },
+                                    render: render)
+            }
+            return AdminRequest(method: method, path: base + "/\(escaped(who))", body: nil, render: render)
         }
     }
 
     private static func invite(_ arguments: inout ParsedArguments) throws(ArgumentError) -> AdminRequest {
+        let action = arguments.path[3]
+        let render: ([UInt8], AdminClient) throws -> String = { AdminOutput.invitation(try $1.decode(ManagedInvitation.self, $0)) }
+        if action == "show" || action == "cancel" {
+            let id = try arguments.word("INVITATION_ID")
+            let path = "/tenants/\(escaped(try arguments.required("tenant")))/invitations/\(escaped(id))"
+            return action == "show" ? AdminRequest(method: .get, path: path, body: nil, render: render)
+                : AdminRequest(method: .post, path: path + "/cancel", body: nil, render: render)
+        }
         let tenant = try arguments.required("tenant")
+        if action == "list" {
+            var query: [String] = []
+            for (option, name) in [("subject", "subject"), ("client-id", "client_id"), ("status", "status")] {
+                if let value = arguments.string(option) { query.append("\(name)=\(escaped(value))") }
+            }
+            return AdminRequest(method: .get, path: "/tenants/\(escaped(tenant))/invitations" + (query.isEmpty ? "" : "?" + query.joined(separator: "&")),
+                                body: nil) { AdminOutput.invitations(try $1.decode(ManagedList<ManagedInvitation>.self, $0).items) }
+        }
         var members: [String: JSONValue] = ["client_id": .string(try arguments.required("client-id"))]
         let email = arguments.string("email")
         let subject = arguments.string("subject")
@@ -345,9 +389,7 @@ struct AdminRequest {
         if let email { members["email"] = .string(email) }
         if let subject { members["subject"] = .string(subject) }
         if let expiresIn = try arguments.integer("expires-in", in: wholeNumbers) { members["expires_in"] = .integer(Int64(expiresIn)) }
-        return AdminRequest(method: .post, path: "/tenants/\(escaped(tenant))/invitations", body: .object(members)) {
-            AdminOutput.invitation(try $1.decode(ManagedInvitation.self, $0))
-        }
+        return AdminRequest(method: .post, path: "/tenants/\(escaped(tenant))/invitations", body: .object(members), render: render)
     }
 
     private static func devices(_ arguments: inout ParsedArguments) throws(ArgumentError) -> AdminRequest {
