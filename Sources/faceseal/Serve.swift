@@ -12,8 +12,9 @@ enum Serve {
     static let usage = """
     usage: faceseal serve [--data-dir DIR] [--database postgres://…] [--host ADDRESS] [--port N]
                           [--master-key-file PATH] [--issuer URL] [--max-connections-per-address N]
-                          [--request-head-timeout SECONDS] [--client-auth-failures N/SECONDS]
-                          [--device-signature-failures N/SECONDS] [--pending-requests-per-user N]
+                          [--request-head-timeout SECONDS] [--client-auth-failures N/SECONDS[/TOTAL]]
+                          [--device-signature-failures N/SECONDS[/TOTAL]] [--pending-requests-per-user N]
+                          [--trusted-proxy ADDRESS]…
 
       --data-dir DIR          where the SQLite database, the generated master key and the admin key live
                               (default ./faceseal-data, created with mode 0700)
@@ -29,12 +30,16 @@ enum Serve {
                               reverse proxy every connection comes from the proxy: raise it or use 0)
       --request-head-timeout SECONDS
                               time a connection has to send a complete request head (default 10)
-      --client-auth-failures N/SECONDS
-                              failed client authentications per client id before 429 (default 20/60, 0 off)
-      --device-signature-failures N/SECONDS
-                              failed device signatures per key id before rate_limited (default 20/60, 0 off)
+      --client-auth-failures N/SECONDS[/TOTAL]
+                              failed client authentications per client id and source address before 429,
+                              TOTAL from all sources (default 20/60/200, 0 off); a valid credential is never
+                              refused for others' failures
+      --device-signature-failures N/SECONDS[/TOTAL]
+                              the same for device signatures per key id (default 20/60/200, 0 off)
       --pending-requests-per-user N
                               pending requests per user and application (default 5, 0 off)
+      --trusted-proxy ADDRESS a reverse proxy whose X-Forwarded-For names the source address (repeatable;
+                              numeric address; default none: the connection's peer is the source)
     """
 
     /// The parsed command line.
@@ -125,6 +130,9 @@ enum Serve {
                 options.rateLimits.deviceSignatureFailures = try failureLimit(try value(), flag: flag)
             case "--pending-requests-per-user":
                 options.rateLimits.pendingRequestsPerUser = try count(try value(), flag: flag, in: 0...1_000)
+            case "--trusted-proxy":
+                guard let address = IPAddress(try value()) else { throw .badValue(flag: flag, reason: "expected a numeric IP address") }
+                options.rateLimits.trustedProxies.insert(address)
             default:
                 throw .unknownFlag(argument)
             }
@@ -139,12 +147,14 @@ enum Serve {
         return number
     }
 
-    /// `N/SECONDS`: at most N failures per window of SECONDS (N = 0 switches the limit off).
+    /// `N/SECONDS[/TOTAL]`: at most N failures per source and TOTAL from all sources per window of SECONDS (N = 0
+    /// switches the limit off).
     private static func failureLimit(_ text: String, flag: String) throws(ArgumentError) -> RateLimits.FailureLimit {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 2 else { throw .badValue(flag: flag, reason: "expected N/SECONDS, e.g. 20/60") }
+        guard parts.count == 2 || parts.count == 3 else { throw .badValue(flag: flag, reason: "expected N/SECONDS[/TOTAL], e.g. 20/60/200") }
         return RateLimits.FailureLimit(limit: try count(parts[0], flag: flag, in: 0...100_000),
-                                       window: try count(parts[1], flag: flag, in: 1...86_400))
+                                       window: try count(parts[1], flag: flag, in: 1...86_400),
+                                       totalLimit: parts.count == 3 ? try count(parts[2], flag: flag, in: 0...999_999) : nil)
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
