@@ -15,10 +15,13 @@ public struct AuthorityConfiguration: Sendable {
     public var rotationOverlap: Int
     /// The limits on what an attacker could repeat for profit (docs/PROTOCOL.md, "Rate limits").
     public var rateLimits: RateLimits
+    /// How long a further device's enrolment waits for its approval and download, seconds (docs/PROTOCOL.md §8.1).
+    public var enrolmentApprovalWindow: Int
 
     /// Builds a configuration.
     public init(issuer: String, defaultRequestLifetime: Int = 300, pollInterval: Int = 5, rotationOverlap: Int = 7 * 24 * 3600,
-                rateLimits: RateLimits = RateLimits()) {
+                rateLimits: RateLimits = RateLimits(), enrolmentApprovalWindow: Int = 600) {
+        self.enrolmentApprovalWindow = enrolmentApprovalWindow
         self.issuer = issuer
         self.defaultRequestLifetime = defaultRequestLifetime
         self.pollInterval = pollInterval
@@ -62,6 +65,7 @@ public final class Authority: Sendable {
     public func makeRouter() -> Router {
         var router = Router()
         installCIBARoutes(into: &router)
+        installWebRoutes(into: &router)
         installDeviceRoutes(into: &router)
         installManagementRoutes(into: &router)
         return router

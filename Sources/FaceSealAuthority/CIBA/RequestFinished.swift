@@ -23,7 +23,7 @@ extension Authority {
             Self.log("ping: request or client not found: \(error)")
             return
         }
-        guard request.state != .pending, application.deliveryMode == .ping,
+        guard request.state != .pending, request.approvesEnrolment == nil, application.deliveryMode == .ping,
               let endpoint = application.notificationEndpoint, let token = request.clientNotificationToken else { return }
         guard let url = URL(string: endpoint), url.scheme == "https" || url.scheme == "http" else {
             Self.log("ping: client \(application.clientID) has an unusable notification endpoint")

@@ -82,6 +82,8 @@ public final class SQLAuthorityStore: AuthorityStore {
             throw AuthorityStoreError.database("unique constraint: \(message)")
         } catch let limit as PendingRequestLimitReached {
             throw limit
+        } catch let limit as BrowserSignInLimitReached {
+            throw limit
         } catch {
             throw Self.storeError(error)
         }
