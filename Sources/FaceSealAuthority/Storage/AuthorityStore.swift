@@ -78,8 +78,9 @@ public protocol AuthorityStore: Sendable {
     func deviceKeys(enrolmentID: String) async throws -> [DeviceKeyRecord]
     /// Rotates an active enrolment's keys, make-before-break: the current active keys become `superseded`
     /// (accepted until `overlapUntil`, pointing at their successor), the new keys become active; keys of
-    /// an earlier rotation stop being accepted.
-    func rotateKeys(enrolmentID: String, ambient: NewDeviceKey, userPresent: NewDeviceKey, overlapUntil: Date) async throws -> [DeviceKeyRecord]
+    /// an earlier rotation stop being accepted. `replacing` is the key that signed the rotation: it must still be
+    /// active inside the transaction (`.deviceKeyNotActive` otherwise), so of two rotations it signed at once one wins.
+    func rotateKeys(enrolmentID: String, replacing: String, ambient: NewDeviceKey, userPresent: NewDeviceKey, overlapUntil: Date) async throws -> [DeviceKeyRecord]
     /// Ends an enrolment: it and every key of it get `status` (`revoked`, `terminated` or `replaced`).
     /// Idempotent for an enrolment already in that status.
     func endEnrolment(id: String, status: DeviceKeyStatus) async throws -> EnrolmentRecord

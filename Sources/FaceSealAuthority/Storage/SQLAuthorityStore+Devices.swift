@@ -368,7 +368,7 @@ extension SQLAuthorityStore {
         }
     }
 
-    public func rotateKeys(enrolmentID: String, ambient: NewDeviceKey, userPresent: NewDeviceKey, overlapUntil: Date) async throws -> [DeviceKeyRecord] {
+    public func rotateKeys(enrolmentID: String, replacing: String, ambient: NewDeviceKey, userPresent: NewDeviceKey, overlapUntil: Date) async throws -> [DeviceKeyRecord] {
         try Self.checkNewKey(ambient, field: "ambient")
         try Self.checkNewKey(userPresent, field: "userPresent")
         guard ambient.keyID != userPresent.keyID else {
@@ -382,6 +382,13 @@ extension SQLAuthorityStore {
             guard overlapUntil > now else {
                 throw AuthorityStoreError.invalidInput(field: "overlapUntil", reason: "already passed")
             }
+            // The enrolment row is locked: a concurrent rotation by the same key has either committed (the key is
+            // superseded now) or waits for this one.
+            let signer = try tx.queryOne("SELECT status FROM device_keys WHERE key_id = ? AND enrolment_id = ?",
+                                         [.text(replacing), .text(enrolmentID)])
+            guard let signer else { throw AuthorityStoreError.notFound(.deviceKey, id: replacing) }
+            let status = try Self.status(signer)
+            guard status == .active else { throw AuthorityStoreError.deviceKeyNotActive(keyID: replacing, status: status) }
             // Keys of an earlier rotation stop being accepted: only the newest predecessor overlaps.
             try tx.execute(
                 "UPDATE device_keys SET overlap_until = ? WHERE enrolment_id = ? AND status = 'superseded' AND (overlap_until IS NULL OR overlap_until > ?)",
