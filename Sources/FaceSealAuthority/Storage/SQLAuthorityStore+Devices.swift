@@ -13,12 +13,14 @@ extension SQLAuthorityStore {
 
     static func invitation(from row: SQLRow) throws -> InvitationRecord {
         guard let kind = InvitationKind(rawValue: try row.text("kind")) else { throw SQLError.typeMismatch(column: "kind") }
-        return InvitationRecord(
+        var invitation = InvitationRecord(
             id: try row.text("id"), tenantID: try row.text("tenant_id"), subject: try row.text("subject"),
             clientID: try row.text("client_id"), secretHash: try row.blob("secret_hash"), expiresAt: try row.date("expires_at"),
             createdAt: try row.date("created_at"), consumedAt: try row.optionalDate("consumed_at"), kind: kind,
             enrolmentID: try row.optionalText("enrolment_id")
         )
+        invitation.cancelledAt = try row.optionalDate("cancelled_at")
+        return invitation
     }
 
     static func device(from row: SQLRow) throws -> DeviceRecord {
@@ -223,6 +225,9 @@ extension SQLAuthorityStore {
             let invitation = try Self.invitation(from: invitationRow)
             guard invitation.consumedAt == nil else {
                 throw AuthorityStoreError.invitationUnusable(id: invitation.id, reason: "already used")
+            }
+            guard invitation.cancelledAt == nil else {
+                throw AuthorityStoreError.invitationUnusable(id: invitation.id, reason: "cancelled")
             }
             guard invitation.expiresAt > now else {
                 throw AuthorityStoreError.invitationUnusable(id: invitation.id, reason: "expired")
