@@ -13,20 +13,7 @@ import Glibc
 /// together, so an upper bound), per request; the rate limit is off so every request reaches the key lookup. A third
 /// line: the same forgeries under the default limits from a source that has spent its budget (refused unverified).
 enum BenchAuth {
-    static let usage = "usage: faceseal bench auth [--requests N (1…100000, default 2000)]"
-
-    static func run(_ arguments: [String]) async -> Int32 {
-        var requests = 2000
-        var index = 0
-        while index < arguments.count {
-            guard arguments[index] == "--requests", index + 1 < arguments.count, let n = Int(arguments[index + 1]),
-                  (1...100_000).contains(n) else {
-                printError("faceseal bench auth: bad arguments\n\(usage)")
-                return 64
-            }
-            requests = n
-            index += 2
-        }
+    static func run(requests: Int) async -> Int32 {
         do {
             try await measure(requests: requests)
             return 0
