@@ -11,8 +11,6 @@ final class ServerCore: Sendable {
         var requests: [ObjectIdentifier: RequestContext] = [:]
         var nextWaiter: UInt64 = 0
         var idleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        /// Waiters whose time limit passed before they were registered.
-        var expiredWaiters: Set<UInt64> = []
     }
 
     let maxBodySize: Int
@@ -67,31 +65,23 @@ final class ServerCore: Sendable {
             state.nextWaiter += 1
             return state.nextWaiter
         }
-        let timer = limit.map { limit in
-            Task { [self] in
-                guard (try? await Task.sleep(for: limit)) != nil else { return }
-                let expired = inFlight.withLock { state -> CheckedContinuation<Void, Never>? in
-                    guard let continuation = state.idleWaiters.removeValue(forKey: waiter) else {
-                        state.expiredWaiters.insert(waiter)
-                        return nil
-                    }
-                    return continuation
-                }
-                expired?.resume()
-            }
-        }
-        defer {
-            timer?.cancel()
-            inFlight.withLock { _ = $0.expiredWaiters.remove(waiter) }
-        }
+        var timer: Task<Void, Never>?
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle = inFlight.withLock { state -> Bool in
-                if state.requests.isEmpty || state.expiredWaiters.remove(waiter) != nil { return true }
+                if state.requests.isEmpty { return true }
                 state.idleWaiters[waiter] = continuation
                 return false
             }
-            if idle { continuation.resume() }
+            if idle { return continuation.resume() }
+            // Started once the waiter is registered: whichever of the timer and the last completion comes first resumes it.
+            timer = limit.map { limit in
+                Task { [self] in
+                    guard (try? await Task.sleep(for: limit)) != nil else { return }
+                    inFlight.withLock { $0.idleWaiters.removeValue(forKey: waiter) }?.resume()
+                }
+            }
         }
+        timer?.cancel()
     }
 
     /// Stops dispatching and answers every in-flight request with 503 now.
