@@ -25,38 +25,20 @@ import Glibc
 /// exits, and is started again on its port. Nothing may be lost or abandoned: every ceremony started is completed and
 /// redeemed, and every stopped process exited 0. Prints `restart db=… instances=2 restarts=… … abandoned=0`.
 enum BenchChaos {
-    static let usage = """
-    usage: faceseal bench chaos [--database sqlite|postgres|postgres://…] [--kills N (1…1000, default 50)]
-                                [--rolling-restarts N (1…1000; two instances, PostgreSQL)] [--concurrency N (1…512, default 64)]
-    """
-
-    static func run(_ arguments: [String]) async -> Int32 {
-        var options = BenchAuthority.Options()
+    static func parse(_ arguments: ParsedArguments) throws(ArgumentError) -> (BenchAuthority.Options, faults: Int, fault: BenchChaosRun.Fault) {
+        var options = try BenchAuthority.common(arguments)
         options.modes = [.poll]
-        var faults = 50
-        var fault = BenchChaosRun.Fault.kill
-        var rest = arguments[...]
-        while let flag = rest.popFirst() {
-            guard let value = rest.popFirst() else {
-                printError("faceseal bench chaos: \(flag) needs a value\n\(usage)")
-                return 64
-            }
-            switch (flag, Int(value)) {
-            case ("--database", _) where value == "sqlite" || value == "postgres" || value.hasPrefix("postgres"): options.database = value
-            case ("--kills", let n?) where (1...1000).contains(n): faults = n
-            case ("--rolling-restarts", let n?) where (1...1000).contains(n):
-                faults = n
-                fault = .rollingRestart
-            case ("--concurrency", let n?) where (1...512).contains(n): options.concurrency = n
-            default:
-                printError("faceseal bench chaos: bad option \(flag) \(value)\n\(usage)")
-                return 64
-            }
+        let kills = try arguments.integer("kills", in: 1...1000)
+        guard let restarts = try arguments.integer("rolling-restarts", in: 1...1000) else { return (options, kills ?? 50, .kill) }
+        guard kills == nil else { throw .conflicting("kills", "rolling-restarts") }
+        guard options.database != "sqlite" else {
+            throw .badValue(option: "database", value: options.database, expected: "postgres for --rolling-restarts (two processes share one database)")
         }
-        guard fault == .kill || options.database != "sqlite" else {
-            printError("faceseal bench chaos: --rolling-restarts needs --database postgres (two processes share one database)")
-            return 64
-        }
+        return (options, restarts, .rollingRestart)
+    }
+
+    static func run(_ parsed: (BenchAuthority.Options, faults: Int, fault: BenchChaosRun.Fault)) async -> Int32 {
+        let (options, faults, fault) = parsed
         do {
             return try await BenchChaosRun(BenchAuthorityRun(options), faults: faults, fault: fault).drive()
         } catch {
