@@ -48,10 +48,12 @@ bench-authority: release
 	@bash scripts/bench-authority.sh $(BENCH_ARGS)
 
 ## chaos: the authority killed with SIGKILL 50 times during ceremonies, on SQLite and PostgreSQL; prints
-## `chaos db=… kills=… ceremonies=… lost=0 duplicated=0` (`faceseal bench chaos`; CHAOS_ARGS passed on).
+## `chaos db=… kills=… ceremonies=… lost=0 duplicated=0` (`faceseal bench chaos`; CHAOS_ARGS passed on); then a
+## rolling restart of two instances on PostgreSQL, 20 SIGTERMs, `restart db=postgres … abandoned=0`.
 chaos: release
 	@.build/release/faceseal bench chaos --database sqlite $(CHAOS_ARGS)
 	@bash scripts/with-postgres.sh .build/release/faceseal bench chaos --database postgres $(CHAOS_ARGS)
+	@bash scripts/with-postgres.sh .build/release/faceseal bench chaos --database postgres --rolling-restarts 20 --concurrency 32
 
 clean:
 	rm -rf .build

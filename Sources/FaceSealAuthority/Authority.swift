@@ -42,6 +42,8 @@ public final class Authority: Sendable {
     public let keys: AuthorityKeys
     /// The clock every handler reads (injected in tests).
     public let clock: @Sendable () -> Date
+    /// Serving or draining (`AuthorityService` begins the drain; long polls and readiness read it).
+    public let lifecycle = AuthorityLifecycle()
 
     /// The ID-token signing keys, loaded from the store on first use (`prepareSigningKeys()`).
     let idTokenKeys = IDTokenKeyLoader()

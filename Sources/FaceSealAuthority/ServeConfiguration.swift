@@ -28,6 +28,8 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var requestHeadTimeout = Int(HTTPServer.Configuration().requestHeadTimeout.components.seconds)
     /// The rate limits.
     public var rateLimits = RateLimits()
+    /// On SIGTERM or SIGINT, seconds in-flight requests may take to finish while new ones get 503 (docs/PROTOCOL.md §9.1).
+    public var drainSeconds = 10
 
     /// The defaults.
     public init() {}
@@ -123,6 +125,10 @@ public struct ServeConfiguration: Sendable, Equatable {
                     configuration.rateLimits.trustedProxies = Set(addresses)
                 },
                 show: { $0.rateLimits.trustedProxies.isEmpty ? nil : $0.rateLimits.trustedProxies.map(\.description).sorted().joined(separator: ",") }),
+        Setting(name: "drain-seconds", valueName: "SECONDS",
+                help: "on SIGTERM or SIGINT, time in-flight requests get to finish while new ones get 503 with Retry-After (default 10, 0: cancel at once)",
+                apply: { configuration, value throws(ServeConfigurationError.Reason) in configuration.drainSeconds = try number(value, 0...3_600) },
+                show: { String($0.drainSeconds) }),
     ]
 
     /// Where a value came from, for messages and `--print-config`.

@@ -161,11 +161,23 @@ final class AuthorityClient: Sendable {
         return try await send(request)
     }
 
+    /// Sends `request`; a draining authority's `503` with a short `Retry-After` (it did not act on the request) is sent
+    /// again, as it was, after that wait on the configured sleeper (`UnavailableRetry`). A `503` that remains is a
+    /// transport failure (the poll loop tolerates a few), not the authority's answer.
     private func send(_ request: HTTPClientRequest) async throws(RelyingPartyError) -> HTTPClientResponse {
+        let sleeper = configuration.sleeper
         do {
-            return try await configuration.httpClient.send(request)
-        } catch {
+            let response = try await configuration.unavailableRetry.send(request, with: configuration.httpClient) {
+                try await sleeper.sleep(seconds: $0)
+            }
+            guard response.status != .serviceUnavailable else { throw RelyingPartyError.transport("the authority is unavailable (HTTP 503)") }
+            return response
+        } catch let error as RelyingPartyError {
+            throw error
+        } catch let error as HTTPClientError {
             throw .transport(error.description)
+        } catch {
+            throw .transport("cancelled while waiting to retry")
         }
     }
 }

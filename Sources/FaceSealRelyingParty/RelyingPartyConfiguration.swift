@@ -69,8 +69,11 @@ public struct RelyingPartyConfiguration: Sendable {
     public var metadataCacheLifetime: TimeInterval
     /// The current time (injected for tests).
     public var now: @Sendable () -> Date
-    /// Waits between polls (injected for tests).
+    /// Waits between polls and before a retry a draining authority asked for (injected for tests).
     public var sleeper: any RelyingPartySleeper
+    /// How often, and after how long a `Retry-After` at most, a request a draining authority answered `503` is sent
+    /// again (at the token endpoint too: a restarting authority does not end a poll).
+    public var unavailableRetry: UnavailableRetry
     /// The HTTP client to the authority.
     public var httpClient: HTTPClient
     /// Told about every delivery the endpoint receives (accepted or refused), for logs.
@@ -82,6 +85,7 @@ public struct RelyingPartyConfiguration: Sendable {
                 leeway: TimeInterval = 60, maxStaleRetries: Int = 2, metadataCacheLifetime: TimeInterval = 300,
                 now: @escaping @Sendable () -> Date = { Date() }, sleeper: any RelyingPartySleeper = TaskSleeper(),
                 httpClient: HTTPClient = HTTPClient(configuration: .init(maxResponseBodySize: 1 << 20)),
+                unavailableRetry: UnavailableRetry = UnavailableRetry(),
                 deliveryObserver: (@Sendable (_ authReqId: String?, _ outcome: Result<AcceptedDelivery, DeliveryRefusal>) -> Void)? = nil) {
         self.issuer = issuer
         self.clientID = clientID
@@ -96,6 +100,7 @@ public struct RelyingPartyConfiguration: Sendable {
         self.now = now
         self.sleeper = sleeper
         self.httpClient = httpClient
+        self.unavailableRetry = unavailableRetry
         self.deliveryObserver = deliveryObserver
     }
 

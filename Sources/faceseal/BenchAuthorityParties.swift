@@ -135,6 +135,7 @@ struct BenchDevice: Sendable {
         guard let authorityKey else { throw BenchAuthorityError("device not enrolled") }
         let jti = DeviceRequestSignature.newJTI()
         let response = try await sendUnverified(method, path, body: body, as: role, jti: jti)
+        try BenchUnavailable.check(response)
         _ = try AuthorityResponseSignature.verify(response.headers[DeviceSigning.responseHeader], body: response.body, requestJTI: jti,
                                                   status: response.status.code, key: authorityKey)
         guard response.status.code == 200 else {
@@ -166,6 +167,7 @@ struct BenchApplication: Sendable {
         let response = try await client.send(.form(url: URL(string: base + CIBAPaths.backchannel)!, form: form([
             ("scope", "openid"), ("login_hint", userEmail), ("client_notification_token", notificationToken),
         ])))
+        try BenchUnavailable.check(response)
         guard response.status.code == 200 else {
             let code = (try? OAuthErrorResponse.decode(response.body).error.rawValue) ?? "?"
             throw BenchAuthorityError("backchannel: HTTP \(response.status.code) \(code)")
@@ -179,6 +181,7 @@ struct BenchApplication: Sendable {
         let response = try await client.send(.form(url: URL(string: base + CIBAPaths.token)!, form: form([
             ("grant_type", CIBANames.grantType), ("auth_req_id", authReqID),
         ])))
+        try BenchUnavailable.check(response)
         guard response.status.code == 200 else {
             let code = (try? OAuthErrorResponse.decode(response.body).error.rawValue) ?? "?"
             throw BenchAuthorityError("token: HTTP \(response.status.code) \(code)")
@@ -246,6 +249,15 @@ final class BenchPingBoard: Sendable {
             if arrived { continuation.resume(returning: true) }
         }
         guard arrived else { throw BenchAuthorityError("no ping callback for \(authReqID) within \(timeout)") }
+    }
+}
+
+/// A draining authority's answer: 503 with `Retry-After` (it did not act on the request; send it again after the wait).
+struct BenchUnavailable: Error {
+    let retryAfter: Int
+
+    static func check(_ response: HTTPClientResponse) throws(BenchUnavailable) {
+        if response.status == .serviceUnavailable, let seconds = response.headers.retryAfterSeconds { throw BenchUnavailable(retryAfter: seconds) }
     }
 }
 

@@ -18,17 +18,29 @@ import Glibc
 /// exists for a request that is not completed; every ID token an application received is the one stored; and every
 /// device still completes a ceremony (`locked_out`). Prints `chaos db=… kills=… ceremonies=… lost=… duplicated=…`;
 /// exits 1 unless everything is 0.
+///
+/// With `--rolling-restarts N` (PostgreSQL) it is SPEC §9's rolling restart instead: two `faceseal serve` processes on one
+/// database, each device on another one than its application; N times, one of them in turn gets SIGTERM, drains (new
+/// requests get 503 with Retry-After, which the clients honour; in-flight ones finish; long polls answer at once),
+/// exits, and is started again on its port. Nothing may be lost or abandoned: every ceremony started is completed and
+/// redeemed, and every stopped process exited 0. Prints `restart db=… instances=2 restarts=… … abandoned=0`.
 enum BenchChaos {
-    static func parse(_ arguments: ParsedArguments) throws(ArgumentError) -> (BenchAuthority.Options, kills: Int) {
+    static func parse(_ arguments: ParsedArguments) throws(ArgumentError) -> (BenchAuthority.Options, faults: Int, fault: BenchChaosRun.Fault) {
         var options = try BenchAuthority.common(arguments)
         options.modes = [.poll]
-        return (options, try arguments.integer("kills", in: 1...1000) ?? 50)
+        let kills = try arguments.integer("kills", in: 1...1000)
+        guard let restarts = try arguments.integer("rolling-restarts", in: 1...1000) else { return (options, kills ?? 50, .kill) }
+        guard kills == nil else { throw .conflicting("kills", "rolling-restarts") }
+        guard options.database != "sqlite" else {
+            throw .badValue(option: "database", value: options.database, expected: "postgres for --rolling-restarts (two processes share one database)")
+        }
+        return (options, restarts, .rollingRestart)
     }
 
-    static func run(_ parsed: (BenchAuthority.Options, kills: Int)) async -> Int32 {
-        let (options, kills) = parsed
+    static func run(_ parsed: (BenchAuthority.Options, faults: Int, fault: BenchChaosRun.Fault)) async -> Int32 {
+        let (options, faults, fault) = parsed
         do {
-            return try await BenchChaosRun(BenchAuthorityRun(options), kills: kills).drive()
+            return try await BenchChaosRun(BenchAuthorityRun(options), faults: faults, fault: fault).drive()
         } catch {
             printError("faceseal bench chaos: \(error)")
             return 1
@@ -38,6 +50,14 @@ enum BenchChaos {
 
 /// One chaos run over a `BenchAuthorityRun`'s world.
 final class BenchChaosRun: Sendable {
+    /// What happens to the authority, `faults` times.
+    enum Fault: Sendable {
+        /// SIGKILL of the one process, then a restart.
+        case kill
+        /// SIGTERM of one of two processes in turn (a graceful drain), then a restart.
+        case rollingRestart
+    }
+
     /// What a client saw of one ceremony.
     struct Seen: Sendable {
         var subject: String
@@ -47,29 +67,48 @@ final class BenchChaosRun: Sendable {
     }
 
     let world: BenchAuthorityRun
-    let kills: Int
+    let faults: Int
+    let fault: Fault
     private let stopping = Atomic<Bool>(false)
+    /// Answers `503` with `Retry-After` the clients waited for and sent again.
+    private let unavailable = Atomic<Int>(0)
 
-    init(_ world: BenchAuthorityRun, kills: Int) {
+    init(_ world: BenchAuthorityRun, faults: Int, fault: Fault) {
         self.world = world
-        self.kills = kills
+        self.faults = faults
+        self.fault = fault
     }
 
     func drive() async throws -> Int32 {
         let (location, keyPath) = try world.prepare()
         defer { world.removeDirectory() }
         let invitations = try await world.seed(location)
-        // No pending limit: every backchannel request whose answer a kill swallowed is left pending, and the retry
-        // starts another one for the same user.
-        let arguments = world.serveArguments(location: location, keyPath: keyPath, data: world.directory) + ["--pending-requests-per-user", "0"]
-        let log = world.directory.appendingPathComponent("authority.log").path
-        var server = try await BenchServer.start(BenchAuthorityRun.ownPath, arguments + ["--port", "0"], log: log)
-        guard let port = URL(string: server.base)?.port else { throw BenchAuthorityError("no port in \(server.base)") }
-        let fixed = arguments + ["--port", String(port)]
-        let parties = try await world.enrol(invitations, bases: [server.base])
-        let keys = try await world.jwks(server.base)
-        print("faceseal bench chaos: \(world.databaseName), \(world.options.concurrency) concurrent ceremonies, \(kills) SIGKILLs of the authority "
-              + "0.2–1 s apart, each followed by a restart on port \(port); pending-request limit off for the run (--pending-requests-per-user 0)")
+        var servers: [BenchServer] = []
+        defer { servers.forEach { $0.stop() } }
+        var commands: [(arguments: [String], log: String)] = []
+        for index in 0..<(fault == .kill ? 1 : 2) {
+            // One data directory per instance (its admin key); one master key, issuer and database. No pending limit: every
+            // backchannel request whose answer a kill swallowed is left pending, and the retry starts another one.
+            let data = index == 0 ? world.directory : world.directory.appendingPathComponent("instance-\(index)")
+            try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let arguments = world.serveArguments(location: location, keyPath: keyPath, data: data) + ["--pending-requests-per-user", "0"]
+            let log = world.directory.appendingPathComponent("authority-\(index).log").path
+            let server = try await BenchServer.start(BenchAuthorityRun.ownPath, arguments + ["--port", "0"], log: log)
+            guard let port = URL(string: server.base)?.port else { throw BenchAuthorityError("no port in \(server.base)") }
+            servers.append(server)
+            commands.append((arguments + ["--port", String(port)], log))
+        }
+        let parties = try await world.enrol(invitations, bases: servers.map(\.base))
+        let keys = try await world.jwks(servers[0].base)
+        switch fault {
+        case .kill:
+            print("faceseal bench chaos: \(world.databaseName), \(world.options.concurrency) concurrent ceremonies, \(faults) SIGKILLs of the "
+                  + "authority 0.2–1 s apart, each followed by a restart on its port; pending-request limit off for the run "
+                  + "(--pending-requests-per-user 0)")
+        case .rollingRestart:
+            print("faceseal bench chaos: \(world.databaseName), \(world.options.concurrency) concurrent ceremonies over 2 authority processes, "
+                  + "\(faults) rolling restarts 0.2–1 s apart (SIGTERM to each in turn, a graceful drain, a restart on its port)")
+        }
 
         let concurrency = world.options.concurrency
         let pairs = parties.pairs
@@ -82,22 +121,34 @@ final class BenchChaosRun: Sendable {
             for await part in group { all += part }
             return all
         }
-        for _ in 0..<kills {
+        var gracefulExits = 0
+        for round in 0..<faults {
             try await Task.sleep(for: .milliseconds(Int.random(in: 200...1000)))
-            server.child.send(SIGKILL)
-            _ = await server.child.waitInBackground()
-            server = try await restart(fixed, log: log)
+            let index = round % servers.count
+            servers[index].child.send(fault == .kill ? SIGKILL : SIGTERM)
+            if await servers[index].child.waitInBackground().status == 0 { gracefulExits += 1 }
+            servers[index] = try await restart(commands[index].arguments, log: commands[index].log)
         }
         stopping.store(true, ordering: .relaxed)
         let outcomes = await seen
-        defer { server.stop() }
 
         let (lost, duplicated, unissued) = try await check(outcomes, location: location)
         let lockedOut = try await lockedOutDevices(pairs, keys: keys)
         let completed = outcomes.filter(\.completed).count
-        print("chaos db=\(world.databaseName) kills=\(kills) ceremonies=\(completed) redeemed=\(outcomes.filter { $0.idToken != nil }.count) "
-              + "started=\(outcomes.count) lost=\(lost) duplicated=\(duplicated) id_tokens_without_completion=\(unissued) locked_out=\(lockedOut)")
-        return lost == 0 && duplicated == 0 && unissued == 0 && lockedOut == 0 ? 0 : 1
+        let redeemed = outcomes.filter { $0.idToken != nil }.count
+        let counts = "ceremonies=\(completed) redeemed=\(redeemed) started=\(outcomes.count) lost=\(lost) duplicated=\(duplicated) "
+            + "id_tokens_without_completion=\(unissued) locked_out=\(lockedOut)"
+        let clean = lost == 0 && duplicated == 0 && unissued == 0 && lockedOut == 0
+        switch fault {
+        case .kill:
+            print("chaos db=\(world.databaseName) kills=\(faults) " + counts)
+            return clean ? 0 : 1
+        case .rollingRestart:
+            let abandoned = outcomes.count - redeemed
+            print("restart db=\(world.databaseName) instances=2 restarts=\(faults) " + counts + " abandoned=\(abandoned) "
+                  + "graceful_exits=\(gracefulExits) retried_503=\(unavailable.load(ordering: .relaxed))")
+            return clean && abandoned == 0 && gracefulExits == faults ? 0 : 1
+        }
     }
 
     /// Starts the authority again on its port (the old socket may linger a moment).
@@ -135,6 +186,10 @@ final class BenchChaosRun: Sendable {
                     return try await step()
                 } catch let error as HTTPClientError where ContinuousClock.now < deadline && error != .cancelled {
                     try await Task.sleep(for: .milliseconds(50))
+                } catch let refusal as BenchUnavailable where ContinuousClock.now < deadline {
+                    // A draining instance: wait as it asked, as the SDK and the application library do.
+                    unavailable.add(1, ordering: .relaxed)
+                    try await Task.sleep(for: .seconds(min(refusal.retryAfter, 5)))
                 }
             }
         }

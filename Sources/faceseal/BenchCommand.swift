@@ -45,8 +45,9 @@ enum BenchCommand {
                 .value("instances", "N", "1…8 (default 1; PostgreSQL only)"),
                 .flag("serve-trivial", "internal: run as the trivial-handler ceiling server"),
             ]),
-            CommandSpec(name: "chaos", summary: "the authority killed with SIGKILL during ceremonies; nothing may be lost",
-                        options: BenchAuthority.options + [.value("kills", "N", "1…1000 (default 50)")]),
+            CommandSpec(name: "chaos", summary: "the authority killed with SIGKILL during ceremonies (or restarted in turn); nothing may be lost",
+                        options: BenchAuthority.options + [.value("kills", "N", "1…1000 (default 50)"),
+                                                           .value("rolling-restarts", "N", "1…1000: two instances on PostgreSQL, SIGTERM to each in turn")]),
         ])
 
     static func run(_ parsed: ParsedArguments) async throws(ArgumentError) -> Int32 {

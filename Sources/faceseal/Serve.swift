@@ -1,8 +1,6 @@
 import FaceSealAuthority
-import FaceSealCrypto
 import FaceSealHTTP
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -75,83 +73,17 @@ enum Serve {
     }
 
     private static func serve(_ options: ServeConfiguration) async throws {
-        // Before anything is announced: a supervisor may signal as soon as it reads the URL.
-        let termination = TerminationSignal()
-        // Everything this process creates — the data directory, the database and its journals, keys — is its owner's
-        // alone from the moment it exists.
-        umask(0o077)
-        let dataDirectory = URL(fileURLWithPath: options.dataDirectory)
-        try prepareDataDirectory(dataDirectory.path)
-        let masterKey: SymmetricKey
-        if let path = options.masterKeyFile {
-            masterKey = try MasterKeyFile.load(path: path)
-        } else {
-            let path = dataDirectory.appendingPathComponent("master-key").path
-            let (key, created) = try MasterKeyFile.loadOrCreate(path: path)
-            if created { say("faceseal: generated a master key at \(path) (back it up: it decrypts every stored secret)") }
-            masterKey = key
+        let server = HTTPServer.Configuration(host: options.host, port: options.port,
+                                              perAddressConnectionLimit: options.maxConnectionsPerAddress,
+                                              requestHeadTimeout: .seconds(options.requestHeadTimeout))
+        let settings = AuthorityService.Settings(dataDirectory: options.dataDirectory, database: options.database,
+                                                 masterKeyFile: options.masterKeyFile, server: server, issuer: options.issuer,
+                                                 rateLimits: options.rateLimits, drainTime: .seconds(options.drainSeconds))
+        try await AuthorityService.run(settings) { line in
+            // At once, one line each: a supervisor reads the listening URL from standard output.
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
         }
-        let location: StoreLocation = options.database.map(StoreLocation.parse)
-            ?? .sqlite(path: dataDirectory.appendingPathComponent("authority.sqlite").path)
-        let store = try await SQLAuthorityStore.open(location)
-
-        // The issuer must name the bound port, so the router is set once the server listens.
-        let slot = RouterSlot()
-        let serverConfiguration = HTTPServer.Configuration(
-            host: options.host, port: options.port, perAddressConnectionLimit: options.maxConnectionsPerAddress,
-            requestHeadTimeout: .seconds(options.requestHeadTimeout))
-        let server = HTTPServer(configuration: serverConfiguration, logger: Authority.redactingBearers(.standardError)) { request in
-            try await slot.router().respond(to: request)
-        }
-        do {
-            try server.start()
-        } catch {
-            await store.close()
-            throw error
-        }
-        let baseURL = server.baseURL?.absoluteString ?? "http://\(options.host):\(options.port)"
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: options.issuer ?? baseURL, rateLimits: options.rateLimits),
-                                  store: store,
-                                  keys: try AuthorityKeys(derivingFrom: masterKey))
-        do {
-            try await authority.prepareSigningKeys()
-            await authority.wakeOnLinksQueuedElsewhere()
-            if let adminKey = try await authority.bootstrapAdminKey() {
-                let path = dataDirectory.appendingPathComponent("admin-api-key").path
-                try writeSecretFile(adminKey, to: path)
-                say("faceseal: created the first admin API key in \(path)")
-            }
-        } catch {
-            await server.stop()
-            await store.close()
-            throw error
-        }
-        slot.set(authority.makeRouter())
-        say("faceseal: listening on \(baseURL)")
-
-        await termination.wait()
-        say("faceseal: stopping")
-        await server.stop()
-        await store.close()
     }
-
-    /// Creates the data directory (mode 0700), or checks that an existing one is a directory group and others cannot
-    /// access: it holds the master key, the admin key and the SQLite database.
-    private static func prepareDataDirectory(_ path: String) throws {
-        if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { throw ServeError.notADirectory(path) }
-        let mode = UInt32(info.st_mode) & 0o777
-        guard mode & 0o077 == 0 else { throw ServeError.dataDirectoryTooOpen(path, mode: mode) }
-    }
-
-    /// One line on standard output, written at once (a supervisor reads the listening URL from it).
-    private static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
-    }
-
 }
 
 /// A configuration `faceseal serve` cannot start with (exit 64).
@@ -179,75 +111,13 @@ func writeSecretFile(_ text: String, to path: String) throws(ServeError) {
     guard write(descriptor, bytes, bytes.count) == bytes.count else { throw .cannotWrite(path) }
 }
 
-/// Why `faceseal serve` stopped, or a secret file could not be written.
+/// A secret file could not be written.
 enum ServeError: Error, CustomStringConvertible {
     case cannotWrite(String)
-    case notADirectory(String)
-    case dataDirectoryTooOpen(String, mode: UInt32)
 
     var description: String {
         switch self {
         case .cannotWrite(let path): "cannot write \(path)"
-        case .notADirectory(let path): "the data directory \(path) is not a directory"
-        case .dataDirectoryTooOpen(let path, let mode):
-            "the data directory \(path) has mode \(String(mode, radix: 8)); make it accessible by its owner only (chmod 700)"
         }
-    }
-}
-
-/// Holds the router that is set once the server's port (and so the issuer) is known.
-final class RouterSlot: Sendable {
-    private let slot = Mutex<Router?>(nil)
-    func set(_ router: Router) { slot.withLock { $0 = router } }
-    func router() throws -> Router {
-        guard let router = slot.withLock({ $0 }) else { throw HTTPError.unavailable }
-        return router
-    }
-}
-
-/// SIGINT and SIGTERM, caught from creation on (their default action is disabled) and awaited once.
-final class TerminationSignal: Sendable {
-    private enum State {
-        case waiting(CheckedContinuation<Void, Never>?)
-        case fired
-    }
-
-    private let state = Mutex(State.waiting(nil))
-    /// The dispatch sources, only touched under the lock.
-    private let sources: Mutex<[any DispatchSourceSignal]>
-
-    init() {
-        let queue = DispatchQueue(label: "faceseal.serve.signals")
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        sources = Mutex([SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: queue) })
-        sources.withLock { sources in
-            for source in sources {
-                source.setEventHandler { [weak self] in self?.fire() }
-                source.resume()
-            }
-        }
-    }
-
-    private func fire() {
-        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard case .waiting(let continuation) = state else { return nil }
-            state = .fired
-            return continuation
-        }
-        continuation?.resume()
-    }
-
-    /// Returns once a signal arrived (at once if one already did).
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let firedAlready = state.withLock { state -> Bool in
-                guard case .waiting = state else { return true }
-                state = .waiting(continuation)
-                return false
-            }
-            if firedAlready { continuation.resume() }
-        }
-        sources.withLock { $0.forEach { $0.cancel() } }
     }
 }

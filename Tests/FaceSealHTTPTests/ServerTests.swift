@@ -375,6 +375,62 @@ import Testing
         await #expect(throws: HTTPClientError.self) { try await client.send(HTTPClientRequest(url: url.path("/ping"), timeout: .seconds(5))) }
     }
 
+    /// The graceful stop: a request in flight when draining begins completes; a new one, on a new connection, is
+    /// answered at once with 503, `Retry-After` and `Connection: close` (the server still accepts, so the client hears
+    /// why); then the server stops.
+    @Test func drainingFinishesInFlightRequestsAndRefusesNewOnesWithRetryAfter() async throws {
+        let gate = Gate(), arrived = Gate()
+        let server = HTTPServer(logger: .disabled, router: Self.router(gate: gate, arrived: arrived))
+        try server.start()
+        let url = try #require(server.baseURL)
+        let client = self.client
+        let gated = Task { try await client.send(HTTPClientRequest(url: url.path("/gated"))) }
+        await arrived.wait()
+        let stopped = Flag()
+        server.beginDraining()
+        let stopping = Task {
+            await server.stop(gracePeriod: .seconds(3600))
+            stopped.set()
+        }
+        let refused = try await HTTPClient().send(HTTPClientRequest(url: url.path("/ping")))
+        #expect(refused.status == .serviceUnavailable)
+        #expect(refused.headers.retryAfterSeconds == HTTPError.unavailableRetryAfter)
+        #expect(refused.headers["Connection"]?.lowercased() == "close")
+        #expect(try refused.decodeJSON([String: String].self)["error"] == "temporarily_unavailable")
+        #expect(!stopped.isSet, "the drain ended while a request was in flight")
+
+        await gate.open()
+        let response = try await gated.value
+        #expect(response.status == .ok)
+        #expect(String(decoding: response.body, as: UTF8.self) == "released")
+        await stopping.value
+        #expect(server.port == nil)
+    }
+
+    /// Past the grace period the handlers still running are cancelled: a long poll answers at once.
+    @Test func drainingPastTheGracePeriodCancelsWhatStillRuns() async throws {
+        let arrived = Gate()
+        let server = HTTPServer(logger: .disabled, router: Self.router(arrived: arrived))
+        try server.start()
+        let url = try #require(server.baseURL)
+        let client = self.client
+        let poll = Task { try await client.send(HTTPClientRequest(url: url.path("/long-poll"))) }
+        await arrived.wait()
+        await server.stop(gracePeriod: .zero)
+        let response = try await poll.value
+        #expect(response.status == .serviceUnavailable)
+        #expect(String(decoding: response.body, as: UTF8.self) == "cancelled")
+    }
+
+    @Test func retryAfterIsReadAsDelaySecondsOnly() {
+        let cases: [(String, Int?)] = [("1", 1), (" 30 ", 30), ("0", 0), ("86400", 86_400), ("86401", nil), ("-1", nil), ("1.5", nil),
+                                       ("", nil), ("1 2", nil), ("Wed, 21 Oct 2015 07:28:00 GMT", nil), ("999999999999", nil)]
+        for (value, expected) in cases {
+            #expect(HTTPHeaders([("Retry-After", value)]).retryAfterSeconds == expected, "\(value)")
+        }
+        #expect(HTTPHeaders().retryAfterSeconds == nil)
+    }
+
     @Test func stopCancellingHandlersEndsLongPolls() async throws {
         let arrived = Gate()
         let server = HTTPServer(logger: .disabled, router: Self.router(arrived: arrived))

@@ -102,6 +102,29 @@ import Testing
         #expect(h.pending.count == 0)
     }
 
+    /// What a draining authority answers a request it did not act on.
+    static let draining: FakeAuthority.TokenScript = { _, _ in HTTPError.unavailable.httpResponse }
+
+    /// A restarting authority answers 503 with Retry-After: the token request is sent again after that wait (on the
+    /// injected sleeper) instead of ending the poll; past `UnavailableRetry.maxRetries` the 503 counts as one transport
+    /// failure and the poll goes on at its interval.
+    @Test func pollingRetriesA503AfterItsRetryAfter() async throws {
+        let h = try Harness()
+        defer { Task { await h.authority.stop() } }
+        let handle = try await h.rp.start(.signIn, user: user, context: "", bindingMessage: "Sign in")
+        h.authority.script(Self.draining, token(h, receipt: nil, kind: nil))
+        #expect(try await h.rp.awaitOutcome(handle).name == "verified")
+        #expect(h.clock.sleeps == [5, HTTPError.unavailableRetryAfter])
+        #expect(h.authority.tokenForms.count == 2)
+
+        let second = try await h.rp.start(.signIn, user: user, context: "", bindingMessage: "Sign in")
+        let retries = UnavailableRetry().maxRetries
+        for _ in 0...retries { h.authority.script(Self.draining) }
+        h.authority.script(token(h, receipt: nil, kind: nil))
+        #expect(try await h.rp.awaitOutcome(second).name == "verified")
+        #expect(Array(h.clock.sleeps.dropFirst(2)) == [5] + Array(repeating: HTTPError.unavailableRetryAfter, count: retries) + [5])
+    }
+
     @Test func pollingStopsAtExpiry() async throws {
         let h = try Harness()
         defer { Task { await h.authority.stop() } }

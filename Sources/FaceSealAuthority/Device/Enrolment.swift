@@ -211,11 +211,11 @@ extension Authority {
 
     /// `GET /device/v1/enrolments/{inv}/token?wait=N` (the bound pending user-present key) → `FaceTokenDownload`, once,
     /// after the approval and within its window; the enrolment becomes active in the same transaction. Before the
-    /// approval it waits up to N seconds for it, then answers `approval_pending`.
+    /// approval it waits up to N seconds for it, then answers `approval_pending` (at once while the process drains).
     func enrolmentToken(invitationID: String, device: AuthenticatedDevice, request: HTTPRequest) async throws -> FaceTokenDownload {
         let wait = try Self.waitSeconds(request)
         let enrolment = try await boundEnrolment(invitationID, device: device)
-        let subscription = OutboxNotifier.shared.subscribe(deviceID: enrolment.deviceID)
+        let subscription = OutboxNotifier.shared.subscribe(deviceID: enrolment.deviceID, lifecycle: lifecycle)
         defer { subscription.cancel() }
         let deadline = ContinuousClock.now + .seconds(wait)
         while true {
@@ -225,7 +225,7 @@ extension Authority {
                 return try FaceTokenCustody.download(released.token, wrappingKey: keys.shareWrappingKey)
             } catch AuthorityStoreError.enrolmentNotActive(_, .pending) {
                 let remaining = deadline - ContinuousClock.now
-                guard remaining > .zero, await subscription.wait(upTo: remaining) else {
+                guard remaining > .zero, await subscription.wait(upTo: remaining), !lifecycle.isDraining else {
                     throw DeviceFailure(.approvalPending, "the enrolment waits for its approval")
                 }
             }

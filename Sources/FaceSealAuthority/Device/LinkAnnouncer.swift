@@ -43,11 +43,11 @@ extension Authority {
 
     /// `GET /device/v1/outbox?wait=N`: the links queued for the signing key's device. Answers at once when
     /// there are some, else waits up to N seconds (0–30) for one to be announced; the links returned are
-    /// acknowledged (removed).
+    /// acknowledged (removed). Once the process drains it answers at once (no links: ask again).
     func pollOutbox(device: AuthenticatedDevice, request: HTTPRequest) async throws -> OutboxResponse {
         let wait = try Self.waitSeconds(request)
         let deviceID = device.key.deviceID
-        let subscription = OutboxNotifier.shared.subscribe(deviceID: deviceID)
+        let subscription = OutboxNotifier.shared.subscribe(deviceID: deviceID, lifecycle: lifecycle)
         defer { subscription.cancel() }
         var links = try await store.links(deviceID: deviceID, afterSequence: 0, limit: Self.outboxBatch)
         if links.isEmpty && wait > 0 {

@@ -19,16 +19,18 @@ final class OutboxNotifier: Sendable {
 
     private let state = Mutex(State())
 
-    /// Registers a waiter for `deviceID`. Register before reading the store, so a link queued in between
-    /// still wakes it.
-    func subscribe(deviceID: String) -> OutboxSubscription {
+    /// Registers a waiter for `deviceID`, also woken when `lifecycle` begins draining. Register before reading the
+    /// store, so a link queued in between still wakes it.
+    func subscribe(deviceID: String, lifecycle: AuthorityLifecycle) -> OutboxSubscription {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             state.waiters[deviceID, default: [:]][state.nextID] = continuation
             return state.nextID
         }
+        let drainID = lifecycle.wakeOnDrain(continuation)
         return OutboxSubscription(stream: stream) { [self] in
+            lifecycle.forget(drainID)
             let removed = state.withLock { state -> AsyncStream<Void>.Continuation? in
                 let continuation = state.waiters[deviceID]?.removeValue(forKey: id)
                 if state.waiters[deviceID]?.isEmpty == true { state.waiters[deviceID] = nil }

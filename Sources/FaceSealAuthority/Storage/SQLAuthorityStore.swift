@@ -46,6 +46,7 @@ public final class SQLAuthorityStore: AuthorityStore {
         }
         do {
             try await SchemaMigrator.migrate(database, clock: clock)
+            try (database as? SQLiteDatabase)?.openReaders()
         } catch {
             await database.close()
             throw Self.storeError(error)

@@ -170,6 +170,27 @@ public final class HTTPServer: Sendable {
         lifecycle.withLock { $0 = .stopped }
     }
 
+    /// Begins a graceful stop: from now on every new request is answered `503` with `Retry-After`
+    /// (`HTTPError.unavailable`) and its connection closed, while in-flight handlers run on. Connections are still
+    /// accepted, so a client hears why instead of waiting in the listen backlog. Idempotent.
+    public func beginDraining() {
+        let running = lifecycle.withLock { state -> Bool in
+            if case .running = state { return true }
+            return false
+        }
+        guard running else { return }
+        core.beginStopping(cancellingHandlers: false)
+    }
+
+    /// The graceful stop: `beginDraining()`, then waits until every in-flight handler has finished and its response
+    /// is sent, or until `gracePeriod` passed; then cancels the handlers still running and stops as
+    /// `stop(cancellingHandlers: true)` does.
+    public func stop(gracePeriod: Duration) async {
+        beginDraining()
+        await core.drain(atMost: max(gracePeriod, .zero))
+        await stop(cancellingHandlers: true)
+    }
+
     /// Whole seconds of a non-negative duration that fits libmicrohttpd's `unsigned int`, a fraction rounded up
     /// (so 0.5 s does not mean "never"); nil otherwise.
     private static func wholeSeconds(_ duration: Duration) -> UInt32? {

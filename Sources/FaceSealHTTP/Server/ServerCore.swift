@@ -9,7 +9,8 @@ final class ServerCore: Sendable {
     struct InFlight {
         var stopping = false
         var requests: [ObjectIdentifier: RequestContext] = [:]
-        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var nextWaiter: UInt64 = 0
+        var idleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
     let maxBodySize: Int
@@ -36,11 +37,11 @@ final class ServerCore: Sendable {
     }
 
     func unregister(_ context: RequestContext) {
-        let waiters = inFlight.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = inFlight.withLock { state -> Dictionary<UInt64, CheckedContinuation<Void, Never>>.Values in
             state.requests[ObjectIdentifier(context)] = nil
-            guard state.stopping, state.requests.isEmpty else { return [] }
-            defer { state.idleWaiters = [] }
-            return state.idleWaiters
+            guard state.stopping, state.requests.isEmpty else { return [:].values }
+            defer { state.idleWaiters = [:] }
+            return state.idleWaiters.values
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -56,17 +57,31 @@ final class ServerCore: Sendable {
         for context in contexts { context.cancelHandler() }
     }
 
-    /// Stops dispatching new requests and waits until every dispatched one completed.
-    func drain() async {
+    /// Stops dispatching new requests and waits until every dispatched one completed, or until `limit` passed (nil:
+    /// no limit). The limit is wall time, raced against the last completion, never polled.
+    func drain(atMost limit: Duration? = nil) async {
+        let waiter = inFlight.withLock { state -> UInt64 in
+            state.stopping = true
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        var timer: Task<Void, Never>?
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle = inFlight.withLock { state -> Bool in
-                state.stopping = true
                 if state.requests.isEmpty { return true }
-                state.idleWaiters.append(continuation)
+                state.idleWaiters[waiter] = continuation
                 return false
             }
-            if idle { continuation.resume() }
+            if idle { return continuation.resume() }
+            // Started once the waiter is registered: whichever of the timer and the last completion comes first resumes it.
+            timer = limit.map { limit in
+                Task { [self] in
+                    guard (try? await Task.sleep(for: limit)) != nil else { return }
+                    inFlight.withLock { $0.idleWaiters.removeValue(forKey: waiter) }?.resume()
+                }
+            }
         }
+        timer?.cancel()
     }
 
     /// Stops dispatching and answers every in-flight request with 503 now.

@@ -55,10 +55,14 @@ public struct HTTPError: Error, Sendable, Equatable, HTTPResponseConvertible, Cu
     public static let internalServerError = HTTPError(.internalServerError, code: "server_error",
                                                       description: "internal error")
 
-    /// 503 `temporarily_unavailable`: the server is shutting down.
+    /// 503 `temporarily_unavailable` with `Retry-After`: the server is shutting down (or draining for a restart) and
+    /// did not act on the request, so a client may send it again after that many seconds, here or to another instance.
     public static let unavailable = HTTPError(.serviceUnavailable, code: "temporarily_unavailable",
                                               description: "server is shutting down",
-                                              headers: ["Connection": "close"])
+                                              headers: ["Connection": "close", "Retry-After": String(unavailableRetryAfter)])
+
+    /// The `Retry-After` of `unavailable`, seconds: about what a restarted instance needs to listen again.
+    public static let unavailableRetryAfter = 1
 
     /// 413 for a body over the server's limit.
     package static func bodyTooLarge(limit: Int) -> HTTPError {

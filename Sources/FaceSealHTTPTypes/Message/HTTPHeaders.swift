@@ -86,6 +86,17 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// Iterates the fields in order.
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
+    /// `Retry-After` as delay-seconds (RFC 9110 §10.2.3), when it is one from 0 to 86,400; an HTTP date or anything
+    /// else is nil (a client then does not wait on the server's word).
+    public var retryAfterSeconds: Int? {
+        guard let value = self["Retry-After"] else { return nil }
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        let digits = value.utf8.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+        guard (1...5).contains(digits.count), digits.allSatisfy({ (0x30...0x39).contains($0) }),
+              let seconds = Int(String(decoding: digits, as: UTF8.self)), seconds <= 86_400 else { return nil }
+        return seconds
+    }
+
     /// Names and values, one per line. Callers that log headers must redact secrets themselves.
     public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
 

@@ -10,7 +10,9 @@ import Synchronization
 /// `DeviceRequestSignature`) and announces `FaceSeal-Protocol: <deviceProtocol>`. Every response to a signed
 /// request must carry the authority's signature (`AuthorityResponseSignature`) by the pinned key, for this
 /// request's `jti`, status and body: anything else is refused as `invalidResponse` (an unsigned 5xx from a
-/// proxy is `transient`: it changes nothing). The rotation hint is read from the verified claims.
+/// proxy is `transient`: it changes nothing). The rotation hint is read from the verified claims. A `503` with a short
+/// `Retry-After` (an authority draining for a restart, which did not act on the request) is sent again, as it was,
+/// after that wait (`UnavailableRetry`): the same signature, so the authority's replay cache keeps it at most once.
 public final class HTTPAuthorityClient: AuthorityClient {
     private let baseURL: URL
     private let pin: AuthorityKeyPin
@@ -19,13 +21,18 @@ public final class HTTPAuthorityClient: AuthorityClient {
     private let deviceProtocol: Int
     private let deviceName: String
     private let timeout: Duration
+    private let sleeper: any RetrySleeper
+    private let unavailableRetry: UnavailableRetry
     /// Set by every verified answer that carries the rotation hint, success or error (``takeRotationHint()``).
     private let hintSeen = Mutex(false)
 
     /// Creates a client for the authority at `baseURL`.
     public init(baseURL: URL, pin: AuthorityKeyPin, deviceProtocol: Int = AuthenticatorEnvironment.currentDeviceProtocol,
                 deviceName: String = ProcessInfo.processInfo.hostName, clock: any WallClock = SystemWallClock(),
-                http: HTTPClient = HTTPClient(), timeout: Duration = .seconds(30)) {
+                http: HTTPClient = HTTPClient(), timeout: Duration = .seconds(30), sleeper: any RetrySleeper = SystemRetrySleeper(),
+                unavailableRetry: UnavailableRetry = UnavailableRetry()) {
+        self.sleeper = sleeper
+        self.unavailableRetry = unavailableRetry
         self.baseURL = baseURL
         self.pin = pin
         self.http = http
@@ -426,13 +433,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
         headers[DeviceSigning.protocolHeader] = String(deviceProtocol)
         if !body.isEmpty { headers["Content-Type"] = "application/json" }
         let address = try url(path, query: query)
-        let response: HTTPClientResponse
-        do {
-            response = try await http.send(HTTPClientRequest(method: method, url: address, headers: headers, body: body,
-                                                             timeout: timeout + timeoutExtension, maxResponseBodySize: 1 << 20))
-        } catch {
-            throw .transient(error.description)
-        }
+        let response = try await send(HTTPClientRequest(method: method, url: address, headers: headers, body: body,
+                                                        timeout: timeout + timeoutExtension, maxResponseBodySize: 1 << 20))
         let status = response.status.code
         guard let key = responseKey ?? pin.currentKey() else { throw .invalidResponse("no authority key pinned") }
         let claims: AuthorityResponseClaims
@@ -478,13 +480,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
         var headers = HTTPHeaders()
         headers[DeviceSigning.protocolHeader] = String(deviceProtocol)
         let target = try url(path, query: nil)
-        let response: HTTPClientResponse
-        do {
-            response = try await http.send(HTTPClientRequest(method: .get, url: target, headers: headers,
-                                                             timeout: timeout, maxResponseBodySize: 1 << 20))
-        } catch {
-            throw .transient(error.description)
-        }
+        let response = try await send(HTTPClientRequest(method: .get, url: target, headers: headers, timeout: timeout,
+                                                        maxResponseBodySize: 1 << 20))
         let status = response.status.code
         guard (200..<300).contains(status) else {
             if let error = try? DeviceErrorResponse.decode(response.body) {
@@ -501,6 +498,18 @@ public final class HTTPAuthorityClient: AuthorityClient {
             return try T.decode(response.body)
         } catch {
             throw .invalidResponse("\(T.self): \(error)")
+        }
+    }
+
+    /// Sends `request` (again after a draining authority's `Retry-After`); a transport failure is `transient`.
+    private func send(_ request: HTTPClientRequest) async throws(AuthorityFailure) -> HTTPClientResponse {
+        let sleeper = self.sleeper
+        do {
+            return try await unavailableRetry.send(request, with: http) { try await sleeper.sleep(seconds: $0) }
+        } catch let error as HTTPClientError {
+            throw .transient(error.description)
+        } catch {
+            throw .transient("cancelled while waiting to retry")
         }
     }
 

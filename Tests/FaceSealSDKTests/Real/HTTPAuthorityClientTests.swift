@@ -9,7 +9,7 @@ import Testing
 /// The client against a scripted loopback authority: what it signs, and which responses it refuses.
 @Suite struct HTTPAuthorityClientTests {
     /// How the scripted authority answers the next request.
-    enum Mode: Sendable { case signed, unsigned, wrongKey, wrongJTI, hint, error(DeviceErrorCode) }
+    enum Mode: Sendable { case signed, unsigned, wrongKey, wrongJTI, hint, error(DeviceErrorCode), draining(Int) }
 
     final class ScriptedAuthority: Sendable {
         final class State: Sendable {
@@ -40,7 +40,13 @@ import Testing
                 var signingKey = key
                 var signedJTI = jti
                 var hint = false
-                switch state.mode.withLock({ $0 }) {
+                let mode = state.mode.withLock { mode -> Mode in
+                    guard case .draining(let left) = mode else { return mode }
+                    defer { mode = left > 1 ? .draining(left - 1) : .signed }
+                    return mode
+                }
+                switch mode {
+                case .draining: return HTTPError.unavailable.httpResponse
                 case .signed: break
                 case .unsigned: return HTTPResponse(jsonBytes: body)
                 case .wrongKey: signingKey = Curve25519.Signing.PrivateKey()
@@ -109,6 +115,33 @@ import Testing
         } catch let error as AuthorityFailure {
             guard case .invalidResponse = error else { Issue.record("\(error)"); return }
         }
+    }
+
+    /// Records each wait instead of sleeping.
+    final class RecordingSleeper: RetrySleeper {
+        let waits = Mutex<[Int]>([])
+        func sleep(seconds: Int) async throws { waits.withLock { $0.append(seconds) } }
+    }
+
+    /// A draining authority's 503 with Retry-After: the same signed request is sent again after the wait (on the injected
+    /// sleeper), at most `UnavailableRetry.maxRetries` times; then the failure is transient.
+    @Test func a503WithRetryAfterIsSentAgainAfterTheWait() async throws {
+        let authority = try ScriptedAuthority()
+        defer { Task { await authority.server.stop() } }
+        let pin = try AuthorityKeyPin(file: nil)
+        try pin.confirm(invitation: "inv", issuer: "https://authority.test", key: Array(authority.key.publicKey.rawRepresentation))
+        let sleeper = RecordingSleeper()
+        let client = HTTPAuthorityClient(baseURL: authority.server.baseURL!, pin: pin, deviceProtocol: 7, clock: FixedClock(), sleeper: sleeper)
+        authority.state.mode.withLock { $0 = .draining(2) }
+        #expect(try await client.requestDetails(requestId: "rid_1", signer: Signer()).value.bindingMessage == "Sign invoice")
+        #expect(sleeper.waits.withLock { $0 } == [HTTPError.unavailableRetryAfter, HTTPError.unavailableRetryAfter])
+        let signatures = authority.state.seen.withLock { $0.map { $0.headers[DeviceSigning.requestHeader] } }
+        #expect(signatures.count == 3 && Set(signatures).count == 1, "the same request, sent again as it was")
+
+        let retries = UnavailableRetry().maxRetries
+        authority.state.mode.withLock { $0 = .draining(retries + 1) }
+        await #expect(throws: AuthorityFailure.transient("HTTP 503")) { _ = try await client.requestDetails(requestId: "rid_1", signer: Signer()) }
+        #expect(sleeper.waits.withLock { $0.count } == 2 + retries)
     }
 
     @Test func errorCodesMapToFailures() async throws {

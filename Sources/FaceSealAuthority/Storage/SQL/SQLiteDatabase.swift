@@ -13,55 +13,100 @@ public enum SQLiteSynchronous: String, Sendable {
     case full = "FULL"
 }
 
-/// SQLite through its C library: one connection in WAL mode, used from one serial dispatch queue (so a
-/// busy wait or an fsync blocks that queue's thread, never Swift's cooperative pool), write transactions
-/// started with `BEGIN IMMEDIATE` so that several processes on one file queue on the busy timeout
-/// instead of failing mid-transaction. Prepared statements are cached per connection.
+/// SQLite through its C library in WAL mode: one writing connection, used from one serial dispatch queue (so a
+/// busy wait or an fsync blocks that queue's thread, never Swift's cooperative pool), write transactions started with
+/// `BEGIN IMMEDIATE` so that several processes on one file queue on the busy timeout instead of failing
+/// mid-transaction; and, once the schema is migrated, read-only connections on queues of their own for read
+/// transactions (WAL readers see the last commit and never wait for the writer), so reads neither queue behind
+/// writes nor hold them up. Prepared statements are cached per connection.
 final class SQLiteDatabase: SQLDatabase {
-    let dialect = SQLDialect.sqlite
-    /// The queue serialises all use; the mutex, never contended, lets the compiler check that.
-    private let connection: Mutex<SQLiteConnection?>
-    private let queue = DispatchQueue(label: "faceseal.store.sqlite")
+    /// One connection and the serial queue that is its only user; the mutex, never contended, lets the compiler check that.
+    private final class Lane: Sendable {
+        let connection: Mutex<SQLiteConnection?>
+        let queue: DispatchQueue
 
-    init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous) throws {
-        connection = Mutex(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous))
-    }
+        init(_ connection: sending SQLiteConnection, label: String) {
+            self.connection = Mutex(connection)
+            queue = DispatchQueue(label: label)
+        }
 
-    func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try self.runTransaction(readOnly: readOnly, body) })
+        func run<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+            try await withCheckedThrowingContinuation { continuation in
+                queue.async {
+                    continuation.resume(with: Result {
+                        try self.connection.withLock { slot -> T in
+                            guard let connection = slot else { throw SQLError.unavailable("the SQLite store is closed") }
+                            return try work(connection)
+                        }
+                    })
+                }
+            }
+        }
+
+        func close() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                queue.async {
+                    self.connection.withLock { $0 = nil }
+                    continuation.resume()
+                }
             }
         }
     }
 
-    private func runTransaction<T: Sendable>(readOnly: Bool, _ body: (any SQLTransaction) throws -> T) throws -> T {
-        try connection.withLock { slot -> T in
-            guard let connection = slot else { throw SQLError.unavailable("the SQLite store is closed") }
-            try connection.execute(readOnly ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE", [])
-            do {
-                let result = try body(connection)
-                try connection.execute("COMMIT", [])
-                return result
-            } catch {
-                // A failed COMMIT leaves the transaction open; ROLLBACK ends it either way.
-                _ = try? connection.execute("ROLLBACK", [])
-                throw error
-            }
+    let dialect = SQLDialect.sqlite
+    private let path: String
+    private let busyTimeoutMilliseconds: Int32
+    private let writer: Lane
+    /// The read-only lanes, opened by `openReaders()`; empty before (and for in-memory databases, which a second
+    /// connection would not share).
+    private let readers = Mutex<[Lane]>([])
+    private let nextReader = Atomic<Int>(0)
+
+    /// Read-only connections opened after migration: one per core of this machine's two, more would only queue on the CPU.
+    static let readerCount = 2
+
+    init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous) throws {
+        self.path = path
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        writer = Lane(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous),
+                      label: "faceseal.store.sqlite")
+    }
+
+    /// Opens the read-only connections (after the schema is migrated, so they never see a half-made schema).
+    func openReaders() throws {
+        guard path != ":memory:", !path.hasPrefix("file:") else { return }
+        let lanes = try (0..<Self.readerCount).map { index in
+            Lane(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, readOnly: true),
+                 label: "faceseal.store.sqlite.read\(index)")
+        }
+        readers.withLock { $0 = lanes }
+    }
+
+    func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
+        let lane = readOnly ? readers.withLock { lanes in
+            lanes.isEmpty ? nil : lanes[nextReader.add(1, ordering: .relaxed).oldValue % lanes.count]
+        } : nil
+        return try await (lane ?? writer).run { connection in
+            try Self.runTransaction(connection, readOnly: readOnly, body)
+        }
+    }
+
+    private static func runTransaction<T: Sendable>(_ connection: SQLiteConnection, readOnly: Bool,
+                                                    _ body: (any SQLTransaction) throws -> T) throws -> T {
+        try connection.execute(readOnly ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE", [])
+        do {
+            let result = try body(connection)
+            try connection.execute("COMMIT", [])
+            return result
+        } catch {
+            // A failed COMMIT leaves the transaction open; ROLLBACK ends it either way.
+            _ = try? connection.execute("ROLLBACK", [])
+            throw error
         }
     }
 
     func executeStandalone(_ sql: String) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            queue.async {
-                continuation.resume(with: Result {
-                    try self.connection.withLock { slot in
-                        guard let connection = slot else { throw SQLError.unavailable("the SQLite store is closed") }
-                        try connection.execute(sql, [])
-                    }
-                })
-            }
-        }
+        try await writer.run { connection in _ = try connection.execute(sql, []) }
     }
 
     /// One process owns the file's outbox wake-ups: nothing to announce or hear.
@@ -70,12 +115,8 @@ final class SQLiteDatabase: SQLDatabase {
     func observeOutbox(_ handler: @escaping @Sendable (String) -> Void) async {}
 
     func close() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async {
-                self.connection.withLock { $0 = nil }
-                continuation.resume()
-            }
-        }
+        for reader in readers.withLock({ lanes in defer { lanes = [] }; return lanes }) { await reader.close() }
+        await writer.close()
     }
 }
 
@@ -89,10 +130,11 @@ final class SQLiteConnection: SQLTransaction {
     private static let constraintForeignKey: Int32 = 787 // SQLITE_CONSTRAINT_FOREIGNKEY
     private static let preparePersistent: UInt32 = 0x01 // SQLITE_PREPARE_PERSISTENT
 
-    init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous) throws {
+    /// A connection; `readOnly` opens an existing file for reading only (its WAL mode and pragmas are the writer's).
+    init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous = .normal, readOnly: Bool = false) throws {
         var handle: OpaquePointer?
         // NOMUTEX: the Swift mutex around the connection already serialises every use.
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -102,11 +144,12 @@ final class SQLiteConnection: SQLTransaction {
         db = handle
         // The file holds encrypted server shares and credential hashes: owner-only, like the master key.
         // SQLite gives the -wal and -shm files the database file's permissions.
-        if path != ":memory:" && !path.hasPrefix("file:") {
+        if !readOnly && path != ":memory:" && !path.hasPrefix("file:") {
             try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         }
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        guard !readOnly else { return }
         do {
             // journal_mode answers with a row, so it goes through the statement path.
             let mode = try query("PRAGMA journal_mode = WAL", [])
