@@ -26,8 +26,10 @@ public enum DeviceErrorCode: String, Codable, Sendable, CaseIterable, Error {
     case upgradeRequired = "upgrade_required"
     /// The body is malformed, too large, or has an unknown field.
     case invalidRequest = "invalid_request"
-    /// The invitation is unknown, used or expired, or its enrolment's approval was denied, ran out or was released.
+    /// The invitation is unknown, expired or cancelled, or its enrolment's approval was denied, ran out or was released.
     case invalidInvitation = "invalid_invitation"
+    /// The invitation was already used for an enrolment.
+    case invitationUsed = "invitation_used"
     /// The key's further-device enrolment waits for its approval (docs/PROTOCOL.md §8.1): it may only wait for the
     /// token and prove a password.
     case approvalPending = "approval_pending"
@@ -42,7 +44,7 @@ public enum DeviceErrorCode: String, Codable, Sendable, CaseIterable, Error {
         case .deviceKeyRevoked, .deviceKeyTerminated, .deviceKeyReplaced, .invalidSignature, .clockSkew, .replayedRequest: 401
         case .userPresenceRequired: 403
         case .unknownRequest, .invalidInvitation: 404
-        case .requestExpired, .requestNotPending, .staleToken, .approvalPending: 409
+        case .requestExpired, .requestNotPending, .staleToken, .approvalPending, .invitationUsed: 409
         case .upgradeRequired: 426
         case .invalidRequest: 400
         case .rateLimited: 429

@@ -86,7 +86,7 @@ enum DeviceCommand {
                 case .confirming: flow.approve()
                 case .failed(let reason):
                     await flow.waitUntilIdle()
-                    throw .refused("rotation failed: \(reason)")
+                    throw .refused("rotation failed: \(reason.explanation)")
                 default: break
                 }
             }
@@ -102,7 +102,7 @@ enum DeviceCommand {
                 case .confirming: flow.approve()
                 case .failed(let reason):
                     await flow.waitUntilIdle()
-                    throw .refused("revocation failed: \(reason)")
+                    throw .refused("revocation failed: \(reason.explanation)")
                 default: break
                 }
             }

@@ -153,7 +153,7 @@ final class DeviceSession: Sendable {
             switch state {
             case .awaitingLink(let refusal?):
                 flow.cancel()
-                throw .refused("the link was refused: \(refusal.rawValue)")
+                throw .refused(Self.invitationRefused(refusal))
             case .downloadingFaceToken(true, let error), .choosingPassword(let error):
                 guard let password, error == nil else {
                     flow.cancel()
@@ -162,7 +162,11 @@ final class DeviceSession: Sendable {
                 say("progress: deriving the password key (scrypt)…")
                 flow.submitPassword(password: password)
             case .awaitingFaceCapture(_, _, _, _, _, let reason, let challenge):
-                tokens.setLivenessRequired(challenge != nil)
+                guard challenge == nil else {
+                    flow.cancel()
+                    throw .refused(Self.livenessRequired)
+                }
+                tokens.setLivenessRequired(false)
                 if lastCapture != nil, let reason, reason != .faceMismatch {
                     flow.cancel()
                     throw .refused("the capture was refused: \(reason.rawValue)")
@@ -179,7 +183,7 @@ final class DeviceSession: Sendable {
                 return key
             case .failed(let reason):
                 await flow.waitUntilIdle()
-                throw .refused("enrolment failed: \(reason)")
+                throw .refused("enrolment failed: \(reason.explanation)")
             default:
                 break
             }
@@ -221,7 +225,7 @@ final class DeviceSession: Sendable {
                 return nil
             case .awaitingLink(let refusal?):
                 flow.cancel()
-                throw .refused("the link was refused: \(refusal.rawValue)")
+                throw .refused("the link was refused: \(refusal.explanation)")
             case .downloadingFaceToken(true, let error):
                 guard let password, error == nil else {
                     flow.cancel()
@@ -229,11 +233,16 @@ final class DeviceSession: Sendable {
                 }
                 say("progress: deriving the password key (scrypt)…")
                 flow.submitPassword(password: password)
-            case .awaitingFaceCapture(_, _, _, _, let attemptsLeft, let reason, _):
+            case .awaitingFaceCapture(_, _, _, _, let attemptsLeft, let reason, let challenge):
+                guard challenge == nil else {
+                    flow.cancel()
+                    await flow.waitUntilIdle()
+                    throw .refused(Self.livenessRequired)
+                }
                 if submitted, let reason, reason != .faceMismatch {
                     flow.cancel()
                     await flow.waitUntilIdle()
-                    throw .refused("the capture was refused: \(reason.rawValue) (still images cannot pass a liveness challenge)")
+                    throw .refused("the capture was refused: \(reason.rawValue)")
                 }
                 if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
                 submitted = true
@@ -241,11 +250,11 @@ final class DeviceSession: Sendable {
                 flow.submitFaceCapture(captureSession: capture.session)
             case .postingResultFailed(let reason) where reason.isRetryable && retries < 2:
                 retries += 1
-                say("retry: the completion failed (\(reason)); posting it again")
+                say("retry: the completion failed (\(reason.explanation)); posting it again")
                 flow.retry()
             case .postingResultFailed(let reason):
                 flow.cancel()
-                throw .refused("the completion failed: \(reason)")
+                throw .refused("the completion failed: \(reason.explanation)")
             case .succeeded(let label, _):
                 await flow.waitUntilIdle()
                 return .signedIn(rpLabel: label)
@@ -271,7 +280,7 @@ final class DeviceSession: Sendable {
             switch state {
             case .awaitingLink(let refusal?):
                 flow.cancel()
-                throw .refused("the link was refused: \(refusal.rawValue)")
+                throw .refused("the link was refused: \(refusal.explanation)")
             case .downloadingFaceToken(true, let error):
                 guard let password, error == nil else {
                     flow.cancelCeremony()
@@ -280,11 +289,16 @@ final class DeviceSession: Sendable {
                 }
                 say("progress: deriving the password key (scrypt)…")
                 flow.submitPassword(password: password)
-            case .awaitingFaceCapture(_, _, _, _, _, let attemptsLeft, let reason, _):
+            case .awaitingFaceCapture(_, _, _, _, _, let attemptsLeft, let reason, let challenge):
+                guard challenge == nil else {
+                    flow.cancelCeremony()
+                    await flow.waitUntilIdle()
+                    throw .refused(Self.livenessRequired)
+                }
                 if submitted, let reason, reason != .faceMismatch {
                     flow.cancelCeremony()
                     await flow.waitUntilIdle()
-                    throw .refused("the capture was refused: \(reason.rawValue) (still images cannot pass a liveness challenge)")
+                    throw .refused("the capture was refused: \(reason.rawValue)")
                 }
                 if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
                 submitted = true
@@ -292,20 +306,20 @@ final class DeviceSession: Sendable {
                 flow.submitFaceCapture(captureSession: capture.session)
             case .deliveryFailed(let status) where retries < 2:
                 retries += 1
-                say("retry: the application did not accept the delivery (\(status)); sending the same bytes again")
+                say("retry: the application did not accept the delivery (\(status.explanation)); sending the same bytes again")
                 flow.retry()
             case .deliveryFailed(let status):
                 flow.cancelCeremony()
                 await flow.waitUntilIdle()
-                throw .refused("the application did not accept the delivery: \(status)")
+                throw .refused("the application did not accept the delivery: \(status.explanation)")
             case .postingResultFailed(let reason) where reason.isRetryable && retries < 2:
                 retries += 1
-                say("retry: the completion failed (\(reason)); posting it again")
+                say("retry: the completion failed (\(reason.explanation)); posting it again")
                 flow.retry()
             case .postingResultFailed(let reason):
                 flow.cancelCeremony()
                 await flow.waitUntilIdle()
-                throw .refused("the completion failed: \(reason)")
+                throw .refused("the completion failed: \(reason.explanation)")
             case .succeeded(let label, let kind, _):
                 await flow.waitUntilIdle()
                 return .ceremony(rpLabel: label, kind: kind)
@@ -319,10 +333,26 @@ final class DeviceSession: Sendable {
         throw .refused("the ceremony ended without a result")
     }
 
+    /// A tenant that requires liveness sends a challenge with the capture step; image files cannot answer it.
+    static let livenessRequired = """
+        the tenant requires liveness: a live capture that follows a challenge (blink, turn, open mouth), which still \
+        photos cannot pass. Use an authenticator with a camera, or have an administrator switch it off \
+        (`faceseal admin tenant policy TENANT --liveness-required false`)
+        """
+
+    /// An enrolment link's refusal, said of the invitation.
+    static func invitationRefused(_ refusal: LinkRefusal) -> String {
+        switch refusal {
+        case .alreadyAnswered: "the invitation was already used: ask the administrator for a new one"
+        case .expired: "the invitation has expired or was cancelled: ask the administrator for a new one"
+        default: "the link was refused: \(refusal.explanation)"
+        }
+    }
+
     static func failureText(_ reason: FailureReason) -> String {
         switch reason {
         case .attemptsExhausted: "face mismatch: every attempt was spent; the authority denied the request (attempts_exhausted)"
-        default: "the flow failed: \(reason)"
+        default: reason.explanation
         }
     }
 }

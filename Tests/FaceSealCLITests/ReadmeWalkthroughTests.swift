@@ -65,6 +65,40 @@ import Testing
         let inbox = try #require(lines.firstIndex { $0.contains("device inbox") })
         #expect(outputs[inbox].contains("eyJ"), "inbox: \(outputs[inbox])")
         #expect(outputs[inbox + 1].contains("state: succeeded(rp: "), "approve --next: \(outputs[inbox + 1])")
+
+        // The same system, past the README. A used invitation says so (not "expired"), exit 1, nothing enrolled.
+        let photos = "$PHOTOS/000192_02159531.jpg $PHOTOS/000194_02159572.jpg"
+        let reused = try await walkthrough.run("faceseal device --state-dir second --presence scripted enrol --link @invitation.txt --faces \(photos)",
+                                               status: 1)
+        #expect(reused.contains("faceseal device enrol: the invitation was already used"), "\(reused)")
+        // A tenant that requires liveness: still photos are refused with that reason, before anything is submitted.
+        for line in ["faceseal admin tenant create --id live --name Live --liveness-required true --password-mode none",
+                     "faceseal admin user create --tenant live --email lin@example.com",
+                     "LIVE_APP=$(faceseal admin --get client_id app create --tenant live --label Live --delivery-endpoint http://127.0.0.1:8788/faceseal/delivery)",
+                     "faceseal admin --get link invite create --tenant live --email lin@example.com --client-id \"$LIVE_APP\" > live-invitation.txt"] {
+            _ = try await walkthrough.run(line)
+        }
+        let live = try await walkthrough.run("faceseal device --state-dir third --presence scripted enrol --link @live-invitation.txt --faces \(photos)",
+                                             status: 1)
+        #expect(live.contains("faceseal device enrol: the tenant requires liveness"), "\(live)")
+        #expect(!live.contains("state: verifying"), "\(live)")
+        // The SDK's errors read as sentences, not Swift values.
+        let unknownKey = try await walkthrough.run("faceseal device revoke --key nope", status: 1)
+        #expect(unknownKey.contains("faceseal device revoke: this device holds no key nope"), "\(unknownKey)")
+        let noTerminal = try await walkthrough.run("faceseal device rotate < /dev/null", status: 1)
+        #expect(noTerminal.contains("rotation failed: user presence is not available"), "\(noTerminal)")
+        for text in [unknownKey, noTerminal] {
+            #expect(!text.contains("FaceSealSDK.") && !text.contains("UnknownKey("), "\(text)")
+        }
+        // `inbox --take` removes what it shows; a plain `inbox` keeps it.
+        _ = try await walkthrough.run("""
+            faceseal rp request login --user ada@example.com --message "Sign in" --timeout 60 &    # ready when it prints "started: "
+            """)
+        let kept = try await walkthrough.run("faceseal device inbox --wait 30")
+        #expect(try await walkthrough.run("faceseal device inbox") == kept)
+        let taken = try await walkthrough.run("faceseal device inbox --take")
+        #expect(taken == kept && taken.contains("eyJ"), "\(taken)")
+        #expect(try await walkthrough.run("faceseal device inbox").isEmpty)
     }
 }
 
@@ -96,8 +130,8 @@ final class Walkthrough: Sendable {
         }
     }
 
-    /// Runs one line; answers what it printed (a background line: up to its ready text).
-    func run(_ line: String) async throws -> String {
+    /// Runs one line, which must exit with `status`; answers what it printed (a background line: up to its ready text).
+    func run(_ line: String, status: Int32 = 0) async throws -> String {
         let shell = "cd '\(directory.path)' && "
         if line == "wait $!" {
             let last = try #require(background.withLock { $0.last })
@@ -122,7 +156,7 @@ final class Walkthrough: Sendable {
             return process.output
         }
         let run = try await CLIRun.shell(shell + line, environment: environment.withLock { $0 })
-        #expect(run.status == 0, "`\(line)` exited \(run.status): \(run.stdout)\n\(run.stderr)")
+        #expect(run.status == status, "`\(line)` exited \(run.status): \(run.stdout)\n\(run.stderr)")
         return run.stdout + run.stderr
     }
 

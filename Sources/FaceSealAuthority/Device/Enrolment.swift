@@ -6,12 +6,15 @@ import Foundation
 // Enrolment (docs/PROTOCOL.md §8): the invitation id, from the enrolment link's `rid`, authorises the reads; the
 // enrolment itself is signed with the new user-present key, whose public key travels in the body.
 extension Authority {
-    /// An invitation that can still be used: unconsumed, not cancelled and unexpired.
+    /// An invitation that can still be used: unconsumed, not cancelled and unexpired. A used one is `invitation_used`, so
+    /// its holder learns that the link was spent (by them or by whoever else had it); unknown, expired and cancelled
+    /// ones stay one answer.
     func usableInvitation(_ id: String) async throws -> InvitationRecord {
-        guard !id.isEmpty, id.utf8.count <= 256 else { throw DeviceFailure(.invalidInvitation, "the invitation is unknown, used or expired") }
+        guard !id.isEmpty, id.utf8.count <= 256 else { throw DeviceFailure(.invalidInvitation, "the invitation is unknown, expired or cancelled") }
         let invitation = try await store.invitation(id: id)
-        guard invitation.consumedAt == nil, invitation.cancelledAt == nil, invitation.expiresAt > clock() else {
-            throw DeviceFailure(.invalidInvitation, "the invitation is unknown, used or expired")
+        guard invitation.consumedAt == nil else { throw DeviceFailure(.invitationUsed, "the invitation was already used") }
+        guard invitation.cancelledAt == nil, invitation.expiresAt > clock() else {
+            throw DeviceFailure(.invalidInvitation, "the invitation is unknown, expired or cancelled")
         }
         return invitation
     }

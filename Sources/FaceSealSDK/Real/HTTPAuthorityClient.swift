@@ -470,7 +470,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
         case .upgradeRequired: return .upgradeRequired
         case .serverError, .rateLimited: return .transient(message)
         case .approvalPending: return .approvalPending
-        case .invalidSignature, .clockSkew, .replayedRequest, .userPresenceRequired, .unknownRequest, .invalidRequest, .invalidInvitation:
+        case .invalidSignature, .clockSkew, .replayedRequest, .userPresenceRequired, .unknownRequest, .invalidRequest, .invalidInvitation,
+             .invitationUsed:
             return .refused(code: error.error.rawValue, message: message)
         }
     }
@@ -487,6 +488,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
             if let error = try? DeviceErrorResponse.decode(response.body) {
                 switch error.error {
                 case .invalidInvitation: throw .linkRefused(.expired)
+                case .invitationUsed: throw .linkRefused(.alreadyAnswered)
                 case .upgradeRequired: throw .upgradeRequired
                 case .serverError: throw .transient(error.errorDescription ?? "server error")
                 default: throw .refused(code: error.error.rawValue, message: error.errorDescription ?? "")
