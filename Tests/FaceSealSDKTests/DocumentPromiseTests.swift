@@ -55,8 +55,8 @@ import Testing
         var states = Observed(flow.stateStream())
         flow.submitLinkPayload(payload: Array("l".utf8))
         #expect(await states.rest().last == .failed(reason: .userPresence(.keyInvalidated)))
-        #expect(KeyRing.signingFailure(for: .keyNotFound("x")) == .signing(SignKeypairError(code: .keyInvalidated, message: "keyNotFound(\"x\")")))
-        #expect(KeyRing.signingFailure(for: .storageFailed("busy")) == .signing(SignKeypairError(code: .notAvailable, message: "storageFailed(\"busy\")")))
+        #expect(KeyRing.signingFailure(for: .keyNotFound("x")) == .signing(SignKeypairError(code: .keyInvalidated, message: String(describing: VaultError.keyNotFound("x")))))
+        #expect(KeyRing.signingFailure(for: .storageFailed("busy")) == .signing(SignKeypairError(code: .notAvailable, message: String(describing: VaultError.storageFailed("busy")))))
     }
 
     @Test(arguments: SignKeypairError.Code.allCases)

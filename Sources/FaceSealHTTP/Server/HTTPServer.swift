@@ -161,12 +161,12 @@ public final class HTTPServer: Sendable {
             return (daemon, headWatch)
         }
         guard let (daemon, headWatch) = running else { return }
-        // Quiesce: no new connections; the listening socket is handed back to us to close.
-        let listener = MHD_quiesce_daemon(daemon)
+        // No MHD_quiesce_daemon: with the internal epoll thread it races that thread's own changes to the epoll set
+        // (at the connection limit) and libmicrohttpd aborts the process ("Failed to remove listen FD from epoll
+        // set"). Connections that arrive while handlers drain get 503; MHD_stop_daemon closes the listening socket.
         core.beginStopping(cancellingHandlers: cancellingHandlers)
         await core.drain()
         fs_mhd_stop(daemon, headWatch)
-        if listener >= 0 { close(listener) }
         lifecycle.withLock { $0 = .stopped }
     }
 

@@ -38,10 +38,10 @@ struct DeviceEnrolmentTests {
             #expect(userPresent.role == .userPresent)
             #expect(ambient.enrolmentID == userPresent.enrolmentID)
             #expect(try await harness.store.faceToken(subject: "user-1").generation == 1)
-            // The invitation is used up.
+            // The invitation is used up, and says so to whoever holds its link (PROTOCOL §8).
             let reused = try await harness.client.send(HTTPClientRequest(url: harness.url(DevicePaths.enrolment(invitation))))
-            #expect(reused.status.code == 404)
-            #expect(try DeviceErrorResponse.decode(reused.body).error == .invalidInvitation)
+            #expect(reused.status.code == 409)
+            #expect(try DeviceErrorResponse.decode(reused.body).error == .invitationUsed)
 
             let second = try await TestDevice.invite(in: harness, subject: "user-1", clientID: "app-2")
             let unsigned = try await harness.client.send(HTTPClientRequest(url: harness.url(DevicePaths.enrolmentToken(second))))

@@ -198,7 +198,7 @@ struct ProcessEndToEndTests {
         // key does not sign, nothing changes.
         let unattended = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "rotate"])
         #expect(try await unattended.exit(within: .seconds(60)) == 1, "\(unattended.output)\n\(unattended.errors)")
-        #expect(unattended.errors.contains("not_available") || unattended.errors.contains("notAvailable"), "\(unattended.errors)")
+        #expect(unattended.errors.contains("user presence is not available"), "\(unattended.errors)")
         #expect(!unattended.output.contains("presence: scripted"))
         let rotate = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "--presence", "scripted", "rotate"])
         #expect(try await rotate.exit(within: .seconds(60)) == 0, "\(rotate.output)\n\(rotate.errors)")
