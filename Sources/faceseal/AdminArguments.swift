@@ -10,7 +10,7 @@ struct AdminUsageError: Error, CustomStringConvertible {
 /// unless they are declared as flags; each may appear once.
 struct AdminArguments {
     /// Options that take no value.
-    static let flags: Set<String> = ["json", "help"]
+    static let flags: Set<String> = ["json", "help", "id-token", "device"]
 
     private(set) var positionals: [String] = []
     private var options: [String: String] = [:]

@@ -48,6 +48,9 @@ enum AdminCommand {
       revoke ENROLMENT_ID --tenant TENANT       (the device's next request gets deviceKeyRevoked)
       terminate ENROLMENT_ID --tenant TENANT    (the device's next request gets deviceKeyTerminated)
       audit [--tenant TENANT] [--limit N] [--before SEQ]
+      keys list                                  (administrator)
+      keys rotate [--id-token] [--device] [--rollover-days 1…365]
+                                  (neither flag: both; devices follow the device key's rollover for --rollover-days, default 90)
 
     exit status: 0 done, 1 refused by the authority or unreachable, 64 usage error
     """
@@ -130,7 +133,7 @@ struct AdminRequest {
     }
 
     static func parse(_ arguments: inout AdminArguments) throws(AdminUsageError) -> AdminRequest {
-        let command = try arguments.word("command (tenant, apikey, app, user, invite, devices, revoke, terminate, audit)")
+        let command = try arguments.word("command (tenant, apikey, app, user, invite, devices, revoke, terminate, audit, keys)")
         switch command {
         case "tenant": return try tenant(&arguments)
         case "apikey": return try apiKey(&arguments)
@@ -144,6 +147,16 @@ struct AdminRequest {
             return AdminRequest(method: .post, path: "/tenants/\(escaped(tenant))/devices/\(escaped(enrolment))/\(command)", body: nil) {
                 AdminOutput.device(try $1.decode(ManagedDevice.self, $0))
             }
+        case "keys":
+            let render: ([UInt8], AdminClient) throws -> String = { AdminOutput.authorityKeys(try $1.decode(ManagedAuthorityKeys.self, $0)) }
+            guard try action(&arguments, ["list", "rotate"], of: "keys") == "rotate" else {
+                return AdminRequest(method: .get, path: "/keys", body: nil, render: render)
+            }
+            let idToken = arguments.flag("id-token")
+            let device = arguments.flag("device")
+            var members: [String: JSONValue] = ["id_token": .bool(idToken || !device), "device": .bool(device || !idToken)]
+            if let days = try arguments.integer("rollover-days") { members["rollover_days"] = .integer(Int64(days)) }
+            return AdminRequest(method: .post, path: "/keys/rotate", body: .object(members), render: render)
         case "audit":
             var query: [String] = []
             if let limit = try arguments.integer("limit") { query.append("limit=\(limit)") }
