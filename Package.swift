@@ -75,6 +75,8 @@ let package = Package(
         .testTarget(name: "FaceSealHTTPTests", dependencies: ["FaceSealHTTP", "FaceSealTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealAuthorityTests", dependencies: ["FaceSealAuthority", "FaceSealHTTP", "FaceSealWire", "FaceSealTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealSDKTests", dependencies: ["FaceSealSDK", "FaceSealAuthority", "FaceSealTestSupport"], swiftSettings: swiftSettings),
+        // The `faceseal` binary as child processes: its command line, configuration, deploy/ files and the README walkthrough.
+        .testTarget(name: "FaceSealCLITests", dependencies: ["FaceSealTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealRelyingPartyTests", dependencies: ["FaceSealRelyingParty", "FaceSealAuthority", "FaceSealTestSupport"], swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
