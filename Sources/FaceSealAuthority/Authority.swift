@@ -51,6 +51,8 @@ public final class Authority: Sendable {
     let clientKeySets = ClientKeySets()
     /// The parsed keys of device keys.
     let devicePublicKeys = DevicePublicKeys()
+    /// The device-response key in use and its rollover statements (`refreshDeviceResponseKey()`).
+    let deviceResponseKeys: DeviceResponseKeyRing
     /// Sends ping callbacks to applications (CIBA ping mode).
     let notificationClient = HTTPClient(configuration: HTTPClient.Configuration(maxResponseBodySize: 64 * 1024))
 
@@ -61,6 +63,7 @@ public final class Authority: Sendable {
         self.store = store
         self.keys = keys
         self.clock = clock
+        deviceResponseKeys = DeviceResponseKeyRing(initial: keys.deviceKey)
     }
 
     /// Every route of the authority.

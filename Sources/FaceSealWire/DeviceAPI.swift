@@ -104,6 +104,8 @@ public enum DevicePaths {
     public static let branding = "/device/v1/branding"
     /// `GET` the link outbox, long poll (ambient key).
     public static let outbox = "/device/v1/outbox"
+    /// The authority's key rollover statements (unsigned, docs/PROTOCOL.md §2).
+    public static let authorityKeys = "/device/v1/authority-keys"
 }
 
 extension DeviceErrorResponse {

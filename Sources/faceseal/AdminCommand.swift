@@ -107,6 +107,14 @@ enum AdminCommand {
                         "ENROLMENT_ID --tenant TENANT", positionals: ["ENROLMENT_ID"], [tenant]),
                 command("audit", "the audit log, newest first", "[--tenant TENANT] [--limit N] [--before SEQ]",
                         [tenant, .value("limit", "N", "entries, 1…1000"), .value("before", "SEQ", "entries before this sequence number")]),
+                CommandSpec(name: "keys", summary: "the authority's own keys (administrator)", synopsis: "ACTION", subcommands: [
+                    command("list", "the ID-token keys and the device key in use", ""),
+                    command("rotate", "rotate the ID-token keys, the device key devices pinned, or both (no flag: both)",
+                            "[--id-token] [--device] [--rollover-days 1…365]",
+                            [.flag("id-token", "new ID-token keys; /jwks keeps the old ones for a day"),
+                             .flag("device", "a new device key; the old one signs the rollover devices follow"),
+                             .value("rollover-days", "DAYS", "how long a device still on the old key can follow it (default 90)")]),
+                ]),
             ],
             refusedOptions: ["api-key": "The API key is never an argument: use --api-key-file PATH or FACESEAL_API_KEY."])
     }()
@@ -213,6 +221,14 @@ struct AdminRequest {
             return AdminRequest(method: .post, path: "/tenants/\(escaped(tenant))/devices/\(escaped(enrolment))/\(command)", body: nil) {
                 AdminOutput.device(try $1.decode(ManagedDevice.self, $0))
             }
+        case "keys":
+            let render: ([UInt8], AdminClient) throws -> String = { AdminOutput.authorityKeys(try $1.decode(ManagedAuthorityKeys.self, $0)) }
+            guard arguments.path[3] == "rotate" else { return AdminRequest(method: .get, path: "/keys", body: nil, render: render) }
+            let idToken = arguments.flag("id-token")
+            let device = arguments.flag("device")
+            var members: [String: JSONValue] = ["id_token": .bool(idToken || !device), "device": .bool(device || !idToken)]
+            if let days = try arguments.integer("rollover-days", in: wholeNumbers) { members["rollover_days"] = .integer(Int64(days)) }
+            return AdminRequest(method: .post, path: "/keys/rotate", body: .object(members), render: render)
         case "audit":
             var query: [String] = []
             if let limit = try arguments.integer("limit", in: wholeNumbers) { query.append("limit=\(limit)") }

@@ -111,6 +111,13 @@ enum AdminOutput {
         })
     }
 
+    static func authorityKeys(_ keys: ManagedAuthorityKeys) -> String {
+        "device key in use: \(keys.devicePublicKey)\n\n" + table(["KEY ID", "USE", "ALG", "CREATED", "RETIRED", "JWKS", "ROLLOVER UNTIL"], keys.keys.map {
+            [$0.keyID, $0.use, $0.algorithm, time($0.createdAt) ?? "", time($0.retiredAt) ?? "-", $0.published.map { $0 ? "yes" : "no" } ?? "-",
+             time($0.rolloverExpiresAt) ?? "-"]
+        })
+    }
+
     static func deletion(_ deletion: ManagedDeletion) -> String {
         fields([
             ("deleted", "\(deletion.deleted) \(deletion.id)"), ("enrolments ended", String(deletion.enrolmentsEnded)),

@@ -84,7 +84,8 @@ extension Authority {
         }
         let claims = LinkClaims(iss: issuer, rid: authReqID, kind: request.pkiKind == nil ? .login : .ceremony,
                                 exp: Int64(expiresAt.timeIntervalSince1970), nonce: linkNonce(for: authReqID))
-        let link = try LinkSignature.make(claims, key: keys.deviceKey)
+        try? await refreshDeviceResponseKey()
+        let link = try LinkSignature.make(claims, key: deviceKey)
         try await announce(link: link, for: stored)
         let body = BackchannelAuthenticationResponse(authReqId: authReqID, expiresIn: expiresIn, interval: stored.intervalSeconds)
         return HTTPResponse(jsonBytes: body.encoded(), headers: ["Cache-Control": "no-store", "Pragma": "no-cache"])

@@ -56,6 +56,7 @@ extension Authority {
             var jti: String?
             var hint = false
             do {
+                try? await refreshDeviceResponseKey()
                 let unverified = try DeviceRequestSignature.parse(request.headers[DeviceSigning.requestHeader])
                 jti = unverified.claims.jti
                 let device = try await authenticateDevice(unverified, request: request, requirement: requirement, hint: &hint)
@@ -144,7 +145,7 @@ extension Authority {
         if !reply.body.isEmpty { headers["Content-Type"] = "application/json" }
         do {
             headers[DeviceSigning.responseHeader] = try AuthorityResponseSignature.make(
-                body: reply.body, requestJTI: jti, status: reply.status, hint: hint, key: keys.deviceKey, now: now)
+                body: reply.body, requestJTI: jti, status: reply.status, hint: hint, key: deviceKey, now: now)
         } catch {
             // Ed25519 signing does not fail on a valid key; an unsigned answer would be refused by the device anyway.
             return DeviceFailure(.serverError, "response signing failed").httpResponse

@@ -15,6 +15,7 @@ extension Authority {
             .ok(try await provePassword(invitationID: request.pathParameter("inv"), device: device, request: request))
         })
         router.post("/device/v1/enrolments/:inv") { [self] request in await enrolRoute(request) }
+        router.get(DevicePaths.authorityKeys, use: unsignedDeviceRoute { [self] _ in .ok(try await authorityKeyChain()) })
 
         router.get("/device/v1/requests/:rid", use: signedDeviceRoute(.ambient) { [self] device, request in
             .ok(try await requestDetails(rid: request.pathParameter("rid"), device: device))

@@ -78,6 +78,7 @@ extension Authority {
     /// after the signature header parsed is signed for its `jti`.
     func enrolRoute(_ request: HTTPRequest) async -> HTTPResponse {
         var jti: String?
+        try? await refreshDeviceResponseKey()
         do {
             let unverified = try DeviceRequestSignature.parse(request.headers[DeviceSigning.requestHeader])
             jti = unverified.claims.jti
@@ -160,14 +161,14 @@ extension Authority {
         for approvalRequest in insert.approvalRequests {
             let claims = LinkClaims(iss: configuration.issuer, rid: approvalRequest.authReqID, kind: .login,
                                     exp: Int64(approvalRequest.expiresAt.timeIntervalSince1970), nonce: linkNonce(for: approvalRequest.authReqID))
-            try await announce(link: try LinkSignature.make(claims, key: keys.deviceKey), for: approvalRequest)
+            try await announce(link: try LinkSignature.make(claims, key: deviceKey), for: approvalRequest)
         }
         await auditDeviceEvent(approval == nil ? "device.enrolled" : "device.enrolment_pending", tenantID: invitation.tenantID,
                                key: userPresent.record.keyID, target: outcome.enrolment.id)
         return EnrolmentResponse(
             identityId: pairwiseSubject(userSubject: invitation.subject, clientID: application.clientID), email: user.email,
             clientId: application.clientID, appLabel: application.label, branding: application.deviceBranding,
-            issuer: configuration.issuer, authorityKey: Array(keys.deviceKey.publicKey.rawRepresentation),
+            issuer: configuration.issuer, authorityKey: Array(deviceKey.publicKey.rawRepresentation),
             replacedKeys: outcome.replacedKeyIDs, approval: approval)
     }
 

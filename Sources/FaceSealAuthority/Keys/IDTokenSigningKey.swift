@@ -96,7 +96,12 @@ enum SigningKeySeal {
     }
 
     static func seal(_ privateKey: SecretBytes, keyID: String, algorithm: JWSAlgorithm, masterKey: SymmetricKey) throws -> [UInt8] {
-        let aad = associatedData(keyID: keyID, algorithm: algorithm.rawValue)
+        try seal(privateKey, keyID: keyID, algorithmName: algorithm.rawValue, masterKey: masterKey)
+    }
+
+    /// Seals under the record's `algorithm` column as it is stored (the device-response key's is not a JWS name).
+    static func seal(_ privateKey: SecretBytes, keyID: String, algorithmName: String, masterKey: SymmetricKey) throws -> [UInt8] {
+        let aad = associatedData(keyID: keyID, algorithm: algorithmName)
         let box = try privateKey.withUnsafeBytes { try AES.GCM.seal($0, using: masterKey, authenticating: aad) }
         return [UInt8](box.combined)
     }

@@ -56,6 +56,8 @@ extension Authority {
         ManagementRoute(.get, "/tenants/:tenant/devices/:enrolment") { $0.showDevice },
         ManagementRoute(.post, "/tenants/:tenant/devices/:enrolment/revoke") { $0.revokeDevice },
         ManagementRoute(.post, "/tenants/:tenant/devices/:enrolment/terminate") { $0.terminateDevice },
+        ManagementRoute(.get, "/keys") { $0.listAuthorityKeys },
+        ManagementRoute(.post, "/keys/rotate") { $0.rotateAuthorityKeys },
         ManagementRoute(.get, "/audit", query: ["before", "limit"]) { $0.listOperatorAudit },
         ManagementRoute(.get, "/tenants/:tenant/audit", query: ["before", "limit"]) { $0.listTenantAudit },
     ]
@@ -73,6 +75,8 @@ extension Authority {
         { [self] request in
             do {
                 let caller = try await authenticateManagement(request)
+                // Invitation links are signed with the current device key.
+                try? await refreshDeviceResponseKey()
                 try request.allowQuery(query)
                 return try await handler(request, caller)
             } catch let error as AuthorityStoreError {

@@ -117,8 +117,8 @@ extension Authority {
     func managedInvitation(_ invitation: InvitationRecord) throws -> ManagedInvitation {
         let expiry = Int64(invitation.expiresAt.timeIntervalSince1970)
         let claims = LinkClaims(iss: configuration.issuer, rid: invitation.id, kind: .enrolment, exp: expiry,
-                                nonce: linkNonce(for: invitation.id), akey: Array(keys.deviceKey.publicKey.rawRepresentation))
-        let link = try LinkSignature.make(claims, key: keys.deviceKey)
+                                nonce: linkNonce(for: invitation.id), akey: Array(deviceKey.publicKey.rawRepresentation))
+        let link = try LinkSignature.make(claims, key: deviceKey)
         var issuer = configuration.issuer
         while issuer.hasSuffix("/") { issuer.removeLast() }
         return ManagedInvitation(

@@ -191,6 +191,10 @@ public protocol AuthorityStore: Sendable {
     func signingKeys() async throws -> [SigningKeyRecord]
     /// Marks a signing key retired (idempotent).
     func retireSigningKey(keyID: String) async throws -> SigningKeyRecord
+    /// Stores a new device-response key with its rollover statement, in one transaction that retires the active one and
+    /// erases its private half. `current` must be the active device-response key's id (nil: none stored yet, the
+    /// master-derived key signs), else another rotation came first: `.conflict(.signingKey)`.
+    func rotateDeviceResponseKey(_ key: SigningKeyRecord, replacing current: String?) async throws -> SigningKeyRecord
 
     // MARK: Wrapped secrets
 

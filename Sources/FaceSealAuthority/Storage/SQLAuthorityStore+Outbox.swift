@@ -125,11 +125,14 @@ extension SQLAuthorityStore {
     // MARK: Signing keys
 
     static func signingKey(from row: SQLRow) throws -> SigningKeyRecord {
-        SigningKeyRecord(
+        var key = SigningKeyRecord(
             keyID: try row.text("key_id"), algorithm: try row.text("algorithm"), publicJWK: try row.text("public_jwk"),
             encryptedPrivateKey: try row.blob("encrypted_private_key"), createdAt: try row.date("created_at"),
             retiredAt: try row.optionalDate("retired_at")
         )
+        key.rollover = try row.optionalText("rollover")
+        key.rolloverExpiresAt = try row.optionalDate("rollover_expires_at")
+        return key
     }
 
     public func addSigningKey(_ key: SigningKeyRecord) async throws -> SigningKeyRecord {

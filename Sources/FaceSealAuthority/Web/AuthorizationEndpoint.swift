@@ -106,9 +106,10 @@ extension Authority {
         } catch is BrowserSignInLimitReached {
             throw BrowserSignInFailure(status: .tooManyRequests, message: "Too many sign-ins are waiting for this application. Try again in a few minutes.")
         }
+        try? await refreshDeviceResponseKey()
         let link = try LinkSignature.make(
             LinkClaims(iss: issuer, rid: id, kind: .login, exp: Int64(expiresAt.timeIntervalSince1970), nonce: linkNonce(for: id)),
-            key: keys.deviceKey)
+            key: deviceKey)
         if let hint = request.loginHint { try await askPhone(of: hint, signIn: signIn, link: link) }
         var cookie = "\(Self.signInCookie)=\(browserSecret); Path=\(CIBAPaths.authorize)/\(id); Max-Age=\(lifetime); HttpOnly; SameSite=Strict"
         if issuer.hasPrefix("https://") { cookie += "; Secure" }

@@ -148,7 +148,7 @@ public final class HTTPServer: Sendable {
         if case .failure(let error) = outcome { throw error }
     }
 
-    /// Stops accepting connections, waits for every in-flight handler to finish and its response to
+    /// Answers new requests 503 from now on, waits for every in-flight handler to finish and its response to
     /// be sent, then closes all connections. Requests that arrive meanwhile on kept-alive
     /// connections get 503. Safe to call more than once.
     ///

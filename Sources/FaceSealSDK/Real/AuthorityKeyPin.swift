@@ -9,11 +9,15 @@ import Synchronization
 ///
 /// A pin is never replaced by a link: once pinned, an enrolment link carrying another key (whatever issuer name it
 /// carries) or another issuer is refused, and `confirm` refuses to overwrite the pin. Moving the device to another
-/// authority takes an explicit ``reset()`` by the host app.
+/// authority takes an explicit ``reset()`` by the host app. The one other way the pin moves is the authority's own key
+/// rollover: a statement signed by the pinned key (``rollOver(_:now:)``, docs/PROTOCOL.md §2).
 public final class AuthorityKeyPin: Sendable {
     private struct Pinned: Codable {
         var issuer: String
         var key: [UInt8]
+        /// When this device pinned `key` (Unix seconds, its own clock); absent in pins written before rollovers, which
+        /// count from the file's modification time.
+        var pinnedAt: Int64?
     }
 
     private struct State {
@@ -31,8 +35,11 @@ public final class AuthorityKeyPin: Sendable {
         var pinned: Pinned?
         if let file, FileManager.default.fileExists(atPath: file.path) {
             guard let data = try? Data(contentsOf: file), data.count <= 4096,
-                  let decoded = try? JSONDecoder().decode(Pinned.self, from: data), decoded.key.count == 32 else {
+                  var decoded = try? JSONDecoder().decode(Pinned.self, from: data), decoded.key.count == 32 else {
                 throw .corruptRecords("the authority pin file does not parse")
+            }
+            if decoded.pinnedAt == nil, let modified = try? FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date {
+                decoded.pinnedAt = Int64(modified.timeIntervalSince1970)
             }
             pinned = decoded
         }
@@ -71,25 +78,59 @@ public final class AuthorityKeyPin: Sendable {
         return (entry.issuer, key)
     }
 
-    /// Pins the key an enrolment response confirmed; refused when another issuer or key is already pinned.
-    func confirm(invitation: String, issuer: String, key: [UInt8]) throws(VaultError) {
-        let pinned = Pinned(issuer: issuer, key: key)
+    /// Pins the key an enrolment response confirmed (at `now`, Unix seconds); refused when another issuer or key is
+    /// already pinned.
+    func confirm(invitation: String, issuer: String, key: [UInt8], now: Int64 = Int64(Date().timeIntervalSince1970)) throws(VaultError) {
+        let pinned = Pinned(issuer: issuer, key: key, pinnedAt: now)
         guard admitsEnrolment(issuer: issuer, key: key) else {
             throw .corruptRecords("another authority is pinned: reset the pin explicitly to move to a new authority")
         }
-        if let file {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            guard let data = try? encoder.encode(pinned) else { throw .storageFailed("the pin does not encode") }
-            let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).tmp")
-            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]),
-                  rename(temporary.path, file.path) == 0 else {
-                throw .storageFailed("cannot write the authority pin")
-            }
-        }
+        try write(pinned)
         state.withLock {
             $0.pinned = pinned
             $0.provisional[invitation] = nil
+        }
+    }
+
+    /// Follows the authority's rollover statements from the pinned key: each step must be signed by the key reached so
+    /// far, name the pinned issuer and be inside its window while that key's pin is younger than
+    /// `AuthorityKeyRollover.pinLifetime`; anything else is ignored, never followed. Persists the new pin atomically
+    /// (written beside, synced, renamed over) before using it. Answers whether the pin moved.
+    func rollOver(_ statements: [String], now: Int64) throws(VaultError) -> Bool {
+        guard var pinned = state.withLock({ $0.pinned }), var key = try? Curve25519.Signing.PublicKey(rawRepresentation: pinned.key) else {
+            return false
+        }
+        var pinnedAt = pinned.pinnedAt ?? now
+        var moved = false
+        // One step per statement at most: a cycle among statements cannot loop.
+        for _ in statements.indices {
+            let next = statements.lazy.compactMap { statement in
+                try? AuthorityKeyRollover.verify(statement, pinned: key, pinnedAt: pinnedAt, issuer: pinned.issuer, now: now)
+            }.first.flatMap { try? Curve25519.Signing.PublicKey(rawRepresentation: $0.new.bytes) }
+            guard let next else { break }
+            key = next
+            pinnedAt = now
+            moved = true
+        }
+        guard moved else { return false }
+        pinned.key = Array(key.rawRepresentation)
+        pinned.pinnedAt = now
+        try write(pinned)
+        state.withLock { $0.pinned = pinned }
+        return true
+    }
+
+    /// Writes the pin beside the file, syncs it and renames it over, so a crash leaves the old pin or the new one.
+    private func write(_ pinned: Pinned) throws(VaultError) {
+        guard let file else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(pinned) else { throw .storageFailed("the pin does not encode") }
+        let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).tmp")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]),
+              let handle = try? FileHandle(forWritingTo: temporary), (try? handle.synchronize()) != nil, (try? handle.close()) != nil,
+              rename(temporary.path, file.path) == 0 else {
+            throw .storageFailed("cannot write the authority pin")
         }
     }
 

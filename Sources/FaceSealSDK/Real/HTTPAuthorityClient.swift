@@ -60,7 +60,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
             guard let akey = claims.akey?.bytes, let carried = try? Curve25519.Signing.PublicKey(rawRepresentation: akey) else {
                 throw .linkRefused(.malformed)
             }
-            if !pin.admitsEnrolment(issuer: claims.iss, key: Array(carried.rawRepresentation)) {
+            if !pin.admitsEnrolment(issuer: claims.iss, key: Array(carried.rawRepresentation)),
+               !(await followKeyRollover() && pin.admitsEnrolment(issuer: claims.iss, key: Array(carried.rawRepresentation))) {
                 // Another key is an impostor's; the pinned key under another issuer name is not an authority this device holds.
                 let sameKey = pin.currentKey()?.rawRepresentation == carried.rawRepresentation
                 throw .linkRefused(sameKey ? .unknownIdentity : .badSignature)
@@ -76,7 +77,10 @@ public final class HTTPAuthorityClient: AuthorityClient {
         } catch .expired {
             throw .linkRefused(.expired)
         } catch {
-            throw .linkRefused(.badSignature)
+            // Signed by a key the authority rolled over to since this device pinned its key.
+            guard claims.kind != .enrolment, await followKeyRollover(), let rolled = pin.key(issuer: claims.iss),
+                  let again = try? link.verify(with: rolled, now: now()) else { throw .linkRefused(.badSignature) }
+            verified = again
         }
         if verified.kind == .enrolment {
             pin.holdProvisional(invitation: verified.rid, issuer: verified.iss, key: Array(key.rawRepresentation))
@@ -248,7 +252,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
             throw .invalidResponse("the enrolment response names another authority key than the link")
         }
         do {
-            try pin.confirm(invitation: submission.requestId, issuer: response.issuer, key: response.authorityKey.bytes)
+            try pin.confirm(invitation: submission.requestId, issuer: response.issuer, key: response.authorityKey.bytes, now: now())
         } catch {
             throw .invalidResponse("the authority key could not be pinned: \(error)")
         }
@@ -437,14 +441,18 @@ public final class HTTPAuthorityClient: AuthorityClient {
                                                         timeout: timeout + timeoutExtension, maxResponseBodySize: 1 << 20))
         let status = response.status.code
         guard let key = responseKey ?? pin.currentKey() else { throw .invalidResponse("no authority key pinned") }
+        let signature = response.headers[DeviceSigning.responseHeader]
         let claims: AuthorityResponseClaims
         do {
-            claims = try AuthorityResponseSignature.verify(response.headers[DeviceSigning.responseHeader], body: response.body,
-                                                           requestJTI: jti, status: status, key: key)
+            claims = try AuthorityResponseSignature.verify(signature, body: response.body, requestJTI: jti, status: status, key: key)
         } catch {
             // An unsigned server error (a proxy, a crash) tells the device nothing it would act on.
-            if status >= 500 && response.headers[DeviceSigning.responseHeader] == nil { throw .transient("HTTP \(status)") }
-            throw .invalidResponse("the response is not signed by the pinned authority key (HTTP \(status))")
+            if status >= 500 && signature == nil { throw .transient("HTTP \(status)") }
+            // The authority may have rolled its key over: follow its statements from the pinned key, then check again.
+            guard responseKey == nil, signature != nil, await followKeyRollover(), let rolled = pin.currentKey(),
+                  let again = try? AuthorityResponseSignature.verify(signature, body: response.body, requestJTI: jti, status: status, key: rolled)
+            else { throw .invalidResponse("the response is not signed by the pinned authority key (HTTP \(status))") }
+            claims = again
         }
         let hint = claims.hint == true
         if hint { hintSeen.withLock { $0 = true } }
@@ -474,6 +482,13 @@ public final class HTTPAuthorityClient: AuthorityClient {
              .invitationUsed:
             return .refused(code: error.error.rawValue, message: message)
         }
+    }
+
+    /// Fetches the authority's rollover statements (`GET /device/v1/authority-keys`, unsigned: each statement is signed by
+    /// the key it hands over from) and lets the pin follow them. Answers whether the pin moved; any failure leaves it.
+    private func followKeyRollover() async -> Bool {
+        guard pin.currentKey() != nil, let chain: AuthorityKeyChain = try? await unsigned(DevicePaths.authorityKeys) else { return false }
+        return (try? pin.rollOver(chain.rollovers, now: now())) ?? false
     }
 
     /// An unsigned GET (enrolment reads): no response signature exists yet, the invitation id is the secret.

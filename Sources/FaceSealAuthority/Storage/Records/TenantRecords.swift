@@ -263,8 +263,12 @@ public struct SigningKeyRecord: Sendable, Hashable {
     public var encryptedPrivateKey: [UInt8]
     /// When it was created.
     public var createdAt: Date
-    /// When it stopped signing; retired keys stay published for verification.
+    /// When it stopped signing; retired ID-token keys stay published for `Authority.idTokenKeyOverlap`.
     public var retiredAt: Date?
+    /// A device-response key: the rollover statement its predecessor signed over it (set by the store).
+    public var rollover: String?
+    /// A device-response key: the end of that statement's window.
+    public var rolloverExpiresAt: Date?
 
     /// Creates a signing key record; `createdAt` is set by the store on insert.
     public init(keyID: String, algorithm: String, publicJWK: String, encryptedPrivateKey: [UInt8], createdAt: Date = Date(timeIntervalSince1970: 0), retiredAt: Date? = nil) {

@@ -201,6 +201,9 @@ enum SchemaMigrator {
             "ALTER TABLE ciba_requests ADD COLUMN delivered_at {INT}",
             "CREATE INDEX invitations_by_tenant ON invitations (tenant_id, created_at)",
             "CREATE INDEX audit_events_by_target ON audit_events (target)",
+            // A device-response key carries the rollover statement its predecessor signed over it.
+            "ALTER TABLE signing_keys ADD COLUMN rollover TEXT",
+            "ALTER TABLE signing_keys ADD COLUMN rollover_expires_at {INT}",
         ]),
     ]
 
