@@ -15,6 +15,7 @@ let package = Package(
                 .product(name: "FaceSealCrypto", package: "FaceSeal"),
                 .product(name: "FaceSealWire", package: "FaceSeal"),
                 .product(name: "FaceSealHTTP", package: "FaceSeal"),
+                .product(name: "FaceSealHTTPTypes", package: "FaceSeal"),
                 .product(name: "FaceSealAuthority", package: "FaceSeal"),
                 .product(name: "FaceSealFace", package: "FaceSeal"),
             ],

@@ -3,6 +3,7 @@ import FaceSealFace
 import Foundation
 @testable import FaceSealAuthority
 @testable import FaceSealHTTP
+@testable import FaceSealHTTPTypes
 @testable import FaceSealWire
 
 /// One parser of outside bytes and what is done with the result. Refusals are the expected outcome; only a
