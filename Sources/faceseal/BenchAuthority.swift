@@ -33,6 +33,10 @@ enum BenchAuthority {
         var modes: [Mode] = [.poll, .ping]
         var peer: String?
         var instances = 1
+        /// Fixed-rate (soak) mode: ceremonies started at this many a second, whatever the answers' latency.
+        var rate: Int?
+        /// Fixed-rate mode: seconds per reported window.
+        var reportEvery = 300
         /// Internal: run as the trivial-handler ceiling server instead of the driver.
         var trivialServer = false
     }
@@ -68,6 +72,8 @@ enum BenchAuthority {
         options.devices = try arguments.integer("devices", in: 1...100_000)
         options.peer = arguments.string("peer")
         options.instances = try arguments.integer("instances", in: 1...8) ?? options.instances
+        options.rate = try arguments.integer("rate", in: 1...10_000)
+        options.reportEvery = try arguments.integer("report-every", in: 1...3600) ?? min(options.reportEvery, options.seconds)
         if let text = arguments.string("modes") {
             let modes = text.split(separator: ",").map { Mode(rawValue: String($0)) }
             guard !modes.isEmpty, modes.allSatisfy({ $0 != nil }) else { throw .badValue(option: "modes", value: text, expected: "a list of poll and ping") }

@@ -108,7 +108,7 @@ extension BenchAuthorityRun {
 
     /// One sign-in, end to end. The device's long poll is sent before the backchannel request, as a device waiting
     /// for links has one open, so the link arrives through the outbox's wake-up.
-    private func ceremony(mode: BenchAuthority.Mode, device: BenchDevice, application: BenchApplication,
+    func ceremony(mode: BenchAuthority.Mode, device: BenchDevice, application: BenchApplication,
                           keys: JWKSet) async throws -> Ceremony {
         var steps = [Double?](repeating: nil, count: Step.allCases.count)
         let start = ContinuousClock.now

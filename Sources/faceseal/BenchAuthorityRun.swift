@@ -106,8 +106,9 @@ final class BenchAuthorityRun: Sendable {
         }
         let bases = instances.map(\.base)
         let pids = instances.map(\.child.pid)
-        print("faceseal bench authority: \(databaseName), \(options.concurrency) concurrent ceremonies, \(devices) devices and applications, "
-              + "\(options.pending) pending requests pre-loaded, \(options.seconds) s per mode after a warm-up"
+        print("faceseal bench authority: \(databaseName), " + (options.rate.map { "\($0) ceremonies a second (at most \(options.concurrency) at once), " }
+                                                               ?? "\(options.concurrency) concurrent ceremonies, ") + "\(devices) devices and applications, "
+              + "\(options.pending) pending requests pre-loaded, \(options.seconds) s per mode" + (options.rate == nil ? " after a warm-up" : "")
               + (bases.count > 1 ? ", \(bases.count) authority processes (each device on another one than its application)" : ""))
         print("limits: connections per address unlimited for the run (--max-connections-per-address 0: every connection comes from "
               + "127.0.0.1); client-authentication, device-signature and pending-request limits at their defaults, which the load stays "
@@ -123,7 +124,8 @@ final class BenchAuthorityRun: Sendable {
         var authorityRate = 0.0
         for mode in options.modes {
             if mode == .ping { try await switchToPing(location, endpoint: pingURL, applications: parties.pairs.map(\.1)) }
-            let result = try await measure(mode: mode, pairs: parties.pairs, keys: keys, authorities: pids)
+            let result = options.rate == nil ? try await measure(mode: mode, pairs: parties.pairs, keys: keys, authorities: pids)
+                : await soak(mode: mode, pairs: parties.pairs, keys: keys, authorities: pids)
             lines += result.lines
             failed = failed || result.failures > 0
             if mode == .poll || authorityRate == 0 { authorityRate = result.ceremoniesPerSecond * Double(Self.requestsPerCeremony) }
@@ -134,6 +136,7 @@ final class BenchAuthorityRun: Sendable {
         }
         lines.forEach { print($0) }
 
+        guard options.rate == nil else { return failed ? 1 : 0 }
         let ceilingSeconds = min(options.seconds, 5)
         var ceilings: [(String, Double)] = []
         let trivial = try await BenchServer.start(Self.ownPath, ["bench", "authority", "--serve-trivial"],

@@ -43,6 +43,8 @@ enum BenchCommand {
                 .value("modes", "LIST", "poll,ping (default both)"),
                 .value("peer", "PATH", "a C libmicrohttpd responder (scripts/bench-authority.sh builds one), a second ceiling"),
                 .value("instances", "N", "1…8 (default 1; PostgreSQL only)"),
+                .value("rate", "N", "fixed rate (soak): start N ceremonies a second, 1…10000, for --seconds; figures per window"),
+                .value("report-every", "S", "with --rate: seconds per printed window, 1…3600 (default 300, at most --seconds)"),
                 .flag("serve-trivial", "internal: run as the trivial-handler ceiling server"),
             ]),
             CommandSpec(name: "chaos", summary: "the authority killed with SIGKILL during ceremonies (or restarted in turn); nothing may be lost",
