@@ -126,10 +126,22 @@ extension Authority {
 
     /// The budgets of `subject` for an attempt of `request`, read in one query; nil when the limit is off.
     func failureBudget(_ subject: RateSubject, request: HTTPRequest) async throws -> FailureBudget? {
+        guard let keys = failureKeys(subject, request: request) else { return nil }
+        return failureBudget(subject, request: request, windows: try await store.failureWindows(keys: keys))
+    }
+
+    /// The store keys of `subject`'s budgets for an attempt of `request` (source, total), to read with other records;
+    /// nil when the limit is off.
+    func failureKeys(_ subject: RateSubject, request: HTTPRequest) -> [String]? {
+        guard limit(for: subject).limit > 0 else { return nil }
+        return [subject.key(from: rateSource(of: request)), subject.totalKey]
+    }
+
+    /// The budgets of `subject` from `windows` read under `failureKeys`; nil when the limit is off.
+    func failureBudget(_ subject: RateSubject, request: HTTPRequest, windows: [String: FailureWindow]) -> FailureBudget? {
         let limit = limit(for: subject)
         guard limit.limit > 0 else { return nil }
         let sourceKey = subject.key(from: rateSource(of: request))
-        let windows = try await store.failureWindows(keys: [sourceKey, subject.totalKey])
         return FailureBudget(subject: subject, limit: limit, sourceKey: sourceKey, source: windows[sourceKey], total: windows[subject.totalKey])
     }
 

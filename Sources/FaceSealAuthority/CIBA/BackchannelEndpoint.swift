@@ -58,10 +58,8 @@ extension Authority {
         let subject = try await resolveUser(request, clientID: application.clientID, tenantID: application.tenantID)
         // At once rather than a request that would expire unanswered. The same answer as for nobody: the client learns
         // only whether the hint names a user who can approve its requests (docs/PROTOCOL.md §3, "User enumeration").
-        guard try await store.enrolments(subject: subject).contains(where: { $0.clientID == application.clientID && $0.status == .active }) else {
-            throw CIBAFailure(.unknownUserId, Self.noSuchUser)
-        }
-        let tenant = try await store.tenant(id: application.tenantID)
+        let (tenant, hasActiveDevice) = try await store.requestAudience(subject: subject, clientID: application.clientID, tenantID: application.tenantID)
+        guard hasActiveDevice else { throw CIBAFailure(.unknownUserId, Self.noSuchUser) }
         let lifetime = tenant.policy.requestLifetimeSeconds > 0 ? tenant.policy.requestLifetimeSeconds : configuration.defaultRequestLifetime
         let expiresIn = min(request.requestedExpiry ?? lifetime, lifetime)
         let expiresAt = clock().addingTimeInterval(TimeInterval(expiresIn))
@@ -73,21 +71,22 @@ extension Authority {
             bindingMessage: request.bindingMessage, clientNotificationToken: request.clientNotificationToken,
             scope: request.scope, expiresAt: expiresAt, intervalSeconds: configuration.pollInterval
         )
+        // The link is signed first, so the request and its links are stored in one transaction.
+        let claims = LinkClaims(iss: issuer, rid: authReqID, kind: request.pkiKind == nil ? .login : .ceremony,
+                                exp: Int64(expiresAt.timeIntervalSince1970), nonce: linkNonce(for: authReqID))
+        try? await refreshDeviceResponseKey()
+        let link = try LinkSignature.make(claims, key: deviceKey)
         let limit = configuration.rateLimits.pendingRequestsPerUser
-        let stored: CIBARequestRecord
+        let stored: AnnouncedRequest
         do {
-            stored = try await store.createRequest(record, pendingLimit: limit > 0 ? limit : nil)
+            stored = try await store.createRequest(record, pendingLimit: limit > 0 ? limit : nil, announcing: link)
         } catch let full as PendingRequestLimitReached {
             let limited = RateLimited(until: full.retryAt, now: clock())
             throw CIBAFailure(.accessDenied, "the user already has \(limit) pending requests of this client; retry after \(limited.retryAfter) s",
                               headers: limited.headers)
         }
-        let claims = LinkClaims(iss: issuer, rid: authReqID, kind: request.pkiKind == nil ? .login : .ceremony,
-                                exp: Int64(expiresAt.timeIntervalSince1970), nonce: linkNonce(for: authReqID))
-        try? await refreshDeviceResponseKey()
-        let link = try LinkSignature.make(claims, key: deviceKey)
-        try await announce(link: link, for: stored)
-        let body = BackchannelAuthenticationResponse(authReqId: authReqID, expiresIn: expiresIn, interval: stored.intervalSeconds)
+        for deviceID in stored.deviceIDs { OutboxNotifier.shared.wake(deviceID: deviceID) }
+        let body = BackchannelAuthenticationResponse(authReqId: authReqID, expiresIn: expiresIn, interval: stored.request.intervalSeconds)
         return HTTPResponse(jsonBytes: body.encoded(), headers: ["Cache-Control": "no-store", "Pragma": "no-cache"])
     }
 

@@ -112,10 +112,10 @@ extension Authority {
     private func verifySecret(clientID: String, secret: String, request: HTTPRequest) async throws -> ApplicationRecord? {
         guard Self.isPlausibleIdentifier(clientID), secret.count <= ClientSecret.maxCharacters,
               let application = try await applicationIfExists(clientID: clientID) else { return nil }
-        let budget = try await failureBudget(.clientAuthentication(clientID: clientID), request: request)
         let presented = ClientSecret.hash(secret)
         if case .secretHash(let stored) = application.credential, constantTimeEquals(presented, stored) { return application }
-        try await countFailure(budget, as: CIBAFailure.clientRateLimited)
+        // The budgets decide nothing for a secret that verifies: they are read only for a failure.
+        try await countFailure(try await failureBudget(.clientAuthentication(clientID: clientID), request: request), as: CIBAFailure.clientRateLimited)
         return nil
     }
 

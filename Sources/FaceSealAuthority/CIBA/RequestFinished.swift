@@ -14,15 +14,17 @@ extension Authority {
     /// `pingTimeout`), so a slow application never delays the device's answer. Public for tools that finish
     /// requests outside the device API (`faceseal bench wait` measures the ping client with it).
     public func requestFinished(authReqID: String) async {
-        let request: CIBARequestRecord
-        let application: ApplicationRecord
         do {
-            request = try await store.request(authReqID: authReqID)
-            application = try await store.application(clientID: request.clientID)
+            let request = try await store.request(authReqID: authReqID)
+            requestFinished(request, application: try await store.application(clientID: request.clientID))
         } catch {
             Self.log("ping: request or client not found: \(error)")
-            return
         }
+    }
+
+    /// `requestFinished(authReqID:)` for a request as its finishing transaction stored it, with its application.
+    func requestFinished(_ request: CIBARequestRecord, application: ApplicationRecord) {
+        let authReqID = request.authReqID
         guard request.state != .pending, request.approvesEnrolment == nil, application.deliveryMode == .ping,
               let endpoint = application.notificationEndpoint, let token = request.clientNotificationToken else { return }
         guard let url = URL(string: endpoint), url.scheme == "https" || url.scheme == "http" else {

@@ -73,13 +73,16 @@ extension Authority {
     func authenticateDevice(_ unverified: UnverifiedDeviceRequest, request: HTTPRequest,
                             requirement: DeviceKeyRequirement, hint: inout Bool) async throws -> AuthenticatedDevice {
         let claims = unverified.claims
+        // The key and its failure budgets in one read.
+        let subject = RateSubject.deviceSignature(keyID: claims.kid)
         let key: DeviceKeyRecord
+        let windows: [String: FailureWindow]
         do {
-            key = try await store.deviceKey(keyID: claims.kid)
+            (key, windows) = try await store.deviceKey(keyID: claims.kid, failureKeys: failureKeys(subject, request: request) ?? [])
         } catch AuthorityStoreError.notFound {
             throw DeviceFailure(.invalidSignature, "unknown device key")
         }
-        let budget = try await failureBudget(.deviceSignature(keyID: key.keyID), request: request)
+        let budget = failureBudget(subject, request: request, windows: windows)
         try refuseUncheckable(budget, as: DeviceFailure.rateLimited)
         let publicKey = try devicePublicKeys.key(keyID: key.keyID, storedJWK: key.publicKeyJWK)
         do {

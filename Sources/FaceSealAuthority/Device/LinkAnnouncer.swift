@@ -49,14 +49,12 @@ extension Authority {
         let deviceID = device.key.deviceID
         let subscription = OutboxNotifier.shared.subscribe(deviceID: deviceID, lifecycle: lifecycle)
         defer { subscription.cancel() }
-        var links = try await store.links(deviceID: deviceID, afterSequence: 0, limit: Self.outboxBatch)
-        if links.isEmpty && wait > 0 {
-            if await subscription.wait(upTo: .seconds(wait)) {
-                links = try await store.links(deviceID: deviceID, afterSequence: 0, limit: Self.outboxBatch)
-            }
-        }
-        if let last = links.last {
-            _ = try await store.acknowledgeLinks(deviceID: deviceID, throughSequence: last.sequence)
+        // A read first (no write for an empty outbox), then the read and its acknowledgement in one transaction.
+        var links: [OutboxLink] = []
+        if try await !store.links(deviceID: deviceID, afterSequence: 0, limit: 1).isEmpty {
+            links = try await store.takeLinks(deviceID: deviceID, limit: Self.outboxBatch)
+        } else if wait > 0, await subscription.wait(upTo: .seconds(wait)) {
+            links = try await store.takeLinks(deviceID: deviceID, limit: Self.outboxBatch)
         }
         return OutboxResponse(links: links.map(\.link))
     }

@@ -9,17 +9,31 @@ extension Authority {
     /// unknown) request id is `unknown_request`, the same answer, so a key learns nothing about other users' requests
     /// or its user's requests at other applications.
     func ownRequest(_ rid: String, device: AuthenticatedDevice) async throws -> CIBARequestRecord {
-        guard !rid.isEmpty, rid.utf8.count <= 256 else { throw DeviceFailure(.unknownRequest, "no such request for this key") }
-        let record: CIBARequestRecord
-        do {
-            record = try await store.request(authReqID: rid)
-        } catch AuthorityStoreError.notFound {
-            throw DeviceFailure(.unknownRequest, "no such request for this key")
-        }
-        guard record.subject == device.key.subject, record.clientID == device.key.clientID else {
-            throw DeviceFailure(.unknownRequest, "no such request for this key")
-        }
+        let record = try await lookUpRequest(rid) { try await store.request(authReqID: rid) }
+        try Self.requireOwn(record, device: device)
         return record
+    }
+
+    /// `ownRequest` with the request's application and tenant (and the user's face token with `faceToken`), in one read.
+    func ownRequestContext(_ rid: String, device: AuthenticatedDevice, faceToken: Bool = false) async throws -> RequestContext {
+        let context = try await lookUpRequest(rid) { try await store.requestContext(authReqID: rid, faceToken: faceToken) }
+        try Self.requireOwn(context.request, device: device)
+        return context
+    }
+
+    private static var unknownRequest: DeviceFailure { DeviceFailure(.unknownRequest, "no such request for this key") }
+
+    private func lookUpRequest<Found: Sendable>(_ rid: String, _ load: () async throws -> Found) async throws -> Found {
+        guard !rid.isEmpty, rid.utf8.count <= 256 else { throw Self.unknownRequest }
+        do {
+            return try await load()
+        } catch AuthorityStoreError.notFound {
+            throw Self.unknownRequest
+        }
+    }
+
+    private static func requireOwn(_ record: CIBARequestRecord, device: AuthenticatedDevice) throws {
+        guard record.subject == device.key.subject, record.clientID == device.key.clientID else { throw unknownRequest }
     }
 
     /// A request that can still be acted on.
@@ -40,18 +54,19 @@ extension Authority {
     /// `GET /device/v1/requests/{rid}` → `RequestDetails`.
     /// A browser sign-in's id is claimed here by the first key of its application that asks.
     func requestDetails(rid: String, device: AuthenticatedDevice) async throws -> RequestDetails {
-        let record: CIBARequestRecord
+        let context: RequestContext
         do {
-            record = try await ownRequest(rid, device: device)
+            context = try await ownRequestContext(rid, device: device)
         } catch let failure as DeviceFailure where failure.code == .unknownRequest {
             guard let claimed = try await claimBrowserSignIn(rid, device: device),
                   claimed.subject == device.key.subject, claimed.clientID == device.key.clientID else { throw failure }
-            record = claimed
+            context = try await store.requestContext(authReqID: claimed.authReqID, faceToken: false)
         }
+        let record = context.request
+        let application = context.application
+        let policy = context.tenant.policy
         try requirePending(record)
         _ = try await store.markDelivered(authReqID: rid, deviceID: device.key.deviceID)
-        let application = try await store.application(clientID: record.clientID)
-        let policy = try await store.tenant(id: record.tenantID).policy
         let budget = AttemptBudget(record, policy: policy)
         let ceremony = record.kind == .ceremony
         return RequestDetails(
@@ -84,7 +99,8 @@ extension Authority {
     func complete(rid: String, device: AuthenticatedDevice, request: HTTPRequest) async throws -> CompletionResponse {
         let body = try Self.decodeBody(CompletionRequest.self, request)
         guard body.rid == rid else { throw DeviceFailure.invalidRequest("rid does not match the path") }
-        let record = try await ownRequest(rid, device: device)
+        let context = try await ownRequestContext(rid, device: device, faceToken: true)
+        let record = context.request
         try Self.requireCeremonyProtocol(record, device: device)
 
         var receipt: [UInt8]?
@@ -110,15 +126,14 @@ extension Authority {
             throw DeviceFailure.invalidRequest("the token is not this user's")
         }
         // `amr: pwd` is the stored header's word; password_required never changes across generations.
-        let (storedGeneration, stored) = try await storedHeader(subject: record.subject)
+        let (storedGeneration, stored) = try Self.storedHeader(context.faceToken, subject: record.subject)
         guard body.passwordUsed == stored.passwordRequired else {
             throw DeviceFailure.invalidRequest("password_used must say whether the token needs a password")
         }
         // The rotation the compare-and-swap can store is the one from the stored generation: the store's WHERE on
         // generation and token id guarantees that row is still this header. Any other base is refused or stale there.
         if Int64(body.baseGeneration) == storedGeneration {
-            let policy = try await store.tenant(id: record.tenantID).policy
-            try TokenRotationRule.check(stored: stored, rotated: header, policy: policy)
+            try TokenRotationRule.check(stored: stored, rotated: header, policy: context.tenant.policy)
         }
         let rotated = try FaceTokenCustody.record(envelope: body.token, header: header, subject: record.subject,
                                                   serverShare: body.serverShare.secret, passwordVerifier: body.passwordVerifier?.bytes,
@@ -127,7 +142,7 @@ extension Authority {
             authReqID: rid, keyID: device.key.keyID, expectedGeneration: Int64(body.baseGeneration), rotatedToken: rotated,
             receiptSHA256: receipt, passwordUsed: stored.passwordRequired))
         if record.state == .pending {
-            await requestFinished(authReqID: rid)
+            requestFinished(outcome.request, application: context.application)
             if case .completed = outcome { await approvalDecided(record, approved: true) }
         }
         switch outcome {
@@ -140,8 +155,8 @@ extension Authority {
     }
 
     /// The generation and header of the user's stored face token (the authority wrote it: a failure is the authority's).
-    func storedHeader(subject: String) async throws -> (generation: Int64, header: FaceTokenHeader) {
-        let token = try await store.faceToken(subject: subject)
+    static func storedHeader(_ token: FaceTokenRecord?, subject: String) throws -> (generation: Int64, header: FaceTokenHeader) {
+        guard let token else { throw AuthorityStoreError.notFound(.faceToken, id: subject) }
         guard let header = try? FaceTokenHeader.decode(token.headerJSON) else {
             throw DeviceFailure(.serverError, "stored token header unreadable")
         }

@@ -74,6 +74,9 @@ public protocol AuthorityStore: Sendable {
     func enrolments(deviceID: String) async throws -> [EnrolmentRecord]
     /// The device key `keyID` (any status), or `.notFound(.deviceKey)`.
     func deviceKey(keyID: String) async throws -> DeviceKeyRecord
+    /// The device key `keyID` (any status) and the running failure windows of `failureKeys`, in one read: the device
+    /// edge's lookup before it checks a signature. `.notFound(.deviceKey)`.
+    func deviceKey(keyID: String, failureKeys: [String]) async throws -> (key: DeviceKeyRecord, windows: [String: FailureWindow])
     /// An enrolment's keys: current and superseded, oldest first.
     func deviceKeys(enrolmentID: String) async throws -> [DeviceKeyRecord]
     /// Rotates an active enrolment's keys, make-before-break: the current active keys become `superseded`
@@ -101,6 +104,15 @@ public protocol AuthorityStore: Sendable {
     func createRequest(_ request: CIBARequestRecord, pendingLimit: Int?) async throws -> CIBARequestRecord
     /// The request `authReqID`, or `.notFound(.cibaRequest)`.
     func request(authReqID: String) async throws -> CIBARequestRecord
+    /// The request `authReqID` with its application and tenant (and the user's face token with `faceToken`), in one
+    /// read; `.notFound(.cibaRequest)`.
+    func requestContext(authReqID: String, faceToken: Bool) async throws -> RequestContext
+    /// Stores a new pending request as `createRequest(_:pendingLimit:)` does and, in the same transaction, queues `link`
+    /// for every device with an active enrolment of its user and application (announced to every process at commit).
+    func createRequest(_ request: CIBARequestRecord, pendingLimit: Int?, announcing link: String) async throws -> AnnouncedRequest
+    /// The tenant of a new request and whether its user has a device with an active enrolment for `clientID`, in one
+    /// read (`.notFound(.tenant)`, `.notFound(.user)`).
+    func requestAudience(subject: String, clientID: String, tenantID: String) async throws -> (tenant: TenantRecord, hasActiveDevice: Bool)
     /// Face-token download (SPEC §5.1), in one transaction: the request must be pending and unexpired, and
     /// `keyID` a key of the request's user and application that is active (or the previous key within its rotation
     /// overlap). Returns the token (with the encrypted server share) and records the download against the request
@@ -175,6 +187,9 @@ public protocol AuthorityStore: Sendable {
     func links(deviceID: String, afterSequence: Int64, limit: Int) async throws -> [OutboxLink]
     /// Removes a device's links up to and including `throughSequence` and any expired ones; returns how many.
     func acknowledgeLinks(deviceID: String, throughSequence: Int64) async throws -> Int
+    /// A device's unexpired links, oldest first, at most `limit`, removed (with any expired ones) in the same
+    /// transaction: a poll's read and acknowledgement together.
+    func takeLinks(deviceID: String, limit: Int) async throws -> [OutboxLink]
 
     // MARK: Audit
 

@@ -358,12 +358,21 @@ extension SQLAuthorityStore {
     }
 
     public func deviceKey(keyID: String) async throws -> DeviceKeyRecord {
-        try await read { tx, _ in
-            guard let row = try tx.queryOne(Self.deviceKeySelect + " WHERE k.key_id = ?", [.text(keyID)]) else {
-                throw AuthorityStoreError.notFound(.deviceKey, id: keyID)
-            }
-            return try Self.deviceKey(from: row)
+        try await read { tx, _ in try Self.loadDeviceKey(tx, keyID: keyID) }
+    }
+
+    public func deviceKey(keyID: String, failureKeys: [String]) async throws -> (key: DeviceKeyRecord, windows: [String: FailureWindow]) {
+        for key in failureKeys { try Self.checkIdentifier(key, field: "key") }
+        return try await read { tx, now in
+            (try Self.loadDeviceKey(tx, keyID: keyID), try Self.loadFailureWindows(tx, keys: failureKeys, now: now))
         }
+    }
+
+    static func loadDeviceKey(_ tx: any SQLTransaction, keyID: String) throws -> DeviceKeyRecord {
+        guard let row = try tx.queryOne(deviceKeySelect + " WHERE k.key_id = ?", [.text(keyID)]) else {
+            throw AuthorityStoreError.notFound(.deviceKey, id: keyID)
+        }
+        return try deviceKey(from: row)
     }
 
     public func deviceKeys(enrolmentID: String) async throws -> [DeviceKeyRecord] {

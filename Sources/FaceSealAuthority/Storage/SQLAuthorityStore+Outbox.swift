@@ -29,27 +29,36 @@ extension SQLAuthorityStore {
     }
 
     public func enqueueLink(_ link: OutboxLink) async throws -> OutboxLink {
-        guard !link.link.isEmpty else { throw AuthorityStoreError.invalidInput(field: "link", reason: "empty") }
-        try Self.checkLength(link.link, field: "link", max: 16 * 1024)
+        try Self.checkLink(link.link)
         let channel = database.outboxChannel
         return try await transact { tx, now in
             guard try tx.queryOne("SELECT id FROM devices WHERE id = ?", [.text(link.deviceID)]) != nil else {
                 throw AuthorityStoreError.notFound(.device, id: link.deviceID)
             }
-            guard link.expiresAt > now else { throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed") }
-            guard let row = try tx.queryOne(
-                "INSERT INTO link_outbox (device_id, link, auth_req_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING sequence",
-                [.text(link.deviceID), .text(link.link), .optionalText(link.authReqID), .date(now), .date(link.expiresAt)]
-            ) else {
-                throw AuthorityStoreError.database("INSERT … RETURNING gave no row")
-            }
-            // Delivered to every listening process when (and only if) this transaction commits.
-            if let channel { _ = try tx.query("SELECT pg_notify(?, ?)", [.text(channel), .text(link.deviceID)]) }
-            var stored = link
-            stored.sequence = try row.int("sequence")
-            stored.createdAt = SQLTime.date(SQLTime.millis(now))
-            return stored
+            return try Self.insertLink(tx, link, channel: channel, now: now)
         }
+    }
+
+    static func checkLink(_ link: String) throws {
+        guard !link.isEmpty else { throw AuthorityStoreError.invalidInput(field: "link", reason: "empty") }
+        try checkLength(link, field: "link", max: 16 * 1024)
+    }
+
+    /// Queues `link` inside a transaction (its device is known to exist); announced on `channel` at commit.
+    static func insertLink(_ tx: any SQLTransaction, _ link: OutboxLink, channel: String?, now: Date) throws -> OutboxLink {
+        guard link.expiresAt > now else { throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed") }
+        guard let row = try tx.queryOne(
+            "INSERT INTO link_outbox (device_id, link, auth_req_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING sequence",
+            [.text(link.deviceID), .text(link.link), .optionalText(link.authReqID), .date(now), .date(link.expiresAt)]
+        ) else {
+            throw AuthorityStoreError.database("INSERT … RETURNING gave no row")
+        }
+        // Delivered to every listening process when (and only if) this transaction commits.
+        if let channel { _ = try tx.query("SELECT pg_notify(?, ?)", [.text(channel), .text(link.deviceID)]) }
+        var stored = link
+        stored.sequence = try row.int("sequence")
+        stored.createdAt = SQLTime.date(SQLTime.millis(now))
+        return stored
     }
 
     public func observeQueuedLinks(_ handler: @escaping @Sendable (_ deviceID: String) -> Void) async {
@@ -72,6 +81,23 @@ extension SQLAuthorityStore {
                 "DELETE FROM link_outbox WHERE device_id = ? AND (sequence <= ? OR expires_at <= ?)",
                 [.text(deviceID), .integer(throughSequence), .date(now)]
             )
+        }
+    }
+
+    public func takeLinks(deviceID: String, limit: Int) async throws -> [OutboxLink] {
+        guard (1...1000).contains(limit) else { throw AuthorityStoreError.invalidInput(field: "limit", reason: "outside 1…1000") }
+        return try await transact { tx, now in
+            let links = try tx.query(
+                "SELECT * FROM link_outbox WHERE device_id = ? AND expires_at > ? ORDER BY sequence LIMIT ?",
+                [.text(deviceID), .date(now), .int(limit)]
+            ).map(Self.outboxLink(from:))
+            if let last = links.last {
+                try tx.execute(
+                    "DELETE FROM link_outbox WHERE device_id = ? AND (sequence <= ? OR expires_at <= ?)",
+                    [.text(deviceID), .integer(last.sequence), .date(now)]
+                )
+            }
+            return links
         }
     }
 

@@ -56,15 +56,18 @@ extension SQLAuthorityStore {
     public func failureWindows(keys: [String]) async throws -> [String: FailureWindow] {
         for key in keys { try Self.checkIdentifier(key, field: "key") }
         guard !keys.isEmpty else { return [:] }
-        return try await read { tx, now in
-            var windows: [String: FailureWindow] = [:]
-            for key in Set(keys) {
-                guard let row = try tx.queryOne("SELECT * FROM rate_counters WHERE key = ?", [.text(key)]) else { continue }
-                let window = FailureWindow(count: Int(try row.int("count")), endsAt: try row.date("window_ends_at"))
-                if window.endsAt > now { windows[key] = window }
-            }
-            return windows
+        return try await read { tx, now in try Self.loadFailureWindows(tx, keys: keys, now: now) }
+    }
+
+    /// The running windows of `keys` (checked by the caller), inside a transaction.
+    static func loadFailureWindows(_ tx: any SQLTransaction, keys: [String], now: Date) throws -> [String: FailureWindow] {
+        var windows: [String: FailureWindow] = [:]
+        for key in Set(keys) {
+            guard let row = try tx.queryOne("SELECT * FROM rate_counters WHERE key = ?", [.text(key)]) else { continue }
+            let window = FailureWindow(count: Int(try row.int("count")), endsAt: try row.date("window_ends_at"))
+            if window.endsAt > now { windows[key] = window }
         }
+        return windows
     }
 
     /// Inside `createRequest`'s transaction, after the user row was locked.

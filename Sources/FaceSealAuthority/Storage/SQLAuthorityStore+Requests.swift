@@ -93,19 +93,77 @@ extension SQLAuthorityStore {
         try Self.checkRequest(request)
         let dialect = database.dialect
         return try await transact(conflict: (.cibaRequest, request.authReqID)) { tx, now in
-            let application = try Self.loadApplication(tx, clientID: request.clientID)
-            let user = try Self.loadUser(tx, subject: request.subject, lock: pendingLimit.map { _ in dialect })
-            guard application.tenantID == request.tenantID else { throw AuthorityStoreError.notFound(.application, id: request.clientID) }
-            guard user.tenantID == request.tenantID else { throw AuthorityStoreError.notFound(.user, id: request.subject) }
-            guard request.expiresAt > now else { throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed") }
-            if let pendingLimit { try Self.checkPendingLimit(tx, request: request, limit: pendingLimit, now: now) }
-            try Self.insertRequest(tx, request, now: now)
-            return try Self.loadRequest(tx, authReqID: request.authReqID)
+            try Self.storeNewRequest(tx, request, pendingLimit: pendingLimit, dialect: dialect, now: now)
         }
+    }
+
+    public func createRequest(_ request: CIBARequestRecord, pendingLimit: Int?, announcing link: String) async throws -> AnnouncedRequest {
+        try Self.checkRequest(request)
+        try Self.checkLink(link)
+        let dialect = database.dialect
+        let channel = database.outboxChannel
+        return try await transact(conflict: (.cibaRequest, request.authReqID)) { tx, now in
+            let stored = try Self.storeNewRequest(tx, request, pendingLimit: pendingLimit, dialect: dialect, now: now)
+            let deviceIDs = try tx.query(
+                "SELECT DISTINCT device_id FROM enrolments WHERE subject = ? AND client_id = ? AND status = 'active' ORDER BY device_id",
+                [.text(request.subject), .text(request.clientID)]
+            ).map { try $0.text("device_id") }
+            for deviceID in deviceIDs {
+                _ = try Self.insertLink(tx, OutboxLink(deviceID: deviceID, link: link, authReqID: request.authReqID, expiresAt: request.expiresAt),
+                                        channel: channel, now: now)
+            }
+            return AnnouncedRequest(request: stored, deviceIDs: deviceIDs)
+        }
+    }
+
+    /// Inserts a checked new request (the user locked for the pending limit) and answers it as stored, built from what
+    /// was written rather than read back.
+    static func storeNewRequest(_ tx: any SQLTransaction, _ request: CIBARequestRecord, pendingLimit: Int?, dialect: SQLDialect,
+                                now: Date) throws -> CIBARequestRecord {
+        let application = try loadApplication(tx, clientID: request.clientID)
+        let user = try loadUser(tx, subject: request.subject, lock: pendingLimit.map { _ in dialect })
+        guard application.tenantID == request.tenantID else { throw AuthorityStoreError.notFound(.application, id: request.clientID) }
+        guard user.tenantID == request.tenantID else { throw AuthorityStoreError.notFound(.user, id: request.subject) }
+        guard request.expiresAt > now else { throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed") }
+        if let pendingLimit { try checkPendingLimit(tx, request: request, limit: pendingLimit, now: now) }
+        try insertRequest(tx, request, now: now)
+        var stored = request
+        stored.state = .pending
+        stored.createdAt = SQLTime.date(SQLTime.millis(now))
+        stored.expiresAt = SQLTime.date(SQLTime.millis(request.expiresAt))
+        stored.lastPolledAt = nil
+        stored.attempts = 0
+        stored.captureRetries = 0
+        stored.stagedGeneration = nil
+        stored.receiptSHA256 = nil
+        stored.passwordUsed = false
+        stored.idToken = nil
+        stored.denyReason = nil
+        stored.finishedAt = nil
+        return stored
     }
 
     public func request(authReqID: String) async throws -> CIBARequestRecord {
         try await read { tx, _ in try Self.loadRequest(tx, authReqID: authReqID) }
+    }
+
+    public func requestContext(authReqID: String, faceToken: Bool) async throws -> RequestContext {
+        try await read { tx, _ in
+            let request = try Self.loadRequest(tx, authReqID: authReqID)
+            return RequestContext(request: request, application: try Self.loadApplication(tx, clientID: request.clientID),
+                                  tenant: try Self.loadTenant(tx, id: request.tenantID),
+                                  faceToken: faceToken ? try Self.loadFaceToken(tx, subject: request.subject) : nil)
+        }
+    }
+
+    public func requestAudience(subject: String, clientID: String, tenantID: String) async throws -> (tenant: TenantRecord, hasActiveDevice: Bool) {
+        try await read { tx, _ in
+            let tenant = try Self.loadTenant(tx, id: tenantID)
+            _ = try Self.loadUser(tx, subject: subject)
+            let active = try tx.queryOne("SELECT 1 AS one FROM enrolments WHERE subject = ? AND client_id = ? AND status = 'active' LIMIT 1",
+                                         [.text(subject), .text(clientID)])
+            return (tenant, active != nil)
+        }
     }
 
     public func downloadFaceToken(authReqID: String, keyID: String) async throws -> FaceTokenRecord {
@@ -269,7 +327,13 @@ extension SQLAuthorityStore {
                 try tx.execute("UPDATE enrolments SET approved_at = ? WHERE id = ? AND status = 'pending' AND approved_at IS NULL",
                                [.date(now), .text(enrolmentID)])
             }
-            let stored = try Self.loadRequest(tx, authReqID: completion.authReqID)
+            // The row as just written, without reading it back.
+            var stored = request
+            stored.state = state
+            stored.stagedGeneration = token.generation
+            stored.receiptSHA256 = completion.receiptSHA256
+            stored.passwordUsed = completion.passwordUsed
+            stored.finishedAt = SQLTime.date(SQLTime.millis(now))
             try Self.auditRequest(tx, stored, rotated == 1 ? .completed : .stale, actor: completion.keyID,
                                   detail: ["generation": .integer(token.generation)], now: now)
             return rotated == 1 ? .completed(stored) : .stale(stored)
@@ -306,16 +370,20 @@ extension SQLAuthorityStore {
                 )
                 return .slowDown(newIntervalSeconds: raised)
             }
+            var polled = request
+            polled.lastPolledAt = SQLTime.date(SQLTime.millis(now))
             if request.state == .pending && now >= request.expiresAt {
                 try tx.execute(
                     "UPDATE ciba_requests SET state = 'expired', finished_at = ?, last_polled_at = ? WHERE auth_req_id = ?",
                     [.date(now), .date(now), .text(authReqID)]
                 )
                 try Self.auditRequest(tx, request, .expired, actor: nil, now: now)
+                polled.state = .expired
+                polled.finishedAt = polled.lastPolledAt
             } else {
                 try tx.execute("UPDATE ciba_requests SET last_polled_at = ? WHERE auth_req_id = ?", [.date(now), .text(authReqID)])
             }
-            return .recorded(try Self.loadRequest(tx, authReqID: authReqID))
+            return .recorded(polled)
         }
     }
 
@@ -329,7 +397,9 @@ extension SQLAuthorityStore {
             }
             if request.idToken != nil { return request }
             try tx.execute("UPDATE ciba_requests SET id_token = ? WHERE auth_req_id = ?", [.text(idToken), .text(authReqID)])
-            return try Self.loadRequest(tx, authReqID: authReqID)
+            var stored = request
+            stored.idToken = idToken
+            return stored
         }
     }
 

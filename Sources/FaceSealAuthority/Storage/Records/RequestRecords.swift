@@ -230,3 +230,23 @@ public enum PollOutcome: Sendable, Hashable {
     /// A pending request past its expiry is moved to `expired` first.
     case recorded(CIBARequestRecord)
 }
+
+/// A request with the records a device step decides on, read in one transaction.
+public struct RequestContext: Sendable, Hashable {
+    /// The request.
+    public var request: CIBARequestRecord
+    /// Its application.
+    public var application: ApplicationRecord
+    /// Its tenant (the policy).
+    public var tenant: TenantRecord
+    /// The user's face token, when asked for (nil also when the user has none).
+    public var faceToken: FaceTokenRecord?
+}
+
+/// A new request as stored with its link queued (`createRequest(_:pendingLimit:announcing:)`).
+public struct AnnouncedRequest: Sendable, Hashable {
+    /// The stored request.
+    public var request: CIBARequestRecord
+    /// The devices whose outbox holds its link (every device with an active enrolment of the user and application).
+    public var deviceIDs: [String]
+}
