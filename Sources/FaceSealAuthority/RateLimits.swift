@@ -65,6 +65,14 @@ enum RateKey: Sendable {
         }
     }
 
+    /// The `limit` label of `faceseal_rate_limited_total`.
+    var metricsLimit: AuthorityMetrics.Limit {
+        switch self {
+        case .clientAuthentication: .clientAuthentication
+        case .deviceSignature: .deviceSignature
+        }
+    }
+
     private static func digest(_ id: String) -> String { Base64URL.encode(SHA256.hash(data: Array(id.utf8)).bytes) }
 }
 
@@ -80,6 +88,7 @@ extension Authority {
     func refuseIfRateLimited(_ key: RateKey) async throws {
         let limit = limit(for: key)
         guard limit.limit > 0, let window = try await store.failureWindow(key: key.storeKey), window.count >= limit.limit else { return }
+        metrics.rateLimitHit(key.metricsLimit)
         throw RateLimited(until: window.endsAt, now: clock())
     }
 

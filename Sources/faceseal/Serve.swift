@@ -14,6 +14,7 @@ enum Serve {
                           [--master-key-file PATH] [--issuer URL] [--max-connections-per-address N]
                           [--request-head-timeout SECONDS] [--client-auth-failures N/SECONDS]
                           [--device-signature-failures N/SECONDS] [--pending-requests-per-user N]
+                          [--admin-port N] [--log-format text|json] [--log-level debug|info|warn|error]
 
       --data-dir DIR          where the SQLite database, the generated master key and the admin key live
                               (default ./faceseal-data, created with mode 0700)
@@ -35,6 +36,10 @@ enum Serve {
                               failed device signatures per key id before rate_limited (default 20/60, 0 off)
       --pending-requests-per-user N
                               pending requests per user and application (default 5, 0 off)
+      --admin-port N          also serve /healthz, /readyz and /metrics (no credentials) on 127.0.0.1:N;
+                              /metrics on the public port needs an administrator API key
+      --log-format FORMAT     text (default) or json: one event per line, each with its request id
+      --log-level LEVEL       debug, info (default), warn or error
     """
 
     /// The parsed command line.
@@ -48,6 +53,9 @@ enum Serve {
         var maxConnectionsPerAddress = HTTPServer.Configuration().perAddressConnectionLimit
         var requestHeadTimeout = Int(HTTPServer.Configuration().requestHeadTimeout.components.seconds)
         var rateLimits = RateLimits()
+        var adminPort: Int?
+        var logFormat = EventLog.Format.text
+        var logLevel = EventLog.Level.info
     }
 
     /// A command line that cannot be run.
@@ -125,6 +133,16 @@ enum Serve {
                 options.rateLimits.deviceSignatureFailures = try failureLimit(try value(), flag: flag)
             case "--pending-requests-per-user":
                 options.rateLimits.pendingRequestsPerUser = try count(try value(), flag: flag, in: 0...1_000)
+            case "--admin-port":
+                options.adminPort = try count(try value(), flag: flag, in: 0...65_535)
+            case "--log-format":
+                guard let format = EventLog.Format(rawValue: try value()) else { throw .badValue(flag: flag, reason: "expected text or json") }
+                options.logFormat = format
+            case "--log-level":
+                guard let level = EventLog.Level(rawValue: try value()) else {
+                    throw .badValue(flag: flag, reason: "expected debug, info, warn or error")
+                }
+                options.logLevel = level
             default:
                 throw .unknownFlag(argument)
             }
@@ -194,7 +212,8 @@ enum Serve {
         let serverConfiguration = HTTPServer.Configuration(
             host: options.host, port: options.port, perAddressConnectionLimit: options.maxConnectionsPerAddress,
             requestHeadTimeout: .seconds(options.requestHeadTimeout))
-        let server = HTTPServer(configuration: serverConfiguration, logger: Authority.redactingBearers(.standardError)) { request in
+        let log = EventLog.standardError(level: options.logLevel, format: options.logFormat)
+        let server = HTTPServer(configuration: serverConfiguration, logger: log.requestLogger) { request in
             try await slot.router().respond(to: request)
         }
         do {
@@ -204,9 +223,13 @@ enum Serve {
             throw error
         }
         let baseURL = server.baseURL?.absoluteString ?? "http://\(options.host):\(options.port)"
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: options.issuer ?? baseURL, rateLimits: options.rateLimits),
+        let authority = Authority(configuration: AuthorityConfiguration(issuer: options.issuer ?? baseURL, rateLimits: options.rateLimits, log: log),
                                   store: store,
                                   keys: try AuthorityKeys(derivingFrom: masterKey))
+        let admin = options.adminPort.map { port in
+            HTTPServer(configuration: HTTPServer.Configuration(host: "127.0.0.1", port: port), logger: log.requestLogger,
+                       router: authority.makeAdminRouter())
+        }
         do {
             try await authority.prepareSigningKeys()
             await authority.wakeOnLinksQueuedElsewhere()
@@ -215,16 +238,19 @@ enum Serve {
                 try writeSecretFile(adminKey, to: path)
                 say("faceseal: created the first admin API key in \(path)")
             }
+            try admin?.start()
         } catch {
             await server.stop()
             await store.close()
             throw error
         }
         slot.set(authority.makeRouter())
+        if let url = admin?.baseURL { say("faceseal: admin listener on \(url.absoluteString)") }
         say("faceseal: listening on \(baseURL)")
 
         await termination.wait()
         say("faceseal: stopping")
+        await admin?.stop()
         await server.stop()
         await store.close()
     }

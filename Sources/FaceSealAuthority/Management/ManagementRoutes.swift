@@ -51,6 +51,9 @@ extension Authority {
         ManagementRoute(.get, "/tenants/:tenant/devices/:enrolment") { $0.showDevice },
         ManagementRoute(.post, "/tenants/:tenant/devices/:enrolment/revoke") { $0.revokeDevice },
         ManagementRoute(.post, "/tenants/:tenant/devices/:enrolment/terminate") { $0.terminateDevice },
+        ManagementRoute(.put, "/tenants/:tenant/webhook") { $0.registerWebhook },
+        ManagementRoute(.get, "/tenants/:tenant/webhook") { $0.showWebhook },
+        ManagementRoute(.delete, "/tenants/:tenant/webhook") { $0.removeWebhook },
         ManagementRoute(.get, "/audit", query: ["before", "limit"]) { $0.listOperatorAudit },
         ManagementRoute(.get, "/tenants/:tenant/audit", query: ["before", "limit"]) { $0.listTenantAudit },
     ]

@@ -162,6 +162,11 @@ enum SchemaMigrator {
             "ALTER TABLE tenants ADD COLUMN capture_retries_max {INT} NOT NULL DEFAULT 10",
             "ALTER TABLE ciba_requests ADD COLUMN capture_retries {INT} NOT NULL DEFAULT 0",
         ]),
+        SchemaMigration(version: 10, name: "tenant webhooks", statements: [
+            // One push endpoint per tenant; the signing secret sealed under the webhook-secret wrapping key.
+            "CREATE TABLE tenant_webhooks (tenant_id TEXT PRIMARY KEY REFERENCES tenants(id) ON DELETE CASCADE, "
+                + "url TEXT NOT NULL, encrypted_secret {BLOB} NOT NULL, created_at {INT} NOT NULL)",
+        ]),
     ]
 
     /// The newest version this build knows.
