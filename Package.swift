@@ -30,17 +30,30 @@ let package = Package(
         .systemLibrary(name: "COpenBLAS", path: "Sources/COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
         .systemLibrary(name: "CJPEG", path: "Sources/CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", path: "Sources/CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CQREncode", path: "Sources/CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .target(name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD", "CSQLite", "CJPEG", "CPNG"]),
 
         // FaceSeal's own AVX2 kernels for ML-KEM/ML-DSA (run-time CPU dispatch; the portable Swift path stays).
         .target(name: "CFaceSealPQ", exclude: ["keccak_x4_body.h"]),
         .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "CShims", "CFaceSealPQ"], swiftSettings: swiftSettings),
-        .target(name: "FaceSealFace", dependencies: ["COpenBLAS", "CJPEG", "CPNG", "CShims"], swiftSettings: swiftSettings),
+        // OpenBLAS's single-threaded build (Debian libopenblas0-serial) at run time: the engine splits its work between
+        // the cores itself, and the default pthread build starts worker threads at load that spin ~0.1 s of CPU in
+        // every process. Same ABI and soname; without the package the loader falls back to the default build.
+        .target(
+            name: "FaceSealFace",
+            dependencies: ["COpenBLAS", "CJPEG", "CPNG", "CShims"],
+            swiftSettings: swiftSettings,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "/usr/lib/x86_64-linux-gnu/openblas-serial",
+                                           "-Xlinker", "-rpath", "-Xlinker", "/usr/lib/aarch64-linux-gnu/openblas-serial"],
+                                          .when(platforms: [.linux]))]
+        ),
         .target(name: "FaceSealWire", dependencies: ["FaceSealCrypto"], swiftSettings: swiftSettings),
         .target(name: "FaceSealHTTP", dependencies: ["CMicroHTTPD", "CCurl", "CShims"], swiftSettings: swiftSettings),
         .target(
             name: "FaceSealAuthority",
-            dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealHTTP", "CSQLite", "CLibPQ", "CShims"],
+            dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealHTTP", "CSQLite", "CLibPQ", "CQREncode", "CShims"],
+            // The pages' static files, compiled in as byte arrays (`PackageResources`).
+            resources: [.embedInCode("Web/Assets")],
             swiftSettings: swiftSettings
         ),
         .target(name: "FaceSealSDK", dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealFace", "FaceSealHTTP"], swiftSettings: swiftSettings),

@@ -15,14 +15,18 @@ public struct AuthorityConfiguration: Sendable {
     public var rotationOverlap: Int
     /// The limits on what an attacker could repeat for profit (docs/PROTOCOL.md, "Rate limits").
     public var rateLimits: RateLimits
+    /// How long a further device's enrolment waits for its approval and download, seconds (docs/PROTOCOL.md §8.1).
+    public var enrolmentApprovalWindow: Int
     /// Where operational events go (`faceseal serve --log-format`, `--log-level`).
     public var log: EventLog
-    /// How webhook pushes are sent (docs/PROTOCOL.md, "Webhook push").
+    /// How webhook pushes are sent (docs/PROTOCOL.md §11).
     public var webhooks: WebhookPolicy
 
     /// Builds a configuration.
     public init(issuer: String, defaultRequestLifetime: Int = 300, pollInterval: Int = 5, rotationOverlap: Int = 7 * 24 * 3600,
-                rateLimits: RateLimits = RateLimits(), log: EventLog = .standardError(), webhooks: WebhookPolicy = WebhookPolicy()) {
+                rateLimits: RateLimits = RateLimits(), enrolmentApprovalWindow: Int = 600, log: EventLog = .standardError(),
+                webhooks: WebhookPolicy = WebhookPolicy()) {
+        self.enrolmentApprovalWindow = enrolmentApprovalWindow
         self.issuer = issuer
         self.defaultRequestLifetime = defaultRequestLifetime
         self.pollInterval = pollInterval
@@ -76,6 +80,7 @@ public final class Authority: Sendable {
     public func makeRouter() -> Router {
         var router = Router()
         installCIBARoutes(into: &router)
+        installWebRoutes(into: &router)
         installDeviceRoutes(into: &router)
         installManagementRoutes(into: &router)
         installOperationsRoutes(into: &router, metricsNeedAdministrator: true)

@@ -107,6 +107,20 @@ final class AuthorityClient: Sendable {
         return .error(error)
     }
 
+    /// POSTs the authorization code grant (RFC 6749 §4.1.3 with the PKCE verifier); an OAuth error is `.refused`.
+    func token(code: String, redirectURI: String, verifier: String) async throws(RelyingPartyError) -> TokenResponse {
+        let metadata = try await metadata()
+        let response = try await post(
+            form: [("grant_type", AuthorizationCodeNames.grantType), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", verifier)],
+            to: metadata.tokenEndpoint, audience: metadata.issuer)
+        guard response.status == .ok else { throw Self.oauthError(response) }
+        do {
+            return try TokenResponse.decodeLeniently(response.body)
+        } catch {
+            throw .unexpectedResponse("token answer: \(error)")
+        }
+    }
+
     private static func oauthError(_ response: HTTPClientResponse) -> RelyingPartyError {
         guard let error = try? OAuthErrorResponse.decodeLeniently(response.body) else {
             return .unexpectedResponse("HTTP \(response.status.code) without an OAuth error")

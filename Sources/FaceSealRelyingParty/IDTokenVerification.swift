@@ -16,38 +16,9 @@ extension RelyingParty {
             throw .storage("cannot read the pending request: \(error)")
         }
         guard let (request, delivery) = found else { throw .unknownRequest(handle.authReqId) }
-        let metadata = try await authority.metadata()
         var checks = delivery?.checks ?? []
-
-        let validation = JWTValidation(now: configuration.now(), leeway: configuration.leeway, issuer: metadata.issuer,
-                                       audience: configuration.clientID, requireExpiration: true, requireIssuedAt: true)
-        let options = JWSParsingOptions(allowedAlgorithms: Self.idTokenAlgorithms)
-        let verified: (header: JWSHeader, claims: JWTClaims)
-        do {
-            verified = try JWT.verify(tokens.idToken, keySet: try await authority.keySet(), factory: .includingMLDSA65,
-                                      validation: validation, options: options)
-        } catch JOSEError.keyNotFound {
-            // The authority may have rotated its signing key since the JWKS was cached.
-            do {
-                verified = try JWT.verify(tokens.idToken, keySet: try await authority.keySet(refresh: true),
-                                          factory: .includingMLDSA65, validation: validation, options: options)
-            } catch {
-                throw Self.idTokenError(error)
-            }
-        } catch {
-            throw Self.idTokenError(error)
-        }
+        let (verified, subject) = try await verifyIDTokenSignature(tokens.idToken, checks: &checks)
         let claims = verified.claims
-        checks.append("id_token: \(verified.header.algorithm.rawValue) signature verifies with the authority's key \(verified.header.keyID ?? "(no kid)") from its JWKS")
-        checks.append("id_token: iss is \(metadata.issuer), aud contains \(configuration.clientID), exp and iat valid (leeway \(Int(configuration.leeway)) s)")
-
-        let audiences = (try? claims.audience()) ?? []
-        if audiences.count > 1 {
-            guard claims["azp"]?.stringValue == configuration.clientID else {
-                throw .invalidIDToken("several audiences and azp is not this client")
-            }
-        }
-        guard let subject = claims.subject, !subject.isEmpty else { throw .invalidIDToken("no sub") }
         guard claims[CIBANames.authReqIdClaim]?.stringValue == request.authReqId else {
             throw .invalidIDToken("\(CIBANames.authReqIdClaim) is not this request")
         }
@@ -84,6 +55,42 @@ extension RelyingParty {
         let idToken = IDTokenClaims(rawToken: tokens.idToken, algorithm: verified.header.algorithm, keyID: verified.header.keyID,
                                     subject: subject, authTime: try? claims.date("auth_time"), amr: amr, claims: claims)
         return VerifiedResult(authReqId: request.authReqId, value: value, idToken: idToken, checks: checks)
+    }
+
+    /// The checks every ID token gets: signature against the authority's JWKS (fetched again once for an unknown
+    /// key), `iss`, `aud` (and `azp` with several audiences), `exp`, `iat`, a `sub`.
+    func verifyIDTokenSignature(_ idToken: String, checks: inout [String])
+        async throws(RelyingPartyError) -> (verified: (header: JWSHeader, claims: JWTClaims), subject: String) {
+        let metadata = try await authority.metadata()
+        let validation = JWTValidation(now: configuration.now(), leeway: configuration.leeway, issuer: metadata.issuer,
+                                       audience: configuration.clientID, requireExpiration: true, requireIssuedAt: true)
+        let options = JWSParsingOptions(allowedAlgorithms: Self.idTokenAlgorithms)
+        let verified: (header: JWSHeader, claims: JWTClaims)
+        do {
+            verified = try JWT.verify(idToken, keySet: try await authority.keySet(), factory: .includingMLDSA65,
+                                      validation: validation, options: options)
+        } catch JOSEError.keyNotFound {
+            // The authority may have rotated its signing key since the JWKS was cached.
+            do {
+                verified = try JWT.verify(idToken, keySet: try await authority.keySet(refresh: true),
+                                          factory: .includingMLDSA65, validation: validation, options: options)
+            } catch {
+                throw Self.idTokenError(error)
+            }
+        } catch {
+            throw Self.idTokenError(error)
+        }
+        let claims = verified.claims
+        checks.append("id_token: \(verified.header.algorithm.rawValue) signature verifies with the authority's key \(verified.header.keyID ?? "(no kid)") from its JWKS")
+        checks.append("id_token: iss is \(metadata.issuer), aud contains \(configuration.clientID), exp and iat valid (leeway \(Int(configuration.leeway)) s)")
+        let audiences = (try? claims.audience()) ?? []
+        if audiences.count > 1 {
+            guard claims["azp"]?.stringValue == configuration.clientID else {
+                throw .invalidIDToken("several audiences and azp is not this client")
+            }
+        }
+        guard let subject = claims.subject, !subject.isEmpty else { throw .invalidIDToken("no sub") }
+        return (verified, subject)
     }
 
     private static func idTokenError(_ error: any Error) -> RelyingPartyError {

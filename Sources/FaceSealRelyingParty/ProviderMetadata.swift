@@ -6,6 +6,8 @@ import FaceSealWire
 public struct ProviderMetadata: Sendable, Equatable, Decodable {
     /// The issuer identifier; must equal the configured issuer exactly.
     public var issuer: String
+    /// The authorization endpoint of the browser sign-in (absent at a CIBA-only authority).
+    public var authorizationEndpoint: URL?
     /// The token endpoint.
     public var tokenEndpoint: URL
     /// The CIBA backchannel authentication endpoint.
@@ -21,6 +23,7 @@ public struct ProviderMetadata: Sendable, Equatable, Decodable {
 
     enum CodingKeys: String, CodingKey {
         case issuer
+        case authorizationEndpoint = "authorization_endpoint"
         case tokenEndpoint = "token_endpoint"
         case backchannelAuthenticationEndpoint = "backchannel_authentication_endpoint"
         case jwksURI = "jwks_uri"
@@ -46,7 +49,7 @@ public struct ProviderMetadata: Sendable, Equatable, Decodable {
         guard metadata.issuer == expectedIssuer else {
             throw .discovery("issuer \(metadata.issuer) is not the configured \(expectedIssuer)")
         }
-        for url in [metadata.tokenEndpoint, metadata.backchannelAuthenticationEndpoint, metadata.jwksURI] {
+        for url in [metadata.tokenEndpoint, metadata.backchannelAuthenticationEndpoint, metadata.jwksURI] + [metadata.authorizationEndpoint].compactMap({ $0 }) {
             guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host != nil else {
                 throw .discovery("endpoint \(url.absoluteString) is not an http(s) URL")
             }

@@ -18,6 +18,9 @@ public struct CompletionRequest: WireMessage {
     public var serverShare: Base64URLSecret
     /// Whether the user typed the token's password (adds `pwd` to the ID token's `amr`).
     public var passwordUsed: Bool
+    /// A password-protected token: the public key of its password verifier (`PasswordVerifier`), which the authority
+    /// keeps for further-device approval; a token sealed by an older SDK gets one at its next rotation.
+    public var passwordVerifier: Base64URLBytes?
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case v, rid, token
@@ -25,14 +28,16 @@ public struct CompletionRequest: WireMessage {
         case baseGeneration = "base_generation"
         case serverShare = "server_share"
         case passwordUsed = "password_used"
+        case passwordVerifier = "password_verifier"
     }
 
     public static var maxBytes: Int { 512 * 1024 }
 
     /// Builds a completion.
     public init(v: Int = ProtocolVersion.current, rid: String, resultSHA256: String?, baseGeneration: Int,
-                token: FaceTokenEnvelope, serverShare: SecretBytes, passwordUsed: Bool) {
+                token: FaceTokenEnvelope, serverShare: SecretBytes, passwordUsed: Bool, passwordVerifier: [UInt8]? = nil) {
         self.v = v
+        self.passwordVerifier = passwordVerifier.map(Base64URLBytes.init)
         self.rid = rid
         self.resultSHA256 = resultSHA256
         self.baseGeneration = baseGeneration

@@ -26,8 +26,11 @@ public enum DeviceErrorCode: String, Codable, Sendable, CaseIterable, Error {
     case upgradeRequired = "upgrade_required"
     /// The body is malformed, too large, or has an unknown field.
     case invalidRequest = "invalid_request"
-    /// The invitation is unknown, used or expired.
+    /// The invitation is unknown, used or expired, or its enrolment's approval was denied, ran out or was released.
     case invalidInvitation = "invalid_invitation"
+    /// The key's further-device enrolment waits for its approval (docs/PROTOCOL.md §8.1): it may only wait for the
+    /// token and prove a password.
+    case approvalPending = "approval_pending"
     /// Too many failed signatures for this key id recently: retry after the response's `Retry-After` seconds.
     case rateLimited = "rate_limited"
     /// Something else went wrong on the authority.
@@ -39,7 +42,7 @@ public enum DeviceErrorCode: String, Codable, Sendable, CaseIterable, Error {
         case .deviceKeyRevoked, .deviceKeyTerminated, .deviceKeyReplaced, .invalidSignature, .clockSkew, .replayedRequest: 401
         case .userPresenceRequired: 403
         case .unknownRequest, .invalidInvitation: 404
-        case .requestExpired, .requestNotPending, .staleToken: 409
+        case .requestExpired, .requestNotPending, .staleToken, .approvalPending: 409
         case .upgradeRequired: 426
         case .invalidRequest: 400
         case .rateLimited: 429
@@ -77,8 +80,10 @@ public struct DeviceErrorResponse: WireMessage {
 public enum DevicePaths {
     /// `GET` enrolment details for an invitation (unsigned: the device has no key yet).
     public static func enrolment(_ invitation: String) -> String { "/device/v1/enrolments/\(invitation)" }
-    /// `GET` the existing face token for a further device's enrolment match (unsigned, invitation-bound).
+    /// `GET` the face token for a further device, once, after approval (the pending enrolment's user-present key).
     public static func enrolmentToken(_ invitation: String) -> String { "/device/v1/enrolments/\(invitation)/token" }
+    /// `POST` a further device's password proof (the pending enrolment's user-present key).
+    public static func enrolmentPassword(_ invitation: String) -> String { "/device/v1/enrolments/\(invitation)/password" }
     /// `GET` request details (ambient key).
     public static func request(_ rid: String) -> String { "/device/v1/requests/\(rid)" }
     /// `GET` the face token and server share (user-present key).

@@ -42,9 +42,12 @@ public struct EnrolmentDetails: WireMessage {
     public var keyPolicy: KeyPolicy
     /// Expiry of the invitation, Unix seconds.
     public var expiresAt: Int64
+    /// A recovery invitation (docs/PROTOCOL.md §8.1): `true` only then. With `token_exists: false` the device enrols
+    /// as a first device and its new token replaces the user's old one (new keys).
+    public var recovery: Bool?
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case v, invitation, email, branding, tenant
+        case v, invitation, email, branding, tenant, recovery
         case subject = "sub"
         case clientId = "client_id"
         case appLabel = "app_label"
@@ -58,8 +61,9 @@ public struct EnrolmentDetails: WireMessage {
     /// Builds the details.
     public init(v: Int = ProtocolVersion.current, invitation: String, email: String, subject: String, tenant: String,
                 clientId: String, appLabel: String, branding: BrandingInfo?, tokenExists: Bool, passwordRequired: Bool,
-                livenessRequired: Bool, keyPolicy: KeyPolicy, expiresAt: Int64) {
+                livenessRequired: Bool, keyPolicy: KeyPolicy, expiresAt: Int64, recovery: Bool? = nil) {
         self.v = v
+        self.recovery = recovery
         self.invitation = invitation
         self.email = email
         self.subject = subject
@@ -92,8 +96,10 @@ public struct EnrolmentRequest: WireMessage {
     public var token: FaceTokenEnvelope?
     /// First device: the server share of that token.
     public var serverShare: Base64URLSecret?
-    /// A label for the device (shown in the management API).
+    /// A label for the device (shown in the management API and in approval requests).
     public var deviceName: String
+    /// First device with a password-protected token: the public key of its password verifier (`PasswordVerifier`).
+    public var passwordVerifier: Base64URLBytes?
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case v, token
@@ -102,14 +108,17 @@ public struct EnrolmentRequest: WireMessage {
         case ambientProof = "ambient_proof"
         case serverShare = "server_share"
         case deviceName = "device_name"
+        case passwordVerifier = "password_verifier"
     }
 
     public static var maxBytes: Int { 512 * 1024 }
 
     /// Builds an enrolment.
     public init(v: Int = ProtocolVersion.current, ambientKey: DevicePublicKey, userPresentKey: DevicePublicKey,
-                ambientProof: String, token: FaceTokenEnvelope?, serverShare: SecretBytes?, deviceName: String) {
+                ambientProof: String, token: FaceTokenEnvelope?, serverShare: SecretBytes?, deviceName: String,
+                passwordVerifier: [UInt8]? = nil) {
         self.v = v
+        self.passwordVerifier = passwordVerifier.map(Base64URLBytes.init)
         self.ambientKey = ambientKey
         self.userPresentKey = userPresentKey
         self.ambientProof = ambientProof
@@ -139,9 +148,11 @@ public struct EnrolmentResponse: WireMessage {
     public var authorityKey: Base64URLBytes
     /// Keys of this user on another device that this enrolment replaced (one device per user).
     public var replacedKeys: [String]
+    /// A further device: the enrolment is pending until this approval releases the token (docs/PROTOCOL.md §8.1).
+    public var approval: EnrolmentApproval?
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case v, email, branding, issuer
+        case v, email, branding, issuer, approval
         case identityId = "identity_id"
         case clientId = "client_id"
         case appLabel = "app_label"
@@ -151,8 +162,10 @@ public struct EnrolmentResponse: WireMessage {
 
     /// Builds the answer.
     public init(v: Int = ProtocolVersion.current, identityId: String, email: String, clientId: String, appLabel: String,
-                branding: BrandingInfo?, issuer: String, authorityKey: [UInt8], replacedKeys: [String] = []) {
+                branding: BrandingInfo?, issuer: String, authorityKey: [UInt8], replacedKeys: [String] = [],
+                approval: EnrolmentApproval? = nil) {
         self.v = v
+        self.approval = approval
         self.identityId = identityId
         self.email = email
         self.clientId = clientId
@@ -176,5 +189,8 @@ extension EnrolmentRequest {
 }
 
 extension EnrolmentResponse {
-    public func checkRanges() throws(WireError) { try WireRange.check(v, WireRange.version, "v") }
+    public func checkRanges() throws(WireError) {
+        try WireRange.check(v, WireRange.version, "v")
+        if let approval { try WireRange.check(approval.expiresAt, WireRange.unixTime, "approval.expires_at") }
+    }
 }

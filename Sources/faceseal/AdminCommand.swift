@@ -33,6 +33,7 @@ enum AdminCommand {
           app options: --delivery-mode poll|ping  --notification-endpoint URL  --delivery-endpoint URL
                        --id-token-alg RS256|EdDSA|ES256|ML-DSA-65  --branding-name NAME  --logo-url URL
                        --primary-color '#RRGGBB'  --secondary-color '#RRGGBB'   (update: an empty URL clears it)
+                       --redirect-uris 'URL URL…'   the browser sign-in's redirect URIs (update: replaces them; '' clears)
       user create --tenant TENANT --email EMAIL
       user list --tenant TENANT
       user show SUBJECT|EMAIL --tenant TENANT
@@ -237,6 +238,9 @@ struct AdminRequest {
         if let endpoint = arguments.option("notification-endpoint") { members["notification_endpoint"] = url(endpoint) }
         if let endpoint = arguments.option("delivery-endpoint") { members["delivery_endpoint"] = url(endpoint) }
         if let algorithm = arguments.option("id-token-alg") { members["id_token_signed_response_alg"] = .string(algorithm) }
+        if let uris = arguments.option("redirect-uris") {
+            members["redirect_uris"] = .array(uris.split(separator: " ").map { .string(String($0)) })
+        }
         var branding: [String: JSONValue] = [:]
         if let name = arguments.option("branding-name") { branding["name"] = .string(name) }
         if let logo = arguments.option("logo-url") { branding["logo_url"] = url(logo) }

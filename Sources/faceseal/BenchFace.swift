@@ -7,7 +7,10 @@ import Foundation
 /// `ratio=<ours/dlib>`; below 1 means FaceSeal is faster.
 ///
 /// Stages are rows of a table (`BenchFace.Stage`): each names its inputs, how FaceSeal runs one, and
-/// the request that makes the harness run the same on the same pixels.
+/// the request that makes the harness run the same on the same pixels. The capture rows time FaceSeal's
+/// selfie capture (`FaceCaptureSession`: minimum face size, the face tracked from the frame before),
+/// which dlib has no counterpart to; they are set beside dlib's full-range pipeline on the same frames.
+/// The last line is the peak memory of a 5-frame verification, measured in a child process.
 enum BenchFace {
     struct Options {
         var peer: String?
@@ -17,8 +20,8 @@ enum BenchFace {
         /// Whether `work` is a temporary folder of this run, removed at the end.
         var ownsWork = true
         var iterations = 15
-        var frameWidth = 640
-        var frameHeight = 480
+        /// Run only the 5-frame verification and print its peak memory (the child process of a bench run).
+        var verificationMemory = false
     }
 
     /// One input of a stage: the pixels FaceSeal gets and the file the harness reads (same pixels).
@@ -26,30 +29,24 @@ enum BenchFace {
         var name: String
         var image: RGBImage
         var peerFile: String
-        /// The face box FaceSeal found in the frame; landmarks and align start from it on both sides.
+        /// The face box FaceSeal found in the frame (full range); landmarks and align start from it on both sides.
         var box: FaceRect?
+        /// The frame before, the face a few pixels away: what a tracked capture frame follows.
+        var previous: RGBImage?
     }
 
     /// A row of the bench table.
     struct Stage {
         var name: String
         var inputs: [Input]
-        /// Runs FaceSeal's stage once on the input; returns the nanoseconds of the timed part when
-        /// only part of the work is the stage (align excludes its landmarks), `nil` to time it all.
-        var ours: (Input) throws -> UInt64?
-        /// A stage timed whole.
-        init(name: String, inputs: [Input], ours: @escaping (Input) throws -> Void, peerRequest: ((Input) -> String)?) {
-            self.init(name: name, inputs: inputs, ours: { try ours($0); return nil }, peerRequest: peerRequest)
-        }
-        /// A stage that times part of its work itself.
-        init(name: String, inputs: [Input], ours: @escaping (Input) throws -> UInt64?, peerRequest: ((Input) -> String)?) {
-            self.name = name
-            self.inputs = inputs
-            self.ours = ours
-            self.peerRequest = peerRequest
-        }
-        /// The harness request line for the input; `nil` for a row dlib has no counterpart to.
+        /// Runs FaceSeal's stage once on the input and times it (or only the part of it that is the stage).
+        var ours: (Input) throws -> Sample
+        /// The harness request line for the input; `nil` for a row timed against another row's dlib samples.
         var peerRequest: ((Input) -> String)?
+        /// The row whose dlib samples this row is set beside, when it has no request of its own.
+        var comparedWith: String?
+        /// Timed rounds (fewer for the large frames, whose dlib pipeline takes seconds).
+        var rounds: Int
     }
 
     static let usage = """
@@ -59,6 +56,7 @@ enum BenchFace {
       --images      folder with the test images (default $FACESEAL_CACHE/images)
       --work        scratch folder for the frames handed to the harness (default a temporary one)
       --iterations  timed rounds per input (default 15)
+      --verification-memory  only run a 5-frame verification and print its peak resident memory
     """
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -70,7 +68,11 @@ enum BenchFace {
             return 64
         }
         do {
-            try bench(options)
+            if options.verificationMemory {
+                try verificationMemory(options)
+            } else {
+                try bench(options)
+            }
             return 0
         } catch {
             printError("faceseal bench face: \(error)")
@@ -91,6 +93,10 @@ enum BenchFace {
                               work: FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-bench-\(getpid())"))
         var rest = arguments[...]
         while let flag = rest.popFirst() {
+            if flag == "--verification-memory" {
+                options.verificationMemory = true
+                continue
+            }
             guard let value = rest.popFirst() else { throw UsageError(description: "\(flag) needs a value") }
             switch flag {
             case "--peer": options.peer = value
@@ -108,78 +114,104 @@ enum BenchFace {
         return options
     }
 
+    /// The four models, as `faceseal device` loads them.
+    struct Models {
+        let detector: FaceDetector
+        let landmarks5: ShapePredictor
+        let embedder: FaceEmbedder
+
+        init(_ options: Options) throws {
+            embedder = try FaceEmbedder(modelURL: options.models.appendingPathComponent(FaceAssets.Model.resnet.rawValue))
+            detector = try FaceDetector(modelURL: options.models.appendingPathComponent(FaceAssets.Model.mmod.rawValue))
+            landmarks5 = try ShapePredictor(contentsOfFile: options.models.appendingPathComponent(FaceAssets.Model.landmarks5.rawValue).path)
+        }
+
+        /// A capture session with these models (no 68-point model: the pipeline stages only).
+        func session(_ policy: FaceCapturePolicy = FaceCapturePolicy()) -> FaceCaptureSession {
+            FaceCaptureSession(detector: detector, landmarks5: landmarks5, embedder: embedder, policy: policy)
+        }
+    }
+
     // MARK: - The table
 
     static func bench(_ options: Options) throws {
         try FileManager.default.createDirectory(at: options.work, withIntermediateDirectories: true)
         defer { if options.ownsWork { try? FileManager.default.removeItem(at: options.work) } }
         let loadStart = DispatchTime.now().uptimeNanoseconds
-        let embedder = try FaceEmbedder(modelURL: options.models.appendingPathComponent("dlib_face_recognition_resnet_model_v1.dat"))
-        let detector = try FaceDetector(modelURL: options.models.appendingPathComponent("mmod_human_face_detector.dat"))
+        let models = try Models(options)
         let loadMilliseconds = Double(DispatchTime.now().uptimeNanoseconds - loadStart) / 1e6
         print(String(format: "models loaded in %.0f ms", loadMilliseconds))
-
-        let shapePredictor = try ShapePredictor(
-            contentsOfFile: options.models.appendingPathComponent("shape_predictor_5_face_landmarks.dat").path)
+        let (detector, shapePredictor, embedder) = (models.detector, models.landmarks5, models.embedder)
         let decoder = ImageDecoder()
 
         let photos = try photoInputs(options)
         let chips = try chipInputs(options)
-        let frames = try frameInputs(options, photos: photos, detector: detector).map { frame -> Input in
-            var frame = frame
-            frame.box = try? detector.detect(in: frame.image).first?.rect
-            return frame
-        }
-        let framesWithFace = frames.filter { $0.box != nil }
+        let small = try frameInputs(options, sources: photoSources, width: 640, height: 480, detector: detector)
+        let large = try frameInputs(options, sources: largeFrameSources, width: 1280, height: 720, detector: detector)
+        let framesWithFace = small.filter { $0.box != nil }
         func boxRequest(_ stage: String, _ input: Input) -> String {
             let box = input.box!
             return "\(stage) \(input.peerFile) \(box.left) \(box.top) \(box.right) \(box.bottom)"
         }
-        // One row per stage; `pipeline` is detect → 5 landmarks → chip → embedding of one frame.
+        /// detect → 5 landmarks → chip → embedding over the whole frame, every face size: as dlib's harness.
+        func fullRange(_ input: Input) throws -> Sample {
+            try timed {
+                guard let face = try detector.detect(in: input.image).first else { return }
+                let shape = shapePredictor.predict(in: input.image, box: face.rect)
+                _ = try embedder.embedding(of: try FaceAligner.chip(from: input.image, landmarks5: shape))
+            }
+        }
+        /// A selfie capture frame, with the frame before it (tracked) or without (the first frame, whole-frame search).
+        func capture(tracked: Bool) -> (Input) throws -> Sample {
+            { input in
+                var session = models.session()
+                if tracked, let previous = input.previous { try session.add(image: previous, timestamp: 0) }
+                let sample = try timed {
+                    try session.add(image: input.image, timestamp: 1.0 / 30)
+                    _ = try session.embedding(ofFrame: session.faces.count - 1)
+                }
+                guard (session.faces.last?.search.region != nil) == tracked else {
+                    throw UsageError(description: "\(input.name): the capture frame was \(tracked ? "not " : "")tracked")
+                }
+                return sample
+            }
+        }
+        let largeRounds = max(1, options.iterations / 3)
         let stages: [Stage] = [
-            Stage(name: "decode", inputs: photos,
-                  ours: { _ = try decoder.decodeFile(atPath: $0.peerFile) },
-                  peerRequest: { "decode \($0.peerFile)" }),
-            Stage(name: "detect", inputs: frames,
-                  ours: { _ = try detector.detect(in: $0.image) },
-                  peerRequest: { "detect \($0.peerFile)" }),
+            Stage(name: "decode", inputs: photos, ours: { input in try timed { _ = try decoder.decodeFile(atPath: input.peerFile) } },
+                  peerRequest: { "decode \($0.peerFile)" }, rounds: options.iterations),
+            Stage(name: "detect", inputs: small, ours: { input in try timed { _ = try detector.detect(in: input.image) } },
+                  peerRequest: { "detect \($0.peerFile)" }, rounds: options.iterations),
             Stage(name: "landmarks", inputs: framesWithFace,
-                  ours: { _ = shapePredictor.predict(in: $0.image, box: $0.box!) },
-                  peerRequest: { boxRequest("landmarks", $0) }),
+                  ours: { input in timed { _ = shapePredictor.predict(in: input.image, box: input.box!) } },
+                  peerRequest: { boxRequest("landmarks", $0) }, rounds: options.iterations),
             Stage(name: "align", inputs: framesWithFace,
                   ours: { input in
                       let shape = shapePredictor.predict(in: input.image, box: input.box!)
-                      let start = DispatchTime.now().uptimeNanoseconds
-                      _ = try FaceAligner.chip(from: input.image, landmarks5: shape)
-                      return DispatchTime.now().uptimeNanoseconds - start
+                      return try timed { _ = try FaceAligner.chip(from: input.image, landmarks5: shape) }
                   },
-                  peerRequest: { boxRequest("align", $0) }),
-            Stage(name: "embed", inputs: chips,
-                  ours: { _ = try embedder.embedding(of: $0.image) },
-                  peerRequest: { "embed \($0.peerFile)" }),
-            Stage(name: "pipeline", inputs: framesWithFace,
-                  ours: { input in
-                      guard let face = try detector.detect(in: input.image).first else { return }
-                      let shape = shapePredictor.predict(in: input.image, box: face.rect)
-                      _ = try embedder.embedding(of: try FaceAligner.chip(from: input.image, landmarks5: shape))
-                  },
-                  peerRequest: { "pipeline \($0.peerFile)" }),
-            // The same with the detector told faces are at least 120 px (two fine levels skipped);
-            // dlib has no such option, so this row has no peer.
-            Stage(name: "pipeline-min120", inputs: framesWithFace,
-                  ours: { input in
-                      guard let face = try detector.detect(in: input.image, minimumFaceSize: 120).first else { return }
-                      let shape = shapePredictor.predict(in: input.image, box: face.rect)
-                      _ = try embedder.embedding(of: try FaceAligner.chip(from: input.image, landmarks5: shape))
-                  },
-                  peerRequest: nil),
+                  peerRequest: { boxRequest("align", $0) }, rounds: options.iterations),
+            Stage(name: "embed", inputs: chips, ours: { input in try timed { _ = try embedder.embedding(of: input.image) } },
+                  peerRequest: { "embed \($0.peerFile)" }, rounds: options.iterations),
+            Stage(name: "pipeline-enrol-640x480", inputs: framesWithFace, ours: fullRange,
+                  peerRequest: { "pipeline \($0.peerFile)" }, rounds: options.iterations),
+            Stage(name: "pipeline-selfie-640x480", inputs: framesWithFace, ours: capture(tracked: false),
+                  comparedWith: "pipeline-enrol-640x480", rounds: options.iterations),
+            Stage(name: "pipeline-tracked-640x480", inputs: framesWithFace, ours: capture(tracked: true),
+                  comparedWith: "pipeline-enrol-640x480", rounds: options.iterations),
+            Stage(name: "pipeline-enrol-1280x720", inputs: large, ours: fullRange,
+                  peerRequest: { "pipeline \($0.peerFile)" }, rounds: largeRounds),
+            Stage(name: "pipeline-selfie-1280x720", inputs: large, ours: capture(tracked: false),
+                  comparedWith: "pipeline-enrol-1280x720", rounds: largeRounds),
+            Stage(name: "pipeline-tracked-1280x720", inputs: large, ours: capture(tracked: true),
+                  comparedWith: "pipeline-enrol-1280x720", rounds: largeRounds),
         ]
 
         let peer = try options.peer.map { try Peer(executable: $0, models: options.models) }
         defer { peer?.close() }
-        print("inputs: \(photos.count) photos, \(chips.count) johns chips (150×150), \(frames.count) frames "
-              + "(\(options.frameWidth)×\(options.frameHeight), \(framesWithFace.count) with a face); "
-              + "\(options.iterations) rounds; peer: \(peer == nil ? "none" : "dlib \(dlibVersion())")")
+        print("inputs: \(photos.count) photos, \(chips.count) johns chips (150×150), \(small.count) frames of 640×480 "
+              + "(\(framesWithFace.count) with a face), \(large.count) of 1280×720; \(options.iterations) rounds "
+              + "(\(largeRounds) for 1280×720); peer: \(peer == nil ? "none" : "dlib \(dlibVersion())")")
 
         // Warm-up: first touches of the weights, the harness's input cache, page faults.
         for stage in stages {
@@ -190,16 +222,10 @@ enum BenchFace {
         }
         var oursSamples = [String: [Sample]]()
         var peerSamples = [String: [Sample]]()
-        for _ in 0..<options.iterations {
-            for stage in stages {
+        for round in 0..<options.iterations {
+            for stage in stages where round < stage.rounds {
                 for input in stage.inputs {
-                    let start = DispatchTime.now().uptimeNanoseconds
-                    let cpuStart = processCPUNanoseconds()
-                    let inner = try stage.ours(input)
-                    let elapsed = inner ?? (DispatchTime.now().uptimeNanoseconds - start)
-                    // A stage that times part of its work reports that part's wall time as its CPU time too.
-                    let cpu = inner ?? (processCPUNanoseconds() - cpuStart)
-                    oursSamples[stage.name, default: []].append(Sample(wall: Double(elapsed) / 1000, cpu: Double(cpu) / 1000))
+                    oursSamples[stage.name, default: []].append(try stage.ours(input))
                     if let peer, let request = stage.peerRequest {
                         peerSamples[stage.name, default: []].append(try peer.time(request(input)))
                     }
@@ -209,9 +235,9 @@ enum BenchFace {
         for stage in stages {
             let ours = oursSamples[stage.name] ?? []
             let oursWall = median(ours.map(\.wall))
-            var line = "stage=\(stage.name.padding(toLength: 16, withPad: " ", startingAt: 0))"
+            var line = "stage=\(stage.name.padding(toLength: 26, withPad: " ", startingAt: 0))"
                 + String(format: " faceseal_us=%8.0f", oursWall)
-            if let theirs = peerSamples[stage.name] {
+            if let theirs = peerSamples[stage.comparedWith ?? stage.name] {
                 let theirsWall = median(theirs.map(\.wall))
                 line += String(format: " dlib_us=%8.0f ratio=%.3f", theirsWall, oursWall / theirsWall)
                 line += String(format: " | cpu faceseal_us=%8.0f dlib_us=%8.0f cpu_ratio=%.3f",
@@ -221,12 +247,91 @@ enum BenchFace {
                 line += String(format: " | cpu faceseal_us=%8.0f", median(ours.map(\.cpu)))
             }
             line += " n=\(ours.count)"
-            if stage.peerRequest == nil { line += " (no dlib counterpart)" }
+            if let other = stage.comparedWith { line += " (dlib: its full-range pipeline, \(other))" }
             print(line)
         }
-        let pipeline = median((oursSamples["pipeline"] ?? []).map(\.wall)) / 1000
-        print(String(format: "pipeline (detect+landmarks+align+embed, %d×%d frame): median %.1f ms, target < 150 ms: %@",
-                     options.frameWidth, options.frameHeight, pipeline, pipeline < 150 ? "met" : "NOT met"))
+        func milliseconds(_ stage: String) -> Double { median((oursSamples[stage] ?? []).map(\.wall)) / 1000 }
+        func verdict(_ met: Bool) -> String { met ? "met" : "NOT met" }
+        for (size, target) in [("640x480", 60.0), ("1280x720", 150.0)] {
+            let first = milliseconds("pipeline-selfie-\(size)"), tracked = milliseconds("pipeline-tracked-\(size)")
+            print(String(format: "pipeline (detect+landmarks+align+embed), %@ capture frame: first frame %.1f ms, tracked frame %.1f ms; "
+                         + "target < %.0f ms: %@", size, first, tracked, target, verdict(max(first, tracked) < target)))
+        }
+        let enrol = max(milliseconds("pipeline-enrol-640x480"), 0)
+        print(String(format: "pipeline, full-range enrolment photo (640×480): %.1f ms; target < 150 ms: %@", enrol, verdict(enrol < 150)))
+        if peer != nil {
+            let embed = median((oursSamples["embed"] ?? []).map(\.wall)) / median((peerSamples["embed"] ?? []).map(\.wall))
+            let align = median((oursSamples["align"] ?? []).map(\.wall)) / median((peerSamples["align"] ?? []).map(\.wall))
+            print(String(format: "embedding ratio %.3f, target ≤ 0.6: %@; alignment ratio %.3f, target ≤ 1.0: %@",
+                         embed, verdict(embed <= 0.6), align, verdict(align <= 1.0)))
+        }
+        let peak = try measureVerificationMemory(options)
+        print(String(format: "peak resident memory, 5-frame verification (4 models, 640×480 frames): %.0f MB; target < 250 MB: %@",
+                     peak, verdict(peak < 250)))
+    }
+
+    /// Runs `timed` work and returns its wall and process CPU time.
+    static func timed(_ body: () throws -> Void) rethrows -> Sample {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let cpuStart = processCPUNanoseconds()
+        try body()
+        return Sample(wall: Double(DispatchTime.now().uptimeNanoseconds - start) / 1000,
+                      cpu: Double(processCPUNanoseconds() - cpuStart) / 1000)
+    }
+
+    // MARK: - Memory
+
+    /// Runs this executable with `--verification-memory` and returns the peak it reports, in MB.
+    static func measureVerificationMemory(_ options: Options) throws -> Double {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["bench", "face", "--verification-memory", "--models", options.models.path, "--images", options.images.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0,
+              let field = text.split(separator: " ").first(where: { $0.hasPrefix("peak_rss_kb=") }),
+              let kilobytes = Double(field.dropFirst("peak_rss_kb=".count).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw UsageError(description: "the verification-memory run failed: \(text)")
+        }
+        return kilobytes / 1024
+    }
+
+    /// What `faceseal device` does for an approval, in memory: the four models loaded, then a selfie capture of five
+    /// 640×480 frames (68-point landmarks for liveness) matched against the templates of another photo's frame.
+    /// Prints `peak_rss_kb=<VmHWM>` (the process's own high-water mark; `ru_maxrss` would include the parent's
+    /// from before `exec`).
+    static func verificationMemory(_ options: Options) throws {
+        let models = try Models(options)
+        let landmarks68 = try ShapePredictor(contentsOfFile: options.models.appendingPathComponent(FaceAssets.Model.landmarks68.rawValue).path)
+        /// 640×480 frames of a portrait, the face moving 4 px a frame.
+        func frames(_ file: String, count: Int) throws -> [RGBImage] {
+            let photo = try ImageDecoder().decodeFile(atPath: options.images.appendingPathComponent(file).path)
+            guard let face = try models.detector.detect(in: photo, minimumFaceSize: 200).first else {
+                throw UsageError(description: "no face in \(file)")
+            }
+            return (0..<count).map { frame in
+                BenchImages.frame(photo, width: 640, height: 480,
+                                  center: (Double(face.left + face.right) / 2 + Double(4 * frame), Double(face.top + face.bottom) / 2))
+            }
+        }
+        var enrolment = models.session()
+        try enrolment.add(image: try frames("fr/obama2.jpg", count: 1)[0], timestamp: 0)
+        let templates = try enrolment.embeddings()
+        var capture = FaceCaptureSession(detector: models.detector, landmarks5: models.landmarks5, landmarks68: landmarks68,
+                                         embedder: models.embedder)
+        for (index, frame) in try frames("fr/obama.jpg", count: 5).enumerated() {
+            try capture.add(image: frame, timestamp: Double(index) / 30)
+        }
+        let result = try capture.match(templates: templates)
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = line.split(separator: " ").compactMap({ Int($0) }).first else {
+            throw UsageError(description: "no VmHWM in /proc/self/status")
+        }
+        print("peak_rss_kb=\(kilobytes) frames=\(capture.faces.count) match=\(result.isMatch)")
     }
 
     // MARK: - Inputs
@@ -251,11 +356,14 @@ enum BenchFace {
         return inputs
     }
 
-    /// Portraits whose decoding is timed (the original files), the frames' sources.
+    /// Portraits: their decoding is timed (the original files), and they are the 640×480 frames' sources.
+    static let photoSources = ["fr/obama.jpg", "fr/biden.jpg", "grace_hopper_512x512.jpg", "faces/Tom_Cruise_avp_2014_4.jpg"]
+    /// The 1280×720 frames' sources: portraits whose face fits a 16:9 crop.
+    static let largeFrameSources = ["fr/obama.jpg", "fr/biden.jpg", "grace_hopper_512x512.jpg", "fr/obama3.jpg"]
+
     static func photoInputs(_ options: Options) throws -> [Input] {
-        let sources = ["fr/obama.jpg", "fr/biden.jpg", "grace_hopper_512x512.jpg", "faces/Tom_Cruise_avp_2014_4.jpg"]
         var inputs: [Input] = []
-        for source in sources {
+        for source in photoSources {
             let path = options.images.appendingPathComponent(source).path
             guard FileManager.default.fileExists(atPath: path) else { continue }
             inputs.append(Input(name: source, image: try ImageDecoder().decodeFile(atPath: path), peerFile: path))
@@ -264,17 +372,23 @@ enum BenchFace {
         return inputs
     }
 
-    /// Camera-sized frames: the largest 4:3 crop of each portrait centred on its (first) face as far as
-    /// the photo allows, resized to 640×480.
-    static func frameInputs(_ options: Options, photos: [Input], detector: FaceDetector) throws -> [Input] {
-        try photos.map { photo in
-            let face = try detector.detect(in: photo.image).first
+    /// Camera-sized frames: the largest crop of each portrait with the frame's aspect ratio, centred on its
+    /// (first) face as far as the photo allows, resized to `width × height`; with the frame before it, in
+    /// which the face is 6 px left and 3 px up.
+    static func frameInputs(_ options: Options, sources: [String], width: Int, height: Int, detector: FaceDetector) throws -> [Input] {
+        try sources.compactMap { source in
+            let path = options.images.appendingPathComponent(source).path
+            guard FileManager.default.fileExists(atPath: path) else { return nil }
+            let photo = try ImageDecoder().decodeFile(atPath: path)
+            let face = try detector.detect(in: photo).first
             let center = face.map { (x: Double($0.left + $0.right) / 2, y: Double($0.top + $0.bottom) / 2) }
-                ?? (x: Double(photo.image.width) / 2, y: Double(photo.image.height) / 2)
-            let frame = BenchImages.frame(photo.image, width: options.frameWidth, height: options.frameHeight, center: center)
-            let peerFile = options.work.appendingPathComponent("frame-\((photo.name as NSString).lastPathComponent).ppm").path
+                ?? (x: Double(photo.width) / 2, y: Double(photo.height) / 2)
+            let frame = BenchImages.frame(photo, width: width, height: height, center: center)
+            let scale = min(Double(photo.width) / Double(width), Double(photo.height) / Double(height))
+            let previous = BenchImages.frame(photo, width: width, height: height, center: (center.x + 6 * scale, center.y + 3 * scale))
+            let peerFile = options.work.appendingPathComponent("frame-\(width)x\(height)-\((source as NSString).lastPathComponent).ppm").path
             try BenchImages.writePPM(frame, to: peerFile)
-            return Input(name: photo.name, image: frame, peerFile: peerFile)
+            return Input(name: source, image: frame, peerFile: peerFile, box: try detector.detect(in: frame).first?.rect, previous: previous)
         }
     }
 

@@ -18,7 +18,8 @@ enum DemoCommand {
     Runs the whole system on loopback with the embedded SQLite default and real face images from the cache
     `make setup` fills ($FACESEAL_CACHE, default ~/.cache/faceseal): enrols person A from three photos, then
     public keys, a signature, a decapsulation and a sign-in, each approved with another photo of A, and one
-    signature attempted with person B's photo, which must fail as a face mismatch.
+    signature attempted with person B's photo, which must fail as a face mismatch; then a second device (a laptop)
+    joins, the first approves it with a face scan, and the laptop delivers the same public keys.
       --keep   keep the temporary data directory (printed at the start)
     """
 
@@ -201,7 +202,7 @@ final class DemoRun: Sendable {
         let session = try await DeviceSession.open(
             directory: root.appendingPathComponent("device").path, authority: issuer, presence: .scripted, deviceName: "demo-device",
             faceEngine: engine, say: deviceSay)
-        let enrolCapture = try engine.capture(images: enrolPhotos)
+        let enrolCapture = try engine.capture(images: enrolPhotos, policy: .enrolment)
         let key = try await session.enrol(link: Array(link.utf8), capture: enrolCapture, password: nil)
         line("  enrolled: key \(key.id) for \(key.email) at \(key.appLabel)")
 
@@ -221,14 +222,57 @@ final class DemoRun: Sendable {
                                       relyingParty: relyingParty, session: session, engine: engine))
         }
 
-        // 7. Summary.
+        // 7. A second device: its token is released only after the first device's face-scan approval (docs/PROTOCOL.md §8.1).
+        step("second device: a laptop joins with a new invitation; the phone approves it with a face scan (\(name(approvalPhotos[0])))")
+        let second = try await admin.post("/tenants/\(Self.tenant)/invitations", ["email": Self.email, "client_id": clientId])
+        guard let secondLink = second["link"] as? String else { throw DemoError("the invitation answer lacks link") }
+        let laptopSay: @Sendable (String) -> Void = { text in FileHandle.standardOutput.write(Data(("  laptop │ " + text + "\n").utf8)) }
+        let laptop = try await DeviceSession.open(
+            directory: root.appendingPathComponent("laptop").path, authority: issuer, presence: .scripted, deviceName: "demo-laptop",
+            faceEngine: engine, say: laptopSay)
+        let laptopCapture = try engine.capture(images: enrolPhotos)
+        let joining = Task { () throws(DeviceCommandError) -> Key in
+            try await laptop.enrol(link: Array(secondLink.utf8), capture: laptopCapture, password: nil)
+        }
+        rows.append(await approveSecondDevice(session: session, photo: approvalPhotos[0], engine: engine))
+        let laptopKey = try await joining.value
+        line("  enrolled on the laptop: key \(laptopKey.id) for \(laptopKey.email) at \(laptopKey.appLabel)")
+        step("request \(plan.count + 1): public keys, approved on the laptop with \(name(approvalPhotos[1])) — the keys already pinned")
+        rows.append(await request("public keys (laptop)", kind: .publicKeys, binding: "Link your document keys", photo: approvalPhotos[1],
+                                  impostor: false, relyingParty: relyingParty, session: laptop, engine: engine))
+
+        // 8. Summary.
         step("summary")
         printTable(rows)
         let verified = rows.filter { $0.passed && $0.expected == "verified" }.count
         let refused = rows.filter { $0.passed && $0.expected == "refused" }.count
-        let passed = verified == 4 && refused == 1 && rows.allSatisfy(\.passed)
+        let passed = verified == 5 && refused == 1 && rows.allSatisfy(\.passed)
         line("\n\(verified) verified result(s), \(refused) refused impostor(s): \(passed ? "PASS" : "FAIL")")
         return passed
+    }
+
+    /// The phone answers the laptop's approval request from its outbox: a sign-in-kind request naming the new device.
+    private func approveSecondDevice(session: DeviceSession, photo: String, engine: DeviceFaceEngine) async -> DemoRow {
+        do {
+            var approval: [UInt8]?
+            for _ in 0..<5 where approval == nil {
+                approval = try await session.pendingLinks(wait: 10).map { Array($0.utf8) }.first {
+                    (try? LinkSignature.parse($0))?.claims.kind == .login
+                }
+            }
+            guard let link = approval else { throw DemoError("no approval request reached the phone's outbox") }
+            session.say("inbox: an approval request for a new device arrived through the outbox")
+            switch try await session.approve(link: link, capture: try engine.capture(images: [photo]), password: nil) {
+            case .signedIn(let rp):
+                return DemoRow(request: "second device approval", photo: name(photo), expected: "approved",
+                               result: "approved on the phone (\(rp)); token released to the laptop", passed: true)
+            case .ceremony:
+                throw DemoError("the approval request was a ceremony")
+            }
+        } catch {
+            session.say("approval failed: \(error)")
+            return DemoRow(request: "second device approval", photo: name(photo), expected: "approved", result: "failed: \(error)", passed: false)
+        }
     }
 
     /// One request from the application, approved on the device, and what the application verified.

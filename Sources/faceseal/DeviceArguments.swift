@@ -2,12 +2,12 @@ import Foundation
 
 /// The parsed command line of `faceseal device`.
 struct DeviceOptions: Equatable {
-    /// How the user-present key's gate is answered.
+    /// How the user-present keys' gate is answered.
     enum Presence: String, Equatable, CaseIterable {
-        /// Confirms at once (non-interactive use, tests, the demo).
-        case scripted
-        /// Asks on the terminal.
+        /// Asks for the device passphrase on the terminal, echo off (the default).
         case terminal
+        /// Confirms at once under a passphrase written in the source: tests and the demo only, on request.
+        case scripted
     }
 
     /// What to do.
@@ -24,7 +24,7 @@ struct DeviceOptions: Equatable {
     }
 
     var stateDirectory = "./faceseal-device"
-    var presence = Presence.scripted
+    var presence = Presence.terminal
     var authority: String?
     var deviceName: String?
     var action = Action.help
@@ -57,7 +57,7 @@ enum DeviceArgumentError: Error, Equatable, CustomStringConvertible {
 
 extension DeviceOptions {
     static let usage = """
-    usage: faceseal device [--state-dir DIR] [--presence scripted|terminal] [--authority URL] <subcommand> [options]
+    usage: faceseal device [--state-dir DIR] [--presence terminal|scripted] [--authority URL] <subcommand> [options]
 
     The authenticator for Linux, on the FaceSeal SDK. Its vault and records live in --state-dir
     (default ./faceseal-device, mode 0700). Every flow state is printed as it changes, one line each.
@@ -75,8 +75,10 @@ extension DeviceOptions {
       branding                  syncs branding and drops keys the authority revoked
       audit [--limit N]         the local activity record (default 50)
 
-      --presence scripted|terminal  user presence for the user-present key (default scripted: confirms at once;
-                                    terminal asks for a typed confirmation)
+      --presence terminal|scripted  user presence for the user-present keys. terminal (the default) asks for the
+                                    device passphrase, echo off; the first enrolment has you choose it, and it seals
+                                    the user-present keys. scripted approves without asking anyone, under a fixed
+                                    passphrase: for tests and the demo only (it says so when it runs)
       --authority URL               the authority (default: learned from the enrolment link)
       LINK is the link text, or @FILE to read it from a file. Exit 0 on success, 1 on a refusal, 64 on bad usage.
     """
@@ -117,7 +119,7 @@ extension DeviceOptions {
             case "--presence":
                 let text = try value(argument)
                 guard let presence = Presence(rawValue: text) else {
-                    throw .badValue(flag: argument, value: text, expected: "scripted or terminal")
+                    throw .badValue(flag: argument, value: text, expected: "terminal or scripted")
                 }
                 options.presence = presence
             case "--link": link = try value(argument)

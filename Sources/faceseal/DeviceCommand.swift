@@ -44,7 +44,7 @@ enum DeviceCommand {
             let password = try passwordFile.map(readPassword)
             try checkReadable(faces)
             let engine = try DeviceFaceEngine.load(progress: say)
-            let capture = try engine.capture(images: faces)
+            let capture = try engine.capture(images: faces, policy: .enrolment)
             say("capture: \(capture.session.faces.count) face(s) from \(faces.count) image(s)")
             let session = try await DeviceSession.open(
                 directory: options.stateDirectory, authority: options.authority ?? issuer, presence: options.presence,

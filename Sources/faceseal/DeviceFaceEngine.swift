@@ -5,14 +5,14 @@ import Foundation
 /// The face engine as the `faceseal device` authenticator uses it: the dlib models loaded once, captures built
 /// from image files (a Linux server has no camera), and the SDK's `FaceVerifier` seam over them.
 struct DeviceFaceEngine: Sendable {
-    /// The MMOD detector, adapted to the capture session's detector protocol.
-    let detector: MMODFaceDetector
+    /// The MMOD detector.
+    let detector: FaceDetector
     /// The 5-point landmark model (alignment).
     let landmarks5: ShapePredictor
     /// The 68-point landmark model (liveness).
     let landmarks68: ShapePredictor
     /// The ResNet embedder.
-    let embedder: ResNetFaceEmbedder
+    let embedder: FaceEmbedder
 
     /// Loads the four dlib models from the cache `make setup` fills (`$FACESEAL_CACHE`, default ~/.cache/faceseal),
     /// reporting each on `progress`.
@@ -34,8 +34,7 @@ struct DeviceFaceEngine: Sendable {
             progress("  landmark models (5 and 68 points) loaded")
             let embedder = try FaceEmbedder(modelURL: URL(fileURLWithPath: try path(.resnet)))
             progress(String(format: "  face embedder (ResNet) loaded — %.1f s", Date().timeIntervalSince(started)))
-            return DeviceFaceEngine(detector: MMODFaceDetector(detector: detector), landmarks5: five, landmarks68: sixtyEight,
-                                    embedder: ResNetFaceEmbedder(embedder: embedder))
+            return DeviceFaceEngine(detector: detector, landmarks5: five, landmarks68: sixtyEight, embedder: embedder)
         } catch let failure as DeviceCommandError {
             throw failure
         } catch {
@@ -43,11 +42,13 @@ struct DeviceFaceEngine: Sendable {
         }
     }
 
-    /// A capture of still images, one frame each (1/30 s apart). An unreadable image, or one without exactly one
-    /// usable face, is refused with a message naming the file.
-    func capture(images paths: [String]) throws(DeviceCommandError) -> ImageCapture {
+    /// A capture of still images, one frame each (1/30 s apart): selfies by default, `FaceCapturePolicy.enrolment`
+    /// for enrolment photos (every face size). An unreadable image, or one without exactly one usable face, is refused
+    /// with a message naming the file.
+    func capture(images paths: [String], policy: FaceCapturePolicy = FaceCapturePolicy()) throws(DeviceCommandError) -> ImageCapture {
         guard !paths.isEmpty else { throw .usage("--faces needs at least one image") }
-        var session = FaceSealFace.FaceCaptureSession(detector: detector, landmarks5: landmarks5, landmarks68: landmarks68, embedder: embedder)
+        var session = FaceSealFace.FaceCaptureSession(detector: detector, landmarks5: landmarks5, landmarks68: landmarks68,
+                                                      embedder: embedder, policy: policy)
         for (index, path) in paths.enumerated() {
             do {
                 try session.addImageFile(atPath: path, timestamp: Double(index) / 30)
@@ -72,25 +73,6 @@ struct DeviceFaceEngine: Sendable {
         case .embeddingFailed(let reason): "face embedding failed (\(reason))"
         }
     }
-}
-
-/// The MMOD detector as the capture session's `FaceDetecting`.
-struct MMODFaceDetector: FaceDetecting {
-    let detector: FaceDetector
-
-    func detectFaces(in image: RGBImage) throws -> [DetectedFace] {
-        try detector.detect(in: image).map { face in
-            DetectedFace(rect: FaceRect(left: face.left, top: face.top, right: face.right, bottom: face.bottom),
-                         confidence: Double(face.confidence))
-        }
-    }
-}
-
-/// The ResNet embedder as the capture session's `FaceEmbedding`.
-struct ResNetFaceEmbedder: FaceEmbedding {
-    let embedder: FaceEmbedder
-
-    func embedding(of chip: RGBImage) throws -> [Float] { try embedder.embedding(of: chip) }
 }
 
 /// A finished capture from image files: the engine's session (which the SDK accepts as its capture) and the files.

@@ -64,13 +64,16 @@ final class DeviceSession: Sendable {
                 throw .state("cannot write \(urlFile.path)")
             }
         }
+        // The device passphrase: the Linux stand-in for a biometric prompt, sealing the user-present keys (SPEC §6.1).
+        let passphrase = FileBackedDevice.devicePassphrase(vaultDirectory: directory)
         let userPresence: any UserPresence
         switch presence {
         case .scripted:
-            userPresence = ScriptedUserPresence()
+            say("presence: scripted — user-present keys are used without asking anyone, under the scripted passphrase "
+                + "(for tests and the demo only)")
+            userPresence = ScriptedUserPresence(passphrase: passphrase)
         case .terminal:
-            // A typed confirmation: the Linux stand-in for a biometric prompt (SPEC §6.1).
-            userPresence = TerminalUserPresence { answer in ["y", "yes"].contains(answer.lowercased()) }
+            userPresence = TerminalUserPresence(passphrase: passphrase)
         }
         do {
             let verifier: any FaceVerifier = faceEngine == nil ? NoFaceVerifier() : ReportingFaceVerifier(report: say)
@@ -133,6 +136,10 @@ final class DeviceSession: Sendable {
                 lastCapture = .some(reason)
                 say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
                 flow.submitFaceCapture(captureSession: capture.session)
+            case .awaitingApproval(.enrolledDevice, let code, _):
+                say("approval: awaiting approval on an enrolled device of this user (`faceseal device approve` there); check that it names code \(code)")
+            case .awaitingApproval(let method, _, _):
+                say("approval: awaiting the authority's release of the face token (\(method.rawValue))")
             case .succeeded(let key):
                 await flow.waitUntilIdle()
                 return key

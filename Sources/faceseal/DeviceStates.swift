@@ -9,6 +9,8 @@ enum DeviceStates {
         case .awaitingLink(let refusal): "awaitingLink(refusal: \(refusal.map(\.rawValue) ?? "none"))"
         case .downloadingFaceToken(let required, let error): downloading(required, error)
         case .choosingPassword(let error): "choosingPassword(lastPasswordError: \(error.map { "\($0)" } ?? "none"))"
+        case .awaitingApproval(let method, let code, let expires):
+            "awaitingApproval(method: \(method.rawValue), code: \(code), expires: \(time(expires)))\(method == .enrolledDevice ? " — approve it on an enrolled device" : "")"
         case .awaitingFaceCapture(let email, let app, _, let expires, let attempts, let reason, let challenge):
             "awaitingFaceCapture(app: \(quoted(app)), email: \(quoted(email)), expires: \(time(expires)), attemptsLeft: \(attempts)\(retry(reason))\(liveness(challenge)))"
         case .verifying: "verifying"

@@ -12,6 +12,8 @@ enum RPCommand {
                  POST <public-url>/faceseal/delivery   the delivery endpoint (register it with the authority)
                  POST <public-url>/faceseal/ping       the ping notification endpoint (--mode ping)
                  /control/...                          the control API `rp request` talks to (bearer-protected)
+                 GET  <public-url>/                    "Sign in with FaceSeal" in a browser (the code flow with
+                                                       PKCE); register <public-url>/callback as a redirect URI
                It writes <state-dir>/control.json (0600: control URL and token, delivery and ping URLs) once it
                listens, and pins each user's keys per context in <state-dir>/pins.json (0600).
         --issuer URL               the authority's issuer (discovery at URL/.well-known/openid-configuration)

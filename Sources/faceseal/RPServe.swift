@@ -5,7 +5,8 @@ import FaceSealWire
 import Foundation
 import Synchronization
 
-/// `faceseal rp serve`: the sample application's process — delivery and ping endpoints, a control API.
+/// `faceseal rp serve`: the sample application's process — delivery and ping endpoints, a control API, and a web page
+/// with "Sign in with FaceSeal" (`RPWeb`).
 enum RPServe {
     static let known: Set<String> = ["issuer", "client-id", "client-secret-file", "auth", "port", "host", "public-url", "mode", "state-dir"]
 
@@ -97,17 +98,28 @@ enum RPServe {
             return try .json(status)
         }
 
+        // The web page needs the public URL for its redirect URI, which is known once the port is bound.
+        let web = WebBox()
+        router.get("/") { request in try await web.respond(request) }
+        router.get("/signin") { request in try await web.respond(request) }
+        router.get(RPWeb.callbackPath) { request in try await web.respond(request) }
+
         let server = HTTPServer(configuration: .init(host: host, port: port, maxBodySize: DeliveryVerifier.maxEnvelopeBytes), router: router)
         try server.start()
         guard let bound = server.port else { throw RPOptions.Failure(message: "the server did not bind") }
         let local = "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)"
         let publicURL = options["public-url"].map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? local
+        let page = RPWeb(rp: rp, publicURL: publicURL)
+        var webRouter = Router()
+        page.mount(on: &webRouter)
+        web.set(webRouter)
         let control = RPControlFile(controlURL: local, controlToken: controlToken, deliveryEndpoint: publicURL + "/faceseal/delivery",
                                     notificationEndpoint: mode == .ping ? publicURL + "/faceseal/ping" : nil)
         try writePrivate(JSONEncoder().encode(control), to: RPControlFile.url(stateDirectory: stateDirectory))
         rpPrint("faceseal rp: client \(clientID) of \(issuer.absoluteString), \(mode.rawValue) mode")
         rpPrint("delivery endpoint: \(control.deliveryEndpoint)")
         if let ping = control.notificationEndpoint { rpPrint("ping endpoint: \(ping)") }
+        rpPrint("web page: \(publicURL)/ (register the redirect URI \(page.redirectURI))")
         rpPrint("control: \(RPControlFile.url(stateDirectory: stateDirectory).path)")
         while true {
             try? await Task.sleep(for: .seconds(3600))
@@ -177,6 +189,18 @@ enum RPServe {
         try handle.write(contentsOf: data)
         try handle.close()
         guard rename(temporary.path, url.path) == 0 else { throw RPOptions.Failure(message: "cannot write \(url.path)") }
+    }
+}
+
+/// The web page's routes, set once the server's port (and so the redirect URI) is known.
+final class WebBox: Sendable {
+    private let router = Mutex<Router?>(nil)
+
+    func set(_ value: Router) { router.withLock { $0 = value } }
+
+    func respond(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let current = router.withLock({ $0 }) else { throw HTTPError.notFound }
+        return try await current.respond(to: request)
     }
 }
 

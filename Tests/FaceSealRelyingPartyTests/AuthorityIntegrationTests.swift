@@ -193,6 +193,65 @@ extension RelyingPartyError {
         }
     }
 
+    /// docs/PROTOCOL.md §8.1: a recovery without a password gives the user a new token and so new keys; the application
+    /// library refuses them against its pin (`pinnedKeyConflict`) and never re-pins by itself.
+    @Test func keysChangedByARecoveryAreReportedAsChangedNotRepinned() async throws {
+        try await withWorld { world in
+            let rp = world.rp
+            let first = try await rp.start(.publicKeys, user: Self.email, context: "mail", bindingMessage: "Link your mail key")
+            #expect(try await world.approve(first, body: world.body(first, publicKeys: world.device.publicKeys))?.status == 204)
+            _ = expectVerified(try await rp.awaitOutcome(first))
+            let pinned = try await world.pins.pinnedKeys(for: PinKey(user: Self.email, context: "mail"))
+
+            // The phone is lost: its enrolment ends, and a recovery invitation enrols a new device with a new token.
+            _ = try await world.store.endEnrolment(id: "enr-1", status: .revoked)
+            _ = try await world.store.createInvitation(InvitationRecord(
+                id: "inv-r", tenantID: "acme", subject: "user-1", clientID: "rp", secretHash: [7],
+                expiresAt: world.clock.now().addingTimeInterval(3600), kind: .recovery))
+            var token = World.faceToken(generation: 1)
+            token.tokenID = "token-recovered"
+            _ = try await world.store.enrol(EnrolmentInsert(
+                invitationID: "inv-r", enrolmentID: "enr-2", device: DeviceRecord(id: "device-2", label: "New phone"),
+                ambientKey: NewDeviceKey(keyID: "k2-ambient", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"e","y":"f"}"#),
+                userPresentKey: NewDeviceKey(keyID: "k2-present", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"g","y":"h"}"#),
+                initialFaceToken: token, replacesFaceToken: true))
+            #expect(try await world.store.faceToken(subject: "user-1").tokenID == "token-recovered")
+            let recovered = try TestDevice()
+
+            // The new keys, delivered for the same user and context: refused as conflicting with the pin.
+            let again = try await rp.start(.publicKeys, user: Self.email, context: "mail", bindingMessage: "Link your mail key")
+            let body = DeliveryBody(authReqId: again.authReqId, kind: .publicKeys, iat: Int64(world.clock.now().timeIntervalSince1970),
+                                    keyId: recovered.keyID, publicKeys: recovered.publicKeys)
+            let delivered = try recovered.deliver(body)
+            let bearer = try await world.store.request(authReqID: again.authReqId).clientNotificationToken ?? ""
+            let refused = await rp.handleDelivery(method: "POST", headers: TestDevice.headers(bearer: bearer, signature: delivered.signature),
+                                                  body: delivered.body)
+            #expect(refused.status == DeliveryRefusal.pinnedKeyConflict.status)
+            #expect(try await world.pins.pinnedKeys(for: PinKey(user: Self.email, context: "mail")) == pinned)
+
+            // A signature by the new key does not verify against the pinned one either.
+            let message = Array("invoice 115".utf8)
+            let sign = try await rp.start(.sign(data: message), user: Self.email, context: "mail", bindingMessage: "Sign invoice 115")
+            let signBody = DeliveryBody(authReqId: sign.authReqId, kind: .sign, iat: Int64(world.clock.now().timeIntervalSince1970),
+                                        keyId: recovered.keyID, signature: Array(try recovered.signingKey.signature(for: message)))
+            let signed = try recovered.deliver(signBody)
+            let signBearer = try await world.store.request(authReqID: sign.authReqId).clientNotificationToken ?? ""
+            let badSignature = await rp.handleDelivery(method: "POST", headers: TestDevice.headers(bearer: signBearer, signature: signed.signature),
+                                                       body: signed.body)
+            #expect(badSignature.status == 403)
+
+            // Only the application's own decision moves the pin.
+            try await world.pins.removePin(for: PinKey(user: Self.email, context: "mail"), ifEqualTo: pinned)
+            let repin = try await rp.start(.publicKeys, user: Self.email, context: "mail", bindingMessage: "Link your mail key")
+            let repinBody = DeliveryBody(authReqId: repin.authReqId, kind: .publicKeys, iat: Int64(world.clock.now().timeIntervalSince1970),
+                                         keyId: recovered.keyID, publicKeys: recovered.publicKeys)
+            let repinned = try recovered.deliver(repinBody)
+            let repinBearer = try await world.store.request(authReqID: repin.authReqId).clientNotificationToken ?? ""
+            #expect(await rp.handleDelivery(method: "POST", headers: TestDevice.headers(bearer: repinBearer, signature: repinned.signature),
+                                            body: repinned.body).status == 204)
+        }
+    }
+
     @Test func clientSecretPostIsAcceptedByTheAuthority() async throws {
         try await withWorld(authentication: .clientSecretPost(secret: SecretBytes(Array(Self.secret.utf8)))) { world in
             let handle = try await world.rp.start(.signIn, user: Self.email, context: "", bindingMessage: "Sign in")

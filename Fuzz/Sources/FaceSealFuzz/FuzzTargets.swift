@@ -54,6 +54,7 @@ enum FuzzTargets {
         { _ = try BrandingSyncResponse.decode($0) }, { _ = try OutboxResponse.decode($0) }, { _ = try FaceTokenHeader.decode($0) },
         { _ = try FaceTokenEnvelope.decode($0) }, { _ = try FaceTokenDownload.decode($0) },
         { _ = try AttemptReport.decode($0) }, { _ = try AttemptsRemaining.decode($0) },
+        { _ = try PasswordProof.decode($0) }, { _ = try PasswordProofResult.decode($0) },
     ]
 
     static func wire(_ bytes: [UInt8]) {

@@ -10,7 +10,7 @@ public enum CIBAPaths {
     public static let backchannel = "/backchannel"
     /// The token endpoint.
     public static let token = "/token"
-    /// The front-channel authorization endpoint Discovery requires; it only explains that there is none.
+    /// The authorization endpoint of the browser sign-in (the authorization code flow with PKCE).
     public static let authorize = "/authorize"
 }
 
@@ -19,8 +19,6 @@ extension Authority {
     func installCIBARoutes(into router: inout Router) {
         router.get(CIBAPaths.discovery) { [self] _ in try discoveryResponse() }
         router.get(CIBAPaths.jwks) { [self] _ in try await jwksResponse() }
-        router.get(CIBAPaths.authorize) { _ in Self.authorizationEndpointResponse }
-        router.post(CIBAPaths.authorize) { _ in Self.authorizationEndpointResponse }
         router.post(CIBAPaths.backchannel) { [self] request in try await backchannelAuthentication(request) }
         router.post(CIBAPaths.token) { [self] request in try await tokenRequest(request) }
     }

@@ -5,11 +5,16 @@ import FaceSealWire
 /// The OpenID Provider metadata (OIDC Discovery 1.0 §3, CIBA Core §4) with FaceSeal's face-PKI fields.
 struct DiscoveryDocument: Codable, Sendable, Equatable {
     var issuer: String
-    /// Required by Discovery even for a CIBA-only provider; answers with an error that says so.
+    /// The browser sign-in (authorization code flow with PKCE).
     var authorizationEndpoint: String
     var tokenEndpoint: String
     var jwksURI: String
     var responseTypesSupported: [String]
+    var responseModesSupported: [String]
+    /// RFC 8414: PKCE methods (only S256; `plain` is refused).
+    var codeChallengeMethodsSupported: [String]
+    /// RFC 9207: the authorization response carries `iss`.
+    var authorizationResponseIssParameterSupported: Bool
     var subjectTypesSupported: [String]
     var idTokenSigningAlgValuesSupported: [String]
     var scopesSupported: [String]
@@ -33,6 +38,9 @@ struct DiscoveryDocument: Codable, Sendable, Equatable {
         case tokenEndpoint = "token_endpoint"
         case jwksURI = "jwks_uri"
         case responseTypesSupported = "response_types_supported"
+        case responseModesSupported = "response_modes_supported"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case subjectTypesSupported = "subject_types_supported"
         case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
         case scopesSupported = "scopes_supported"
@@ -58,14 +66,17 @@ extension Authority {
             authorizationEndpoint: issuer + CIBAPaths.authorize,
             tokenEndpoint: issuer + CIBAPaths.token,
             jwksURI: issuer + CIBAPaths.jwks,
-            // No front channel: the only response an application ever gets is an ID token from the token endpoint.
-            responseTypesSupported: ["id_token"],
+            // The browser sign-in answers a code at the redirect URI; CIBA answers nothing there.
+            responseTypesSupported: [AuthorizationCodeNames.responseType],
+            responseModesSupported: ["query"],
+            codeChallengeMethodsSupported: [AuthorizationCodeNames.challengeMethod],
+            authorizationResponseIssParameterSupported: true,
             subjectTypesSupported: ["pairwise"],
             idTokenSigningAlgValuesSupported: algorithms,
             scopesSupported: ["openid"],
-            claimsSupported: ["iss", "sub", "aud", "exp", "iat", "jti", "auth_time", "amr", CIBANames.authReqIdClaim,
+            claimsSupported: ["iss", "sub", "aud", "exp", "iat", "jti", "auth_time", "amr", AuthorizationCodeNames.nonceClaim, CIBANames.authReqIdClaim,
                               CIBANames.pkiKindClaim, CIBANames.receiptClaim],
-            grantTypesSupported: [CIBANames.grantType],
+            grantTypesSupported: [AuthorizationCodeNames.grantType, CIBANames.grantType],
             tokenEndpointAuthMethodsSupported: ClientAuthenticationMethod.allCases.map(\.rawValue),
             tokenEndpointAuthSigningAlgValuesSupported: algorithms,
             backchannelAuthenticationEndpoint: issuer + CIBAPaths.backchannel,
@@ -85,10 +96,5 @@ extension Authority {
     func jwksResponse() async throws -> HTTPResponse {
         let ring = try await idTokenKeyRing()
         return HTTPResponse(jsonBytes: [UInt8](ring.published.jsonData), headers: ["Cache-Control": "public, max-age=300"])
-    }
-
-    /// There is no front-channel authorization: FaceSeal authenticates users only through CIBA.
-    static var authorizationEndpointResponse: HTTPResponse {
-        CIBAFailure(.invalidRequest, "this provider supports only OpenID CIBA: start a request at \(CIBAPaths.backchannel)").httpResponse
     }
 }

@@ -11,8 +11,9 @@ struct IDTokenAlgorithmUnavailable: Error, CustomStringConvertible {
 extension Authority {
     /// The ID token of a completed request (SPEC §4.3), signed with the application's `id_token_signed_response_alg`:
     /// `iss`, pairwise `sub`, `aud`, `exp`, `iat`, `jti`, `auth_time` (the completion), the CIBA `auth_req_id` claim, `amr`,
-    /// and for a ceremony `pki_kind` and the receipt `pki_result_sha256` (base64url of the stored SHA-256).
-    func makeIDToken(for request: CIBARequestRecord, application: ApplicationRecord) async throws -> String {
+    /// and for a ceremony `pki_kind` and the receipt `pki_result_sha256` (base64url of the stored SHA-256); a browser
+    /// sign-in adds its authorization request's `nonce`.
+    func makeIDToken(for request: CIBARequestRecord, application: ApplicationRecord, nonce: String? = nil) async throws -> String {
         let ring = try await idTokenKeyRing()
         guard let algorithm = JWSAlgorithm(rawValue: application.idTokenSignedResponseAlg),
               let key = ring.signers[algorithm] else {
@@ -25,6 +26,7 @@ extension Authority {
             CIBANames.authReqIdClaim: .string(request.authReqID),
             "amr": .array(authenticationMethods(of: request).map(JSONValue.string)),
         ]
+        if let nonce { members[AuthorizationCodeNames.nonceClaim] = .string(nonce) }
         if request.kind == .ceremony {
             if let pkiKind = request.pkiKind { members[CIBANames.pkiKindClaim] = .string(pkiKind) }
             if let receipt = request.receiptSHA256 { members[CIBANames.receiptClaim] = .string(Base64URL.encode(receipt)) }

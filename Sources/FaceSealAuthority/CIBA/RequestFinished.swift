@@ -24,7 +24,7 @@ extension Authority {
             return
         }
         countOutcome(request)
-        guard request.state != .pending, application.deliveryMode == .ping,
+        guard request.state != .pending, request.approvesEnrolment == nil, application.deliveryMode == .ping,
               let endpoint = application.notificationEndpoint, let token = request.clientNotificationToken else { return }
         guard let url = URL(string: endpoint), url.scheme == "https" || url.scheme == "http" else {
             log.event(.warn, "ping.unusable_endpoint", ["client_id": .string(application.clientID)])

@@ -16,8 +16,11 @@ extension Authority {
         let form = try Self.parseForm(httpRequest, limits: Self.tokenFormLimits)
         let client = try await authenticateClient(httpRequest, form: form)
         guard let grantType = form["grant_type"] else { throw CIBAFailure(.invalidRequest, "grant_type is required") }
+        if grantType == AuthorizationCodeNames.grantType {
+            return try await redeemAuthorizationCode(form, application: client.application)
+        }
         guard grantType == CIBANames.grantType else {
-            throw CIBAFailure(.unsupportedGrantType, "only the CIBA grant (\(CIBANames.grantType)) is supported")
+            throw CIBAFailure(.unsupportedGrantType, "the grants are \(AuthorizationCodeNames.grantType) and \(CIBANames.grantType)")
         }
         guard let authReqID = form["auth_req_id"], !authReqID.isEmpty else {
             throw CIBAFailure(.invalidRequest, "auth_req_id is required")
@@ -48,15 +51,51 @@ extension Authority {
                 throw CIBAFailure(.staleToken, "the token was rotated by another completion; start a new request")
             case .completed:
                 guard request.idToken == nil else { throw CIBAFailure(.invalidGrant, "auth_req_id was already redeemed") }
+                // A browser sign-in's request is redeemed only with its code and verifier.
+                guard try await !isBrowserSignIn(authReqID) else { throw CIBAFailure(.invalidGrant, "auth_req_id is unknown") }
                 return try await issueTokens(for: request, application: client.application)
             }
         }
     }
 
+    /// `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.6): the code is spent first, so every failure
+    /// after that (another client, a wrong `redirect_uri` or verifier) also burns it; a code presented twice is
+    /// `invalid_grant`. Then the sign-in's request, completed by the phone, gets its ID token with the `nonce`.
+    private func redeemAuthorizationCode(_ form: FormParameters, application: ApplicationRecord) async throws -> HTTPResponse {
+        let invalid = CIBAFailure(.invalidGrant, "the code is unknown, expired, already used or not this client's")
+        guard let code = form["code"], !code.isEmpty else { throw CIBAFailure(.invalidRequest, "code is required") }
+        guard let redirectURI = form["redirect_uri"], !redirectURI.isEmpty else {
+            throw CIBAFailure(.invalidRequest, "redirect_uri is required")
+        }
+        guard let verifier = form["code_verifier"] else { throw CIBAFailure(.invalidRequest, "code_verifier is required (PKCE)") }
+        guard Self.isPlausibleIdentifier(code) else { throw invalid }
+        let redemption: CodeRedemption
+        do {
+            redemption = try await store.redeemBrowserSignInCode(codeHash: SHA256.hash(data: Array(code.utf8)).bytes)
+        } catch AuthorityStoreError.notFound {
+            throw invalid
+        }
+        guard case .redeemed(let signIn) = redemption, signIn.clientID == application.clientID,
+              let expiresAt = signIn.codeExpiresAt, clock() < expiresAt, signIn.redirectURI == redirectURI,
+              PKCE.verifies(verifier, challenge: signIn.codeChallenge) else { throw invalid }
+        let request = try await store.request(authReqID: signIn.id)
+        guard request.state == .completed, request.idToken == nil else { throw invalid }
+        return try await issueTokens(for: request, application: application, nonce: signIn.nonce)
+    }
+
+    private func isBrowserSignIn(_ id: String) async throws -> Bool {
+        do {
+            _ = try await store.browserSignIn(id: id)
+            return true
+        } catch AuthorityStoreError.notFound {
+            return false
+        }
+    }
+
     /// Signs the ID token, stores it (the first of concurrent redemptions wins; the others get `invalid_grant`) and
     /// answers it with a fresh access token.
-    private func issueTokens(for request: CIBARequestRecord, application: ApplicationRecord) async throws -> HTTPResponse {
-        let idToken = try await makeIDToken(for: request, application: application)
+    private func issueTokens(for request: CIBARequestRecord, application: ApplicationRecord, nonce: String? = nil) async throws -> HTTPResponse {
+        let idToken = try await makeIDToken(for: request, application: application, nonce: nonce)
         let stored = try await store.storeIDToken(authReqID: request.authReqID, idToken: idToken)
         guard stored.idToken == idToken else { throw CIBAFailure(.invalidGrant, "auth_req_id was already redeemed") }
         // The access token is opaque and not kept: FaceSeal has no userinfo or resource endpoint it would unlock.

@@ -9,6 +9,9 @@ enum DeviceKeyRequirement: Sendable {
     case ambient
     /// Token download, completion, abort, rotation, revocation, enrolment: only the user-present key.
     case userPresent
+    /// A further device's approval steps (docs/PROTOCOL.md §8.1): the user-present key of a pending enrolment, the only
+    /// requirement a pending key passes; the handler checks that the enrolment is the invitation's.
+    case pendingEnrolment
 }
 
 /// A device request that passed every check of the edge: its signature, key status, replay, role and protocol.
@@ -54,8 +57,7 @@ extension Authority {
             do {
                 let unverified = try DeviceRequestSignature.parse(request.headers[DeviceSigning.requestHeader])
                 jti = unverified.claims.jti
-                let device = try await authenticateDevice(unverified, request: request, requirement: requirement)
-                hint = device.rotationHint
+                let device = try await authenticateDevice(unverified, request: request, requirement: requirement, hint: &hint)
                 let reply = try await handler(device, request)
                 return signedDeviceResponse(reply, jti: unverified.claims.jti, hint: hint)
             } catch {
@@ -64,9 +66,10 @@ extension Authority {
         }
     }
 
-    /// The checks of the edge after parsing (see `signedDeviceRoute`).
+    /// The checks of the edge after parsing (see `signedDeviceRoute`). `hint` is set as soon as the key's status is
+    /// judged, so the errors of the later checks carry it too.
     func authenticateDevice(_ unverified: UnverifiedDeviceRequest, request: HTTPRequest,
-                            requirement: DeviceKeyRequirement) async throws -> AuthenticatedDevice {
+                            requirement: DeviceKeyRequirement, hint: inout Bool) async throws -> AuthenticatedDevice {
         let claims = unverified.claims
         let key: DeviceKeyRecord
         do {
@@ -87,7 +90,6 @@ extension Authority {
             try await countFailure(.deviceSignature(keyID: key.keyID))
             throw DeviceErrorCode.invalidSignature
         }
-        let hint: Bool
         switch key.acceptance(at: clock()) {
         case .accepted:
             hint = false
@@ -100,9 +102,14 @@ extension Authority {
             throw DeviceFailure(.deviceKeyTerminated, "the user has no application left to enrol through")
         case .replaced:
             throw DeviceFailure(.deviceKeyReplaced, "the application was enrolled on another device")
+        case .pending:
+            guard requirement == .pendingEnrolment else {
+                throw DeviceFailure(.approvalPending, "this key's enrolment waits for its approval")
+            }
+            hint = false
         }
         try await registerDeviceJTI(claims)
-        if requirement == .userPresent && key.role != .userPresent {
+        if requirement != .ambient && key.role != .userPresent {
             throw DeviceFailure(.userPresenceRequired, "this endpoint needs the user-present key")
         }
         let version = try Self.announcedProtocol(request)
@@ -232,12 +239,18 @@ extension Authority {
     /// Checks a proof of possession: a compact ES256 JWS by `key` whose payload is exactly `claims`
     /// (a JSON object of strings, no other member).
     static func verifyProof(_ compact: String, key: P256.Signing.PublicKey, claims: [String: String], name: String) throws {
-        let failure = DeviceFailure.invalidRequest("\(name) does not verify")
-        guard let verified = try? JWS.verify(compact, verifier: key,
-                                             options: JWSParsingOptions(maximumSize: 4096, allowedAlgorithms: [.es256])),
-              let payload = try? JSONDecoder().decode([String: String].self, from: Data(verified.payload)),
-              payload == claims else {
-            throw failure
+        guard proofVerifies(compact, verifier: key, algorithm: .es256, claims: claims) else {
+            throw DeviceFailure.invalidRequest("\(name) does not verify")
         }
+    }
+
+    /// Whether `compact` is a JWS of `algorithm` by `verifier` whose payload is exactly `claims`.
+    static func proofVerifies(_ compact: String, verifier: any JWSVerifier, algorithm: JWSAlgorithm, claims: [String: String]) -> Bool {
+        guard let verified = try? JWS.verify(compact, verifier: verifier,
+                                             options: JWSParsingOptions(maximumSize: 4096, allowedAlgorithms: [algorithm])),
+              let payload = try? JSONDecoder().decode([String: String].self, from: Data(verified.payload)) else {
+            return false
+        }
+        return payload == claims
     }
 }

@@ -87,6 +87,7 @@ extension DeviceKeyStatus {
         case .terminated: .deviceKeyTerminated
         case .replaced: .deviceKeyReplaced
         case .revoked, .superseded, .active: .deviceKeyRevoked
+        case .pending: .approvalPending
         }
     }
 }

@@ -8,8 +8,11 @@ extension Authority {
         router.get("/device/v1/enrolments/:inv", use: unsignedDeviceRoute { [self] request in
             .ok(try await enrolmentDetails(invitationID: request.pathParameter("inv")))
         })
-        router.get("/device/v1/enrolments/:inv/token", use: unsignedDeviceRoute { [self] request in
-            .ok(try await enrolmentToken(invitationID: request.pathParameter("inv")))
+        router.get("/device/v1/enrolments/:inv/token", use: signedDeviceRoute(.pendingEnrolment) { [self] device, request in
+            .ok(try await enrolmentToken(invitationID: request.pathParameter("inv"), device: device, request: request))
+        })
+        router.post("/device/v1/enrolments/:inv/password", use: signedDeviceRoute(.pendingEnrolment) { [self] device, request in
+            .ok(try await provePassword(invitationID: request.pathParameter("inv"), device: device, request: request))
         })
         router.post("/device/v1/enrolments/:inv") { [self] request in await enrolRoute(request) }
 

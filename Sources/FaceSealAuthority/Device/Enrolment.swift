@@ -25,6 +25,35 @@ extension Authority {
         }
     }
 
+    /// How an invitation's enrolment proceeds (docs/PROTOCOL.md §8.1).
+    enum EnrolmentPath: Equatable {
+        /// The device creates the token; a recovery's replaces the user's old one (new keys).
+        case firstDevice(replacingToken: Bool)
+        /// The device waits for this approval before the token is released to it.
+        case furtherDevice(FurtherDeviceApproval)
+
+        /// The user keeps their token: the device matches against it once it is released.
+        var isFurtherDevice: Bool {
+            if case .furtherDevice = self { return true }
+            return false
+        }
+    }
+
+    /// The path for `invitation`: first device without a token; a recovery keeps the keys only by password (a token
+    /// with a password verifier), else starts a new token; `password` approval without a verifier falls back to
+    /// `enrolled_device`, never to something weaker.
+    static func enrolmentPath(_ invitation: InvitationRecord, policy: TenantPolicy, token: FaceTokenRecord?) -> EnrolmentPath {
+        guard let token else { return .firstDevice(replacingToken: false) }
+        let hasVerifier = token.encryptedPasswordVerifier != nil
+        switch invitation.kind {
+        case .recovery:
+            return hasVerifier ? .furtherDevice(.password) : .firstDevice(replacingToken: true)
+        case .enrolment:
+            let method = policy.furtherDeviceApproval
+            return .furtherDevice(method == .password && !hasVerifier ? .enrolledDevice : method)
+        }
+    }
+
     /// `GET /device/v1/enrolments/{inv}` → `EnrolmentDetails`.
     func enrolmentDetails(invitationID: String) async throws -> EnrolmentDetails {
         let invitation = try await usableInvitation(invitationID)
@@ -32,21 +61,14 @@ extension Authority {
         let application = try await store.application(clientID: invitation.clientID)
         let policy = try await store.tenant(id: invitation.tenantID).policy
         let token = try await existingFaceToken(subject: invitation.subject)
+        let path = Self.enrolmentPath(invitation, policy: policy, token: token)
         return EnrolmentDetails(
             invitation: invitation.id, email: user.email, subject: invitation.subject, tenant: invitation.tenantID,
             clientId: application.clientID, appLabel: application.label,
-            branding: application.deviceBranding, tokenExists: token != nil,
+            branding: application.deviceBranding, tokenExists: path.isFurtherDevice,
             passwordRequired: policy.passwordPolicy.mode == .required, livenessRequired: policy.livenessRequired,
-            keyPolicy: policy.wireKeyPolicy, expiresAt: Int64(invitation.expiresAt.timeIntervalSince1970))
-    }
-
-    /// `GET /device/v1/enrolments/{inv}/token` → `FaceTokenDownload`, for a further device's face match.
-    func enrolmentToken(invitationID: String) async throws -> FaceTokenDownload {
-        let invitation = try await usableInvitation(invitationID)
-        guard let token = try await existingFaceToken(subject: invitation.subject) else {
-            throw DeviceFailure(.invalidInvitation, "the user has no face token yet: this is a first enrolment")
-        }
-        return try FaceTokenCustody.download(token, wrappingKey: keys.shareWrappingKey)
+            keyPolicy: policy.wireKeyPolicy, expiresAt: Int64(invitation.expiresAt.timeIntervalSince1970),
+            recovery: invitation.kind == .recovery ? true : nil)
     }
 
     /// `POST /device/v1/enrolments/{inv}`: the edge of the enrolment, whose key comes in the body. Every answer
@@ -63,7 +85,8 @@ extension Authority {
         }
     }
 
-    /// Checks and stores an enrolment: both keys and (first device) the face token, all or nothing. The invitation
+    /// Checks and stores an enrolment: both keys and (first device) the face token, all or nothing; a further device's
+    /// enrolment is stored pending, bound to the invitation, with its approval (docs/PROTOCOL.md §8.1). The invitation
     /// is looked up first: without a usable one nothing is verified and no `jti` is written, so the unauthenticated
     /// caller costs one lookup.
     func enrol(invitationID: String, unverified: UnverifiedDeviceRequest, request: HTTPRequest) async throws -> EnrolmentResponse {
@@ -88,35 +111,155 @@ extension Authority {
         let application = try await store.application(clientID: invitation.clientID)
         let policy = try await store.tenant(id: invitation.tenantID).policy
         let existing = try await existingFaceToken(subject: invitation.subject)
+        let enrolmentID = "enr_" + Self.randomID()
+        let device = DeviceRecord(id: "dev_" + Self.randomID(), label: body.deviceName)
 
-        var initialToken: FaceTokenRecord?
-        switch (body.token, body.serverShare, existing) {
-        case (let envelope?, let share?, nil):
+        var insert = EnrolmentInsert(invitationID: invitation.id, enrolmentID: enrolmentID, device: device,
+                                     ambientKey: ambient.record, userPresentKey: userPresent.record)
+        var approval: EnrolmentApproval?
+        switch (Self.enrolmentPath(invitation, policy: policy, token: existing), body.token, body.serverShare) {
+        case (.firstDevice(let replacing), let envelope?, let share?):
             let header = try FaceTokenCustody.uploadedHeader(of: envelope)
             guard header.gen == 1 else { throw DeviceFailure.invalidRequest("a new token starts at generation 1") }
             guard header.sub == invitation.subject, header.tenant == invitation.tenantID else {
                 throw DeviceFailure.invalidRequest("the token is not the invited user's")
             }
+            guard !replacing || header.tid != existing?.tokenID else {
+                throw DeviceFailure.invalidRequest("a recovery's new token needs a new token id")
+            }
             try Self.checkTokenPolicy(header, policy: policy)
-            initialToken = try FaceTokenCustody.record(envelope: envelope, header: header, subject: invitation.subject,
-                                                       serverShare: share.secret, wrappingKey: keys.shareWrappingKey)
-        case (nil, nil, _?):
-            initialToken = nil
-        case (_, _, nil):
+            insert.initialFaceToken = try FaceTokenCustody.record(
+                envelope: envelope, header: header, subject: invitation.subject, serverShare: share.secret,
+                passwordVerifier: body.passwordVerifier?.bytes, wrappingKey: keys.shareWrappingKey)
+            insert.replacesFaceToken = replacing
+        case (.firstDevice, _, _):
             throw DeviceFailure.invalidRequest("the user's first device sends the new token and its server_share")
-        case (_, _, _?):
+        case (.furtherDevice(let method), nil, nil):
+            guard body.passwordVerifier == nil, let existing else {
+                throw DeviceFailure.invalidRequest("a further device sends no password_verifier")
+            }
+            let expiresAt = clock().addingTimeInterval(TimeInterval(configuration.enrolmentApprovalWindow))
+            let code = EnrolmentApproval.code(userPresentKey: body.userPresentKey.x963.bytes)
+            insert.approval = PendingApproval(method: method, expiresAt: expiresAt)
+            if method == .enrolledDevice {
+                insert.approvalRequests = try await approvalRequests(
+                    for: invitation, enrolmentID: enrolmentID, message: Self.approvalMessage(deviceName: body.deviceName,
+                                                                                            appLabel: application.label, code: code),
+                    expiresAt: expiresAt)
+            }
+            approval = EnrolmentApproval(method: method, expiresAt: Int64(expiresAt.timeIntervalSince1970), code: code,
+                                         tokenHeader: method == .password ? existing.headerJSON : nil)
+        case (.furtherDevice, _, _):
             throw DeviceFailure.invalidRequest("the user already has a face token: a further device sends none")
         }
 
-        let outcome = try await store.enrol(EnrolmentInsert(
-            invitationID: invitation.id, enrolmentID: "enr_" + Self.randomID(), device: DeviceRecord(id: "dev_" + Self.randomID(), label: body.deviceName),
-            ambientKey: ambient.record, userPresentKey: userPresent.record, initialFaceToken: initialToken))
-        await auditDeviceEvent("device.enrolled", tenantID: invitation.tenantID, key: userPresent.record.keyID, target: outcome.enrolment.id)
+        let outcome = try await store.enrol(insert)
+        for approvalRequest in insert.approvalRequests {
+            let claims = LinkClaims(iss: configuration.issuer, rid: approvalRequest.authReqID, kind: .login,
+                                    exp: Int64(approvalRequest.expiresAt.timeIntervalSince1970), nonce: linkNonce(for: approvalRequest.authReqID))
+            try await announce(link: try LinkSignature.make(claims, key: keys.deviceKey), for: approvalRequest)
+        }
+        await auditDeviceEvent(approval == nil ? "device.enrolled" : "device.enrolment_pending", tenantID: invitation.tenantID,
+                               key: userPresent.record.keyID, target: outcome.enrolment.id)
         return EnrolmentResponse(
             identityId: pairwiseSubject(userSubject: invitation.subject, clientID: application.clientID), email: user.email,
             clientId: application.clientID, appLabel: application.label, branding: application.deviceBranding,
             issuer: configuration.issuer, authorityKey: Array(keys.deviceKey.publicKey.rawRepresentation),
-            replacedKeys: outcome.replacedKeyIDs)
+            replacedKeys: outcome.replacedKeyIDs, approval: approval)
+    }
+
+    /// One sign-in-kind approval request per application the user has an active enrolment for, so that every enrolled
+    /// device of the user is asked; none left means no device can approve (that is what a recovery invitation is for).
+    func approvalRequests(for invitation: InvitationRecord, enrolmentID: String, message: String,
+                          expiresAt: Date) async throws -> [CIBARequestRecord] {
+        let clientIDs = Set(try await store.enrolments(subject: invitation.subject).filter { $0.status == .active }.map(\.clientID))
+        guard !clientIDs.isEmpty else {
+            throw DeviceFailure(.invalidInvitation, "no enrolled device of the user can approve this one; ask for a recovery invitation")
+        }
+        return clientIDs.sorted().map { clientID in
+            CIBARequestRecord(authReqID: Self.randomID(), tenantID: invitation.tenantID, clientID: clientID, subject: invitation.subject,
+                              kind: .login, bindingMessage: message, expiresAt: expiresAt, intervalSeconds: configuration.pollInterval,
+                              approvesEnrolment: enrolmentID)
+        }
+    }
+
+    /// The approval request's binding message: `New device <name> (<app label>) code <code>`, printable ASCII, at most
+    /// 64 characters (the name cut to 20, the label to 16).
+    static func approvalMessage(deviceName: String, appLabel: String, code: String) -> String {
+        func printable(_ text: String, _ limit: Int) -> String {
+            let kept = String(String.UnicodeScalarView(text.unicodeScalars.filter { (0x20...0x7E).contains($0.value) }))
+            return String(kept.trimmingCharacters(in: .whitespaces).prefix(limit))
+        }
+        let name = printable(deviceName, 20)
+        return "New device \(name.isEmpty ? "?" : name) (\(printable(appLabel, 16))) code \(code)"
+    }
+
+    /// The enrolment the signing key's invitation is bound to; any other key, or an invitation of another enrolment, is
+    /// `invalid_invitation` (the same answer as for an unknown one).
+    func boundEnrolment(_ invitationID: String, device: AuthenticatedDevice) async throws -> EnrolmentRecord {
+        let invalid = DeviceFailure(.invalidInvitation, "the invitation is unknown, used or expired")
+        guard !invitationID.isEmpty, invitationID.utf8.count <= 256 else { throw invalid }
+        let invitation: InvitationRecord
+        do {
+            invitation = try await store.invitation(id: invitationID)
+        } catch AuthorityStoreError.notFound {
+            throw invalid
+        }
+        guard invitation.enrolmentID == device.key.enrolmentID else { throw invalid }
+        return try await store.enrolment(id: device.key.enrolmentID)
+    }
+
+    /// `GET /device/v1/enrolments/{inv}/token?wait=N` (the bound pending user-present key) → `FaceTokenDownload`, once,
+    /// after the approval and within its window; the enrolment becomes active in the same transaction. Before the
+    /// approval it waits up to N seconds for it, then answers `approval_pending`.
+    func enrolmentToken(invitationID: String, device: AuthenticatedDevice, request: HTTPRequest) async throws -> FaceTokenDownload {
+        let wait = try Self.waitSeconds(request)
+        let enrolment = try await boundEnrolment(invitationID, device: device)
+        let subscription = OutboxNotifier.shared.subscribe(deviceID: enrolment.deviceID)
+        defer { subscription.cancel() }
+        let deadline = ContinuousClock.now + .seconds(wait)
+        while true {
+            do {
+                let released = try await store.releaseEnrolmentToken(enrolmentID: enrolment.id)
+                await auditDeviceEvent("device.enrolled", tenantID: enrolment.tenantID, key: device.key.keyID, target: enrolment.id)
+                return try FaceTokenCustody.download(released.token, wrappingKey: keys.shareWrappingKey)
+            } catch AuthorityStoreError.enrolmentNotActive(_, .pending) {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero, await subscription.wait(upTo: remaining) else {
+                    throw DeviceFailure(.approvalPending, "the enrolment waits for its approval")
+                }
+            }
+        }
+    }
+
+    /// `POST /device/v1/enrolments/{inv}/password` (the bound pending user-present key): one counted check of the
+    /// token's password, by a proof with the verifier key; a right one approves, the budget's last wrong one ends the
+    /// enrolment.
+    func provePassword(invitationID: String, device: AuthenticatedDevice, request: HTTPRequest) async throws -> PasswordProofResult {
+        let body = try Self.decodeBody(PasswordProof.self, request)
+        let enrolment = try await boundEnrolment(invitationID, device: device)
+        guard enrolment.status == .pending, enrolment.approval?.method == .password else {
+            throw DeviceFailure(.invalidInvitation, "the enrolment does not wait for a password")
+        }
+        let token = try await store.faceToken(subject: enrolment.subject)
+        guard let verifier = try FaceTokenCustody.verifier(of: token, wrappingKey: keys.shareWrappingKey) else {
+            throw DeviceFailure(.invalidInvitation, "the token has no password verifier")
+        }
+        let accepted = Self.proofVerifies(body.proof, verifier: verifier, algorithm: .edDSA,
+                                          claims: ["inv": invitationID, "jti": device.claims.jti])
+        let policy = try await store.tenant(id: enrolment.tenantID).policy
+        let left = try await store.recordPasswordProof(enrolmentID: enrolment.id, accepted: accepted, budget: policy.attemptsMax)
+        let kind = accepted ? "device.enrolment_approved" : (left == 0 ? "device.enrolment_denied" : "device.enrolment_password_failed")
+        await auditDeviceEvent(kind, tenantID: enrolment.tenantID, key: device.key.keyID, target: enrolment.id)
+        return PasswordProofResult(accepted: accepted, attemptsLeft: left)
+    }
+
+    /// After an approval request left `pending`: the audit line, and a wake for the new device's long poll.
+    func approvalDecided(_ record: CIBARequestRecord, approved: Bool) async {
+        guard let enrolmentID = record.approvesEnrolment, let enrolment = try? await store.enrolment(id: enrolmentID) else { return }
+        await auditDeviceEvent(approved ? "device.enrolment_approved" : "device.enrolment_denied", tenantID: enrolment.tenantID,
+                               key: record.authReqID, target: enrolmentID)
+        OutboxNotifier.shared.wake(deviceID: enrolment.deviceID)
     }
 
     /// A new token must follow the tenant's policy: a password where one is required (with bounded scrypt

@@ -21,9 +21,48 @@ enum FaceTokenCustody {
         return aad
     }
 
+    /// Bytes of a password verifier (an Ed25519 public key).
+    static let verifierByteCount = 32
+
+    /// The additional data binding a password verifier to one token (its id, not a generation: a rotation without a
+    /// verifier keeps the stored one).
+    static func verifierAAD(subject: String, tokenID: String) -> [UInt8] {
+        Array("faceseal/password-verifier/v1".utf8) + [0] + Array(subject.utf8) + [0] + Array(tokenID.utf8)
+    }
+
+    /// An uploaded password verifier, sealed like the share (a database thief cannot guess passwords against it).
+    static func sealVerifier(_ verifier: [UInt8], subject: String, tokenID: String, wrappingKey: SymmetricKey) throws -> [UInt8] {
+        guard verifier.count == verifierByteCount, (try? Curve25519.Signing.PublicKey(rawRepresentation: verifier)) != nil else {
+            throw DeviceFailure.invalidRequest("password_verifier must be an Ed25519 public key")
+        }
+        do {
+            return Array(try AES.GCM.seal(verifier, using: wrappingKey, authenticating: verifierAAD(subject: subject, tokenID: tokenID)).combined)
+        } catch {
+            throw DeviceFailure(.serverError, "verifier encryption failed")
+        }
+    }
+
+    /// The stored token's password verifier, or nil when it has none.
+    static func verifier(of token: FaceTokenRecord, wrappingKey: SymmetricKey) throws -> Curve25519.Signing.PublicKey? {
+        guard let sealed = token.encryptedPasswordVerifier else { return nil }
+        do {
+            let box = try AES.GCM.SealedBox(combined: sealed)
+            let raw = try AES.GCM.open(box, using: wrappingKey, authenticating: verifierAAD(subject: token.subject, tokenID: token.tokenID))
+            return try Curve25519.Signing.PublicKey(rawRepresentation: raw)
+        } catch {
+            throw DeviceFailure(.serverError, "stored verifier unreadable")
+        }
+    }
+
     /// A record for an uploaded token envelope (checked by ``uploadedHeader(of:)``) and its share.
     static func record(envelope: FaceTokenEnvelope, header: FaceTokenHeader, subject: String, serverShare: SecretBytes,
-                       wrappingKey: SymmetricKey) throws -> FaceTokenRecord {
+                       passwordVerifier: [UInt8]? = nil, wrappingKey: SymmetricKey) throws -> FaceTokenRecord {
+        guard passwordVerifier == nil || header.passwordRequired else {
+            throw DeviceFailure.invalidRequest("password_verifier belongs to a password-protected token")
+        }
+        let sealedVerifier = try passwordVerifier.map {
+            try sealVerifier($0, subject: subject, tokenID: header.tid, wrappingKey: wrappingKey)
+        }
         guard serverShare.count == shareByteCount else {
             throw DeviceFailure.invalidRequest("server_share must be \(shareByteCount) bytes")
         }
@@ -43,7 +82,7 @@ enum FaceTokenCustody {
             body += envelope.sealed.bytes
         }
         return FaceTokenRecord(subject: subject, tokenID: header.tid, generation: generation, headerJSON: envelope.header.bytes,
-                               sealedBody: body, encryptedServerShare: Array(box.combined))
+                               sealedBody: body, encryptedServerShare: Array(box.combined), encryptedPasswordVerifier: sealedVerifier)
     }
 
     /// The envelope and the decrypted share of a stored token, as a download.

@@ -11,21 +11,36 @@ extension Authority {
         guard entry.oldKid == device.key.keyID else {
             throw DeviceFailure.invalidRequest("old_kid must be the key that signs the rotation")
         }
-        guard device.key.status == .active else {
-            throw DeviceFailure.invalidRequest("this key was already rotated; sign with its successor")
-        }
         let userPresent = try Self.newDeviceKey(entry.userPresentKey, field: "user_present_key")
         let ambient = try Self.newDeviceKey(entry.ambientKey, field: "ambient_key")
         guard ambient.record.keyID != userPresent.record.keyID else { throw DeviceFailure.invalidRequest("the two keys need different ids") }
         let proofClaims = ["jti": device.claims.jti, "old": entry.oldKid]
         try Self.verifyProof(entry.proof, key: userPresent.public, claims: proofClaims, name: "proof")
         try Self.verifyProof(entry.ambientProof, key: ambient.public, claims: proofClaims, name: "ambient_proof")
+        guard device.key.status == .active else {
+            // A repeat of the rotation that was registered (its answer lost) succeeds again; anything else is refused.
+            guard try await isRegisteredSuccessor(of: device.key, ambient: ambient.record, userPresent: userPresent.record),
+                  let overlapUntil = device.key.overlapUntil else {
+                throw DeviceFailure.invalidRequest("this key was already rotated; sign with its successor")
+            }
+            return KeyRotationResponse(kid: userPresent.record.keyID, overlapUntil: Int64(overlapUntil.timeIntervalSince1970))
+        }
         let overlapUntil = clock().addingTimeInterval(TimeInterval(configuration.rotationOverlap))
         _ = try await store.rotateKeys(enrolmentID: device.key.enrolmentID, ambient: ambient.record,
                                        userPresent: userPresent.record, overlapUntil: overlapUntil)
         let tenantID = try? await store.enrolment(id: device.key.enrolmentID).tenantID
         await auditDeviceEvent("device.keys_rotated", tenantID: tenantID, key: device.key.keyID, target: userPresent.record.keyID)
         return KeyRotationResponse(kid: userPresent.record.keyID, overlapUntil: Int64(overlapUntil.timeIntervalSince1970))
+    }
+
+    /// Whether `old` (a superseded user-present key) was replaced by exactly these two keys, the enrolment's active ones.
+    func isRegisteredSuccessor(of old: DeviceKeyRecord, ambient: NewDeviceKey, userPresent: NewDeviceKey) async throws -> Bool {
+        guard old.supersededBy == userPresent.keyID else { return false }
+        let current = try await store.deviceKeys(enrolmentID: old.enrolmentID).filter { $0.status == .active }
+        let wanted = [(DeviceKeyRole.ambient, ambient), (.userPresent, userPresent)]
+        return current.count == 2 && wanted.allSatisfy { role, key in
+            current.contains { $0.role == role && $0.keyID == key.keyID && $0.publicKeyJWK == key.publicKeyJWK }
+        }
     }
 
     /// `POST /device/v1/keys/revocation`: ends the signing key's enrolment (both keys) as revoked.
@@ -67,6 +82,8 @@ extension Authority {
                 if let application = applications[key.clientID] {
                     entries.append(BrandingEntry(kid: kid, clientId: application.clientID, branding: application.deviceBranding))
                 }
+            case .pending:
+                continue
             case .revoked, .terminated, .replaced:
                 dead.append(DeadKey(kid: kid, terminated: enrolment.status == .terminated, replaced: enrolment.status == .replaced))
             }

@@ -25,20 +25,23 @@ extension Authority {
     /// The most links one poll returns.
     static let outboxBatch = 100
 
+    /// The long poll's `wait=N` (0…30 s; absent: 0), the only query parameter of a waiting read.
+    static func waitSeconds(_ request: HTTPRequest) throws -> Int {
+        guard request.query.items.allSatisfy({ $0.name == "wait" }), request.query.values(for: "wait").count <= 1 else {
+            throw DeviceFailure.invalidRequest("the query is at most wait=<seconds>")
+        }
+        guard let text = request.query["wait"] else { return 0 }
+        guard text.utf8.count <= 2, let seconds = Int(text), (0...Self.outboxMaximumWait).contains(seconds) else {
+            throw DeviceFailure.invalidRequest("wait is 0…\(Self.outboxMaximumWait) seconds")
+        }
+        return seconds
+    }
+
     /// `GET /device/v1/outbox?wait=N`: the links queued for the signing key's device. Answers at once when
     /// there are some, else waits up to N seconds (0–30) for one to be announced; the links returned are
     /// acknowledged (removed).
     func pollOutbox(device: AuthenticatedDevice, request: HTTPRequest) async throws -> OutboxResponse {
-        guard request.query.items.allSatisfy({ $0.name == "wait" }), request.query.values(for: "wait").count <= 1 else {
-            throw DeviceFailure.invalidRequest("the query is at most wait=<seconds>")
-        }
-        var wait = 0
-        if let text = request.query["wait"] {
-            guard text.utf8.count <= 2, let seconds = Int(text), (0...Self.outboxMaximumWait).contains(seconds) else {
-                throw DeviceFailure.invalidRequest("wait is 0…\(Self.outboxMaximumWait) seconds")
-            }
-            wait = seconds
-        }
+        let wait = try Self.waitSeconds(request)
         let deviceID = device.key.deviceID
         let subscription = OutboxNotifier.shared.subscribe(deviceID: deviceID)
         defer { subscription.cancel() }

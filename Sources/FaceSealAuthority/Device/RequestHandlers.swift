@@ -38,8 +38,16 @@ extension Authority {
     }
 
     /// `GET /device/v1/requests/{rid}` → `RequestDetails`.
+    /// A browser sign-in's id is claimed here by the first key of its application that asks.
     func requestDetails(rid: String, device: AuthenticatedDevice) async throws -> RequestDetails {
-        let record = try await ownRequest(rid, device: device)
+        let record: CIBARequestRecord
+        do {
+            record = try await ownRequest(rid, device: device)
+        } catch let failure as DeviceFailure where failure.code == .unknownRequest {
+            guard let claimed = try await claimBrowserSignIn(rid, device: device),
+                  claimed.subject == device.key.subject, claimed.clientID == device.key.clientID else { throw failure }
+            record = claimed
+        }
         try requirePending(record)
         let application = try await store.application(clientID: record.clientID)
         let policy = try await store.tenant(id: record.tenantID).policy
@@ -112,11 +120,15 @@ extension Authority {
             try TokenRotationRule.check(stored: stored, rotated: header, policy: policy)
         }
         let rotated = try FaceTokenCustody.record(envelope: body.token, header: header, subject: record.subject,
-                                                  serverShare: body.serverShare.secret, wrappingKey: keys.shareWrappingKey)
+                                                  serverShare: body.serverShare.secret, passwordVerifier: body.passwordVerifier?.bytes,
+                                                  wrappingKey: keys.shareWrappingKey)
         let outcome = try await store.complete(CompletionCommit(
             authReqID: rid, keyID: device.key.keyID, expectedGeneration: Int64(body.baseGeneration), rotatedToken: rotated,
             receiptSHA256: receipt, passwordUsed: stored.passwordRequired))
-        if record.state == .pending { await requestFinished(authReqID: rid) }
+        if record.state == .pending {
+            await requestFinished(authReqID: rid)
+            if case .completed = outcome { await approvalDecided(record, approved: true) }
+        }
         switch outcome {
         case .completed(let stored):
             return CompletionResponse(rid: rid, generation: Int(stored.stagedGeneration ?? rotated.generation),
@@ -143,7 +155,10 @@ extension Authority {
         let record = try await ownRequest(rid, device: device)
         try requirePending(record)
         let budget = try await store.recordFaceCheckFailure(authReqID: rid, keyID: device.key.keyID, body.kind)
-        if budget.isSpent { await requestFinished(authReqID: rid) }
+        if budget.isSpent {
+            await requestFinished(authReqID: rid)
+            await approvalDecided(record, approved: false)
+        }
         return AttemptsRemaining(rid: rid, attemptsLeft: budget.attemptsLeft, captureRetriesLeft: budget.captureRetriesLeft)
     }
 
@@ -153,6 +168,9 @@ extension Authority {
         guard body.rid == rid else { throw DeviceFailure.invalidRequest("rid does not match the path") }
         let record = try await ownRequest(rid, device: device)
         _ = try await store.denyRequest(authReqID: rid, reason: body.reason.rawValue)
-        if record.state == .pending { await requestFinished(authReqID: rid) }
+        if record.state == .pending {
+            await requestFinished(authReqID: rid)
+            await approvalDecided(record, approved: false)
+        }
     }
 }

@@ -9,6 +9,7 @@ import Foundation
 extension Authority {
     static let applicationFields: Set<String> = [
         "label", "branding", "delivery_mode", "notification_endpoint", "delivery_endpoint", "id_token_signed_response_alg", "jwks",
+        "redirect_uris",
     ]
 
     /// `POST /tenants/{tenant}/applications`.
@@ -104,6 +105,11 @@ extension Authority {
         if body.contains("delivery_endpoint") {
             application.deliveryEndpoint = try body.string("delivery_endpoint", maxBytes: 4096, nullable: true)
                 .map { value throws(ManagementError) in try ManagementValidation.endpoint(value, field: "delivery_endpoint") }
+        }
+        if let uris = try body.strings("redirect_uris", maxCount: ManagementValidation.maxRedirectURIs, maxBytes: 2048) {
+            var checked: [String] = []
+            for uri in uris where !checked.contains(uri) { checked.append(try ManagementValidation.redirectURI(uri)) }
+            application.redirectURIs = checked
         }
         if let algorithm = try body.string("id_token_signed_response_alg", maxBytes: 32) {
             application.idTokenSignedResponseAlg = try ManagementValidation.idTokenAlgorithm(algorithm)

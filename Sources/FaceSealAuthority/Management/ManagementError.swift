@@ -115,6 +115,7 @@ public enum ManagementError: Error, Sendable, Equatable, HTTPResponseConvertible
         case .faceToken: "face token"
         case .cibaRequest: "request"
         case .signingKey: "signing key"
+        case .browserSignIn: "browser sign-in"
         }
     }
 }

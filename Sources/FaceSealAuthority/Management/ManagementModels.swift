@@ -37,8 +37,11 @@ public struct ManagedPolicy: Codable, Sendable, Equatable {
     public var oneDevicePerUser: Bool
     /// CIBA request lifetime in seconds, 30…3600.
     public var requestLifetimeSeconds: Int
+    /// What releases the face token to a further device: `enrolled_device` (default), `password` or `none`.
+    public var furtherDeviceApproval: FurtherDeviceApproval
 
     enum CodingKeys: String, CodingKey, CaseIterable {
+        case furtherDeviceApproval = "further_device_approval"
         case keyAlgorithms = "key_algorithms"
         case attemptsMax = "attempts_max"
         case captureRetriesMax = "capture_retries_max"
@@ -58,6 +61,7 @@ public struct ManagedPolicy: Codable, Sendable, Equatable {
         passwordPolicy = Password(mode: policy.passwordPolicy.mode, minimumLength: policy.passwordPolicy.minimumLength)
         oneDevicePerUser = policy.oneDevicePerUser
         requestLifetimeSeconds = policy.requestLifetimeSeconds
+        furtherDeviceApproval = policy.furtherDeviceApproval
     }
 }
 
@@ -139,6 +143,8 @@ public struct ManagedApplication: Codable, Sendable, Equatable {
     public var deliveryEndpoint: String?
     /// ID-token algorithm.
     public var idTokenSignedResponseAlg: String
+    /// Where the authorization endpoint may send a browser back (exact strings).
+    public var redirectURIs: [String]
     /// Creation time.
     public var createdAt: Date
     /// The client secret, only in the responses that create it (shown once).
@@ -153,6 +159,7 @@ public struct ManagedApplication: Codable, Sendable, Equatable {
         case notificationEndpoint = "notification_endpoint"
         case deliveryEndpoint = "delivery_endpoint"
         case idTokenSignedResponseAlg = "id_token_signed_response_alg"
+        case redirectURIs = "redirect_uris"
         case createdAt = "created_at"
         case clientSecret = "client_secret"
     }
@@ -174,6 +181,7 @@ public struct ManagedApplication: Codable, Sendable, Equatable {
         notificationEndpoint = record.notificationEndpoint
         deliveryEndpoint = record.deliveryEndpoint
         idTokenSignedResponseAlg = record.idTokenSignedResponseAlg
+        redirectURIs = record.redirectURIs
         createdAt = record.createdAt
         self.clientSecret = clientSecret
     }
@@ -238,9 +246,11 @@ public struct ManagedInvitation: Codable, Sendable, Equatable {
     public var link: String
     /// The same link as a universal link `<issuer>/l/<JWS>` (for a QR code or an e-mail).
     public var universalLink: String
+    /// `enrolment` or `recovery` (docs/PROTOCOL.md §8.1).
+    public var kind: InvitationKind
 
     enum CodingKeys: String, CodingKey {
-        case id, status, subject, link
+        case id, status, subject, link, kind
         case tenantID = "tenant_id"
         case clientID = "client_id"
         case createdAt = "created_at"

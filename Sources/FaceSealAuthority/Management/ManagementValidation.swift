@@ -59,6 +59,15 @@ enum ManagementValidation {
         }
     }
 
+    /// The most redirect URIs one application registers.
+    static let maxRedirectURIs = 16
+
+    /// A redirect URI of the authorization code flow: the rules of `endpoint` (https, or http on loopback; no
+    /// fragment, RFC 6749 §3.1.2), so never a script or data URL. `/authorize` compares it as an exact string.
+    static func redirectURI(_ value: String) throws(ManagementError) -> String {
+        try endpoint(value, field: "redirect_uris")
+    }
+
     /// `localhost`, `127.0.0.0/8` or `::1`.
     static func isLoopback(host: String) -> Bool {
         let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))

@@ -76,6 +76,12 @@ extension Authority {
         }
         if let oneDevice = try object.bool("one_device_per_user") { policy.oneDevicePerUser = oneDevice }
         if let lifetime = try object.integer("request_lifetime_seconds", in: 30...3600) { policy.requestLifetimeSeconds = lifetime }
+        if let approval = try object.string("further_device_approval", maxBytes: 32) {
+            guard let parsed = FurtherDeviceApproval(rawValue: approval) else {
+                throw .invalidField(field: object.path + "further_device_approval", reason: "must be enrolled_device, password or none")
+            }
+            policy.furtherDeviceApproval = parsed
+        }
         if let password = try object.object("password_policy", allowed: passwordFields) {
             if let mode = try password.string("mode", maxBytes: 32) {
                 guard let parsed = PasswordMode(rawValue: mode) else {

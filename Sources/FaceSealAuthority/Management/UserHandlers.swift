@@ -58,7 +58,14 @@ extension Authority {
     /// SHA-256 as `secretHash`.
     @Sendable func createInvitation(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let tenant = try await pathTenant(request, caller)
-        let body = try JSONObjectReader.body(of: request, maxBytes: 4096, allowed: ["subject", "email", "client_id", "expires_in"])
+        let body = try JSONObjectReader.body(of: request, maxBytes: 4096, allowed: ["subject", "email", "client_id", "expires_in", "kind"])
+        var kind = InvitationKind.enrolment
+        if let text = try body.string("kind", maxBytes: 32) {
+            guard let parsed = InvitationKind(rawValue: text) else {
+                throw ManagementError.invalidField(field: "kind", reason: "must be enrolment or recovery")
+            }
+            kind = parsed
+        }
         let subject = try body.string("subject", maxBytes: 256)
         let email = try body.string("email", maxBytes: 1024)
         guard (subject == nil) != (email == nil) else {
@@ -81,13 +88,17 @@ extension Authority {
             throw ManagementError.notFound("application")
         }
         guard application.tenantID == tenant.id else { throw ManagementError.notFound("application") }
+        // A recovery is for a user with no device left: it must not take over one that could approve (or object).
+        if kind == .recovery, try await store.enrolments(subject: user.subject).contains(where: { $0.status == .active }) {
+            throw ManagementError.conflict("the user still has an enrolled device: revoke or terminate it before a recovery")
+        }
 
         let id = ManagementCredentials.identifier("inv", byteCount: 32)
         let expiresAt = Date(timeIntervalSince1970: TimeInterval(now + Int64(lifetime)))
         let invitation = try await store.createInvitation(InvitationRecord(
             id: id, tenantID: tenant.id, subject: user.subject, clientID: application.clientID,
-            secretHash: ManagementCredentials.hash(id), expiresAt: expiresAt))
-        try await audit(caller, tenant: tenant.id, kind: "invitation.created", target: user.subject,
+            secretHash: ManagementCredentials.hash(id), expiresAt: expiresAt, kind: kind))
+        try await audit(caller, tenant: tenant.id, kind: kind == .recovery ? "invitation.recovery_created" : "invitation.created", target: user.subject,
                         detail: ["client_id": .string(application.clientID), "expires_at": .integer(Int64(expiresAt.timeIntervalSince1970))])
         return try ManagementJSON.response(try managedInvitation(invitation), status: .created)
     }
@@ -114,6 +125,6 @@ extension Authority {
         return ManagedInvitation(
             id: invitation.id, tenantID: invitation.tenantID, subject: invitation.subject, clientID: invitation.clientID,
             createdAt: invitation.createdAt, expiresAt: invitation.expiresAt, consumedAt: invitation.consumedAt, status: status,
-            link: link, universalLink: issuer + LinkLimits.universalLinkPath + link)
+            link: link, universalLink: issuer + LinkLimits.universalLinkPath + link, kind: invitation.kind)
     }
 }

@@ -54,6 +54,14 @@ public protocol AuthorityStore: Sendable {
     /// both keys, the face token when given (first device), and — when the tenant allows one device per
     /// user — sets the user's keys for the same application on other devices to `replaced`.
     func enrol(_ request: EnrolmentInsert) async throws -> EnrolmentOutcome
+    /// Releases a further device's token (docs/PROTOCOL.md §8.1), once, in one transaction: the enrolment must be
+    /// `pending`, approved, unreleased and within its window (else `.invitationUnusable`; not yet approved:
+    /// `.enrolmentNotActive(status: .pending)`). It and its keys become active, other devices' keys are replaced under
+    /// one device per user, and the enrolment's other approval requests expire.
+    func releaseEnrolmentToken(enrolmentID: String) async throws -> EnrolmentRelease
+    /// Counts a further device's password proof of a pending `password` enrolment: a right one approves it, a wrong one
+    /// counts, and the `budget`-th wrong one ends the enrolment (`revoked`). Answers the wrong proofs left.
+    func recordPasswordProof(enrolmentID: String, accepted: Bool, budget: Int) async throws -> Int
     /// The device with `id`, or `.notFound(.device)`.
     func device(id: String) async throws -> DeviceRecord
     /// The enrolment with `id`, or `.notFound(.enrolment)`.
@@ -122,6 +130,21 @@ public protocol AuthorityStore: Sendable {
     func storeIDToken(authReqID: String, idToken: String) async throws -> CIBARequestRecord
     /// Moves every pending request past its expiry to `expired`; returns how many.
     func expireOverdueRequests() async throws -> Int
+
+    // MARK: Browser sign-ins (authorization code flow)
+
+    /// Stores a new browser sign-in. First removes the caller's application's sign-ins that expired unclaimed (no
+    /// request has their id), so unauthenticated pages cannot pile up; then, with a `liveLimit`, throws
+    /// `BrowserSignInLimitReached` when the application already has that many unexpired sign-ins.
+    func createBrowserSignIn(_ signIn: BrowserSignInRecord, liveLimit: Int?) async throws -> BrowserSignInRecord
+    /// The browser sign-in `id`, or `.notFound(.browserSignIn)`.
+    func browserSignIn(id: String) async throws -> BrowserSignInRecord
+    /// Records the sign-in's one authorization code (its hash) in one transaction; `.conflict(.browserSignIn)` when a
+    /// code was issued before.
+    func issueBrowserSignInCode(id: String, codeHash: [UInt8], expiresAt: Date) async throws -> BrowserSignInRecord
+    /// Spends the code whose hash is `codeHash` (`.notFound(.browserSignIn)` for none): the first call marks it used
+    /// and answers `.redeemed`, every later one `.alreadyRedeemed`.
+    func redeemBrowserSignInCode(codeHash: [UInt8]) async throws -> CodeRedemption
 
     // MARK: Device-request replay cache
 

@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 // Invitations, enrolment, devices, device keys and face tokens.
@@ -11,10 +12,12 @@ extension SQLAuthorityStore {
     // MARK: Row decoding
 
     static func invitation(from row: SQLRow) throws -> InvitationRecord {
-        InvitationRecord(
+        guard let kind = InvitationKind(rawValue: try row.text("kind")) else { throw SQLError.typeMismatch(column: "kind") }
+        return InvitationRecord(
             id: try row.text("id"), tenantID: try row.text("tenant_id"), subject: try row.text("subject"),
             clientID: try row.text("client_id"), secretHash: try row.blob("secret_hash"), expiresAt: try row.date("expires_at"),
-            createdAt: try row.date("created_at"), consumedAt: try row.optionalDate("consumed_at")
+            createdAt: try row.date("created_at"), consumedAt: try row.optionalDate("consumed_at"), kind: kind,
+            enrolmentID: try row.optionalText("enrolment_id")
         )
     }
 
@@ -28,10 +31,17 @@ extension SQLAuthorityStore {
     }
 
     static func enrolment(from row: SQLRow) throws -> EnrolmentRecord {
-        EnrolmentRecord(
+        var approval: PendingApproval?
+        if let method = try row.optionalText("approval") {
+            guard let parsed = FurtherDeviceApproval(rawValue: method) else { throw SQLError.typeMismatch(column: "approval") }
+            approval = PendingApproval(
+                method: parsed, expiresAt: try row.date("approval_expires_at"), approvedAt: try row.optionalDate("approved_at"),
+                releasedAt: try row.optionalDate("released_at"), passwordFailures: Int(try row.int("password_failures")))
+        }
+        return EnrolmentRecord(
             id: try row.text("id"), deviceID: try row.text("device_id"), tenantID: try row.text("tenant_id"),
             subject: try row.text("subject"), clientID: try row.text("client_id"), status: try status(row),
-            createdAt: try row.date("created_at"), statusChangedAt: try row.date("status_changed_at")
+            createdAt: try row.date("created_at"), statusChangedAt: try row.date("status_changed_at"), approval: approval
         )
     }
 
@@ -50,7 +60,8 @@ extension SQLAuthorityStore {
         FaceTokenRecord(
             subject: try row.text("subject"), tokenID: try row.text("token_id"), generation: try row.int("generation"),
             headerJSON: try row.blob("header_json"), sealedBody: try row.blob("sealed_body"),
-            encryptedServerShare: try row.blob("encrypted_server_share"), updatedAt: try row.date("updated_at")
+            encryptedServerShare: try row.blob("encrypted_server_share"), updatedAt: try row.date("updated_at"),
+            encryptedPasswordVerifier: try row.optionalBlob("password_verifier")
         )
     }
 
@@ -91,9 +102,13 @@ extension SQLAuthorityStore {
         guard !token.encryptedServerShare.isEmpty, token.encryptedServerShare.count <= 1024 else {
             throw AuthorityStoreError.invalidInput(field: "faceToken.encryptedServerShare", reason: "must be 1…1024 bytes")
         }
+        if let verifier = token.encryptedPasswordVerifier, verifier.isEmpty || verifier.count > 1024 {
+            throw AuthorityStoreError.invalidInput(field: "faceToken.encryptedPasswordVerifier", reason: "must be 1…1024 bytes")
+        }
     }
 
-    static func insertKey(_ tx: any SQLTransaction, _ key: NewDeviceKey, role: DeviceKeyRole, enrolmentID: String, now: Date) throws {
+    static func insertKey(_ tx: any SQLTransaction, _ key: NewDeviceKey, role: DeviceKeyRole, enrolmentID: String, now: Date,
+                          status: DeviceKeyStatus = .active) throws {
         if try tx.queryOne("SELECT key_id FROM device_keys WHERE key_id = ?", [.text(key.keyID)]) != nil {
             throw AuthorityStoreError.conflict(.deviceKey, id: key.keyID)
         }
@@ -101,9 +116,9 @@ extension SQLAuthorityStore {
             """
             INSERT INTO device_keys (key_id, enrolment_id, role, public_key_jwk, status, superseded_by, overlap_until,
                 created_at, status_changed_at)
-            VALUES (?, ?, ?, ?, 'active', NULL, NULL, ?, ?)
+            VALUES (?, ?, ?, ?, ?, NULL, NULL, ?, ?)
             """,
-            [.text(key.keyID), .text(enrolmentID), .text(role.rawValue), .text(key.publicKeyJWK), .date(now), .date(now)]
+            [.text(key.keyID), .text(enrolmentID), .text(role.rawValue), .text(key.publicKeyJWK), .text(status.rawValue), .date(now), .date(now)]
         )
     }
 
@@ -114,9 +129,36 @@ extension SQLAuthorityStore {
             [.text(status.rawValue), .date(now), .text(enrolmentID)]
         )
         try tx.execute(
-            "UPDATE device_keys SET status = ?, status_changed_at = ? WHERE enrolment_id = ? AND status IN ('active', 'superseded')",
+            "UPDATE device_keys SET status = ?, status_changed_at = ? WHERE enrolment_id = ? AND status IN ('active', 'superseded', 'pending')",
             [.text(status.rawValue), .date(now), .text(enrolmentID)]
         )
+    }
+
+    /// One device per user: the user's other active enrolments of `clientID` become `replaced`; answers their key ids.
+    static func replaceOtherDevices(_ tx: any SQLTransaction, subject: String, clientID: String, deviceID: String, dialect: SQLDialect,
+                                    now: Date) throws -> [String] {
+        var replaced: [String] = []
+        let others = try tx.query(
+            "SELECT id FROM enrolments WHERE subject = ? AND client_id = ? AND device_id <> ? AND status = 'active' ORDER BY id" + dialect.forUpdate,
+            [.text(subject), .text(clientID), .text(deviceID)]
+        )
+        for row in others {
+            let enrolmentID = try row.text("id")
+            replaced += try tx.query(
+                "SELECT key_id FROM device_keys WHERE enrolment_id = ? AND status IN ('active', 'superseded') ORDER BY key_id",
+                [.text(enrolmentID)]
+            ).map { try $0.text("key_id") }
+            try end(tx, enrolmentID: enrolmentID, status: .replaced, now: now)
+        }
+        return replaced
+    }
+
+    /// An approval request left `pending` by a denial: its pending enrolment ends (`revoked`) in the same transaction.
+    static func endApprovedEnrolment(_ tx: any SQLTransaction, of request: CIBARequestRecord, now: Date) throws {
+        guard let enrolmentID = request.approvesEnrolment else { return }
+        guard let row = try tx.queryOne("SELECT status FROM enrolments WHERE id = ?", [.text(enrolmentID)]),
+              try row.text("status") == DeviceKeyStatus.pending.rawValue else { return }
+        try end(tx, enrolmentID: enrolmentID, status: .revoked, now: now)
     }
 
     // MARK: Invitations
@@ -137,11 +179,11 @@ extension SQLAuthorityStore {
             }
             try tx.execute(
                 """
-                INSERT INTO invitations (id, tenant_id, subject, client_id, secret_hash, created_at, expires_at, consumed_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, NULL)
+                INSERT INTO invitations (id, tenant_id, subject, client_id, secret_hash, created_at, expires_at, consumed_at, kind)
+                VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)
                 """,
                 [.text(invitation.id), .text(invitation.tenantID), .text(invitation.subject), .text(invitation.clientID),
-                 .blob(invitation.secretHash), .date(now), .date(invitation.expiresAt)]
+                 .blob(invitation.secretHash), .date(now), .date(invitation.expiresAt), .text(invitation.kind.rawValue)]
             )
             guard let row = try tx.queryOne("SELECT * FROM invitations WHERE id = ?", [.text(invitation.id)]) else {
                 throw AuthorityStoreError.notFound(.invitation, id: invitation.id)
@@ -192,7 +234,20 @@ extension SQLAuthorityStore {
                 guard token.subject == invitation.subject else {
                     throw AuthorityStoreError.invalidInput(field: "initialFaceToken.subject", reason: "not the invited user")
                 }
-                guard existingToken == nil else { throw AuthorityStoreError.conflict(.faceToken, id: invitation.subject) }
+                if request.replacesFaceToken {
+                    // A recovery replaces the token only when no device of the user is left to approve a further one.
+                    guard invitation.kind == .recovery else {
+                        throw AuthorityStoreError.invalidInput(field: "replacesFaceToken", reason: "only a recovery invitation replaces a token")
+                    }
+                    if try tx.queryOne("SELECT id FROM enrolments WHERE subject = ? AND status = 'active'", [.text(invitation.subject)]) != nil {
+                        throw AuthorityStoreError.invitationUnusable(id: invitation.id, reason: "the user still has an enrolled device")
+                    }
+                } else if existingToken != nil {
+                    throw AuthorityStoreError.conflict(.faceToken, id: invitation.subject)
+                }
+                guard request.approval == nil else {
+                    throw AuthorityStoreError.invalidInput(field: "approval", reason: "a first device's enrolment needs no approval")
+                }
             } else if existingToken == nil {
                 throw AuthorityStoreError.invalidInput(field: "initialFaceToken", reason: "the user's first device must create the face token")
             }
@@ -205,42 +260,50 @@ extension SQLAuthorityStore {
                 [.text(request.device.id), .text(request.device.label), .date(now)]
             )
 
+            // A pending enrolment replaces nothing yet: one device per user takes effect when its token is released.
             var replaced: [String] = []
-            if tenant.policy.oneDevicePerUser {
-                let others = try tx.query(
-                    "SELECT id FROM enrolments WHERE subject = ? AND client_id = ? AND device_id <> ? AND status = 'active' ORDER BY id" + dialect.forUpdate,
-                    [.text(invitation.subject), .text(invitation.clientID), .text(request.device.id)]
-                )
-                for row in others {
-                    let enrolmentID = try row.text("id")
-                    replaced += try tx.query(
-                        "SELECT key_id FROM device_keys WHERE enrolment_id = ? AND status IN ('active', 'superseded') ORDER BY key_id",
-                        [.text(enrolmentID)]
-                    ).map { try $0.text("key_id") }
-                    try Self.end(tx, enrolmentID: enrolmentID, status: .replaced, now: now)
-                }
+            if tenant.policy.oneDevicePerUser && request.approval == nil {
+                replaced = try Self.replaceOtherDevices(tx, subject: invitation.subject, clientID: invitation.clientID,
+                                                        deviceID: request.device.id, dialect: dialect, now: now)
             }
 
+            let status: DeviceKeyStatus = request.approval == nil ? .active : .pending
+            let approval = request.approval
             try tx.execute(
                 """
-                INSERT INTO enrolments (id, device_id, tenant_id, subject, client_id, status, created_at, status_changed_at)
-                VALUES (?, ?, ?, ?, ?, 'active', ?, ?)
+                INSERT INTO enrolments (id, device_id, tenant_id, subject, client_id, status, created_at, status_changed_at,
+                    approval, approval_expires_at, approved_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [.text(request.enrolmentID), .text(request.device.id), .text(invitation.tenantID), .text(invitation.subject),
-                 .text(invitation.clientID), .date(now), .date(now)]
+                 .text(invitation.clientID), .text(status.rawValue), .date(now), .date(now),
+                 .optionalText(approval?.method.rawValue), approval.map { .date($0.expiresAt) } ?? .null,
+                 approval?.method == FurtherDeviceApproval.none ? .date(now) : .null]
             )
-            try Self.insertKey(tx, request.ambientKey, role: .ambient, enrolmentID: request.enrolmentID, now: now)
-            try Self.insertKey(tx, request.userPresentKey, role: .userPresent, enrolmentID: request.enrolmentID, now: now)
-            try tx.execute("UPDATE invitations SET consumed_at = ? WHERE id = ?", [.date(now), .text(invitation.id)])
+            try Self.insertKey(tx, request.ambientKey, role: .ambient, enrolmentID: request.enrolmentID, now: now, status: status)
+            try Self.insertKey(tx, request.userPresentKey, role: .userPresent, enrolmentID: request.enrolmentID, now: now, status: status)
+            try tx.execute("UPDATE invitations SET consumed_at = ?, enrolment_id = ? WHERE id = ?",
+                           [.date(now), .text(request.enrolmentID), .text(invitation.id)])
+            for approvalRequest in request.approvalRequests {
+                try Self.checkRequest(approvalRequest)
+                guard approvalRequest.approvesEnrolment == request.enrolmentID, approvalRequest.subject == invitation.subject else {
+                    throw AuthorityStoreError.invalidInput(field: "approvalRequests", reason: "not for this enrolment")
+                }
+                try Self.insertRequest(tx, approvalRequest, now: now)
+            }
 
             if let token = request.initialFaceToken {
+                if request.replacesFaceToken {
+                    try tx.execute("DELETE FROM face_tokens WHERE subject = ?", [.text(token.subject)])
+                }
                 try tx.execute(
                     """
-                    INSERT INTO face_tokens (subject, token_id, generation, header_json, sealed_body, encrypted_server_share, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO face_tokens (subject, token_id, generation, header_json, sealed_body, encrypted_server_share, updated_at,
+                        password_verifier)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                     [.text(token.subject), .text(token.tokenID), .integer(token.generation), .blob(token.headerJSON),
-                     .blob(token.sealedBody), .blob(token.encryptedServerShare), .date(now)]
+                     .blob(token.sealedBody), .blob(token.encryptedServerShare), .date(now), .optionalBlob(token.encryptedPasswordVerifier)]
                 )
             }
             return EnrolmentOutcome(
@@ -369,6 +432,59 @@ extension SQLAuthorityStore {
                 try Self.end(tx, enrolmentID: enrolmentID, status: status, now: now)
                 return try Self.loadEnrolment(tx, id: enrolmentID)
             }
+        }
+    }
+
+    // MARK: Further-device approval
+
+    /// A pending enrolment that can still take an approval step; anything else reads as an unusable invitation.
+    static func loadPendingEnrolment(_ tx: any SQLTransaction, id: String, dialect: SQLDialect, now: Date) throws -> (EnrolmentRecord, PendingApproval) {
+        let enrolment = try loadEnrolment(tx, id: id, lock: dialect)
+        guard enrolment.status == .pending, let approval = enrolment.approval, approval.releasedAt == nil, now < approval.expiresAt else {
+            throw AuthorityStoreError.invitationUnusable(id: id, reason: "the enrolment's approval was denied, ran out or was released")
+        }
+        return (enrolment, approval)
+    }
+
+    public func releaseEnrolmentToken(enrolmentID: String) async throws -> EnrolmentRelease {
+        try await transact { tx, now in
+            let dialect = self.database.dialect
+            let (enrolment, approval) = try Self.loadPendingEnrolment(tx, id: enrolmentID, dialect: dialect, now: now)
+            guard approval.approvedAt != nil else { throw AuthorityStoreError.enrolmentNotActive(id: enrolmentID, status: .pending) }
+            guard let token = try Self.loadFaceToken(tx, subject: enrolment.subject) else {
+                throw AuthorityStoreError.notFound(.faceToken, id: enrolment.subject)
+            }
+            var replaced: [String] = []
+            if try Self.loadTenant(tx, id: enrolment.tenantID).policy.oneDevicePerUser {
+                replaced = try Self.replaceOtherDevices(tx, subject: enrolment.subject, clientID: enrolment.clientID,
+                                                        deviceID: enrolment.deviceID, dialect: dialect, now: now)
+            }
+            try tx.execute("UPDATE enrolments SET status = 'active', status_changed_at = ?, released_at = ? WHERE id = ?",
+                           [.date(now), .date(now), .text(enrolmentID)])
+            try tx.execute("UPDATE device_keys SET status = 'active', status_changed_at = ? WHERE enrolment_id = ? AND status = 'pending'",
+                           [.date(now), .text(enrolmentID)])
+            // The other devices' approval requests have nothing left to approve.
+            try tx.execute("UPDATE ciba_requests SET state = 'expired', finished_at = ? WHERE approves_enrolment = ? AND state = 'pending'",
+                           [.date(now), .text(enrolmentID)])
+            return EnrolmentRelease(token: token, enrolment: try Self.loadEnrolment(tx, id: enrolmentID), replacedKeyIDs: replaced)
+        }
+    }
+
+    public func recordPasswordProof(enrolmentID: String, accepted: Bool, budget: Int) async throws -> Int {
+        guard (1...100).contains(budget) else { throw AuthorityStoreError.invalidInput(field: "budget", reason: "outside 1…100") }
+        return try await transact { tx, now in
+            let (_, approval) = try Self.loadPendingEnrolment(tx, id: enrolmentID, dialect: self.database.dialect, now: now)
+            guard approval.method == .password, approval.approvedAt == nil else {
+                throw AuthorityStoreError.invitationUnusable(id: enrolmentID, reason: "the enrolment does not wait for a password")
+            }
+            if accepted {
+                try tx.execute("UPDATE enrolments SET approved_at = ? WHERE id = ?", [.date(now), .text(enrolmentID)])
+                return max(0, budget - approval.passwordFailures)
+            }
+            let failures = approval.passwordFailures + 1
+            try tx.execute("UPDATE enrolments SET password_failures = ? WHERE id = ?", [.int(failures), .text(enrolmentID)])
+            if failures >= budget { try Self.end(tx, enrolmentID: enrolmentID, status: .revoked, now: now) }
+            return max(0, budget - failures)
         }
     }
 

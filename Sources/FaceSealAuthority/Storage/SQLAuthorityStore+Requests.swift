@@ -18,7 +18,7 @@ extension SQLAuthorityStore {
             stagedGeneration: try row.optionalInt("staged_generation"), receiptSHA256: try row.optionalBlob("receipt_sha256"),
             passwordUsed: try row.bool("password_used"),
             idToken: try row.optionalText("id_token"), denyReason: try row.optionalText("deny_reason"),
-            finishedAt: try row.optionalDate("finished_at")
+            finishedAt: try row.optionalDate("finished_at"), approvesEnrolment: try row.optionalText("approves_enrolment")
         )
     }
 
@@ -64,6 +64,24 @@ extension SQLAuthorityStore {
         }
     }
 
+    static func insertRequest(_ tx: any SQLTransaction, _ request: CIBARequestRecord, now: Date) throws {
+        try tx.execute(
+            """
+            INSERT INTO ciba_requests (auth_req_id, tenant_id, client_id, subject, kind, pki_kind, pki_context, pki_data,
+                binding_message, client_notification_token, scope, state, created_at, expires_at, interval_seconds,
+                last_polled_at, attempts, staged_generation, receipt_sha256, id_token, deny_reason, finished_at, approves_enrolment)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, NULL, 0, NULL, NULL, NULL, NULL, NULL, ?)
+            """,
+            [
+                .text(request.authReqID), .text(request.tenantID), .text(request.clientID), .text(request.subject),
+                .text(request.kind.rawValue), .optionalText(request.pkiKind), .optionalBlob(request.pkiContext),
+                .optionalBlob(request.pkiData), .optionalText(request.bindingMessage),
+                .optionalText(request.clientNotificationToken), .text(request.scope), .date(now),
+                .date(request.expiresAt), .int(request.intervalSeconds), .optionalText(request.approvesEnrolment),
+            ]
+        )
+    }
+
     // MARK: Operations
 
     public func createRequest(_ request: CIBARequestRecord, pendingLimit: Int?) async throws -> CIBARequestRecord {
@@ -76,21 +94,7 @@ extension SQLAuthorityStore {
             guard user.tenantID == request.tenantID else { throw AuthorityStoreError.notFound(.user, id: request.subject) }
             guard request.expiresAt > now else { throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed") }
             if let pendingLimit { try Self.checkPendingLimit(tx, request: request, limit: pendingLimit, now: now) }
-            try tx.execute(
-                """
-                INSERT INTO ciba_requests (auth_req_id, tenant_id, client_id, subject, kind, pki_kind, pki_context, pki_data,
-                    binding_message, client_notification_token, scope, state, created_at, expires_at, interval_seconds,
-                    last_polled_at, attempts, staged_generation, receipt_sha256, id_token, deny_reason, finished_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, NULL, 0, NULL, NULL, NULL, NULL, NULL)
-                """,
-                [
-                    .text(request.authReqID), .text(request.tenantID), .text(request.clientID), .text(request.subject),
-                    .text(request.kind.rawValue), .optionalText(request.pkiKind), .optionalBlob(request.pkiContext),
-                    .optionalBlob(request.pkiData), .optionalText(request.bindingMessage),
-                    .optionalText(request.clientNotificationToken), .text(request.scope), .date(now),
-                    .date(request.expiresAt), .int(request.intervalSeconds),
-                ]
-            )
+            try Self.insertRequest(tx, request, now: now)
             return try Self.loadRequest(tx, authReqID: request.authReqID)
         }
     }
@@ -113,7 +117,7 @@ extension SQLAuthorityStore {
             switch key.acceptance(at: now) {
             case .accepted, .acceptedWithRotationHint:
                 break
-            case .overlapEnded, .revoked, .terminated, .replaced:
+            case .overlapEnded, .revoked, .terminated, .replaced, .pending:
                 throw AuthorityStoreError.deviceKeyNotActive(keyID: keyID, status: key.status)
             }
             guard let token = try Self.loadFaceToken(tx, subject: request.subject) else {
@@ -160,6 +164,7 @@ extension SQLAuthorityStore {
                 let reason = budget.attemptsLeft == 0 ? "attempts_exhausted" : "capture_retries_exhausted"
                 try tx.execute("UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
                                [.text(reason), .date(now), .text(authReqID)])
+                try Self.endApprovedEnrolment(tx, of: request, now: now)
             }
             return budget
         }
@@ -178,6 +183,7 @@ extension SQLAuthorityStore {
                 "UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
                 [.text(reason), .date(now), .text(authReqID)]
             )
+            try Self.endApprovedEnrolment(tx, of: request, now: now)
             return try Self.loadRequest(tx, authReqID: authReqID)
         }
     }
@@ -231,12 +237,14 @@ extension SQLAuthorityStore {
             }
             let rotated = try tx.execute(
                 """
-                UPDATE face_tokens SET generation = ?, header_json = ?, sealed_body = ?, encrypted_server_share = ?, updated_at = ?
+                UPDATE face_tokens SET generation = ?, header_json = ?, sealed_body = ?, encrypted_server_share = ?, updated_at = ?,
+                    password_verifier = COALESCE(?, password_verifier)
                 WHERE subject = ? AND token_id = ? AND generation = ?
                 """,
                 [
                     .integer(token.generation), .blob(token.headerJSON), .blob(token.sealedBody),
-                    .blob(token.encryptedServerShare), .date(now), .text(token.subject), .text(token.tokenID),
+                    .blob(token.encryptedServerShare), .date(now), .optionalBlob(token.encryptedPasswordVerifier),
+                    .text(token.subject), .text(token.tokenID),
                     .integer(completion.expectedGeneration),
                 ]
             )
@@ -249,6 +257,11 @@ extension SQLAuthorityStore {
                 [.text(state.rawValue), .integer(token.generation), .optionalBlob(completion.receiptSHA256),
                  .bool(completion.passwordUsed), .date(now), .text(completion.authReqID)]
             )
+            // An approval request's completion approves its pending further-device enrolment (docs/PROTOCOL.md §8.1).
+            if rotated == 1, let enrolmentID = request.approvesEnrolment {
+                try tx.execute("UPDATE enrolments SET approved_at = ? WHERE id = ? AND status = 'pending' AND approved_at IS NULL",
+                               [.date(now), .text(enrolmentID)])
+            }
             let stored = try Self.loadRequest(tx, authReqID: completion.authReqID)
             return rotated == 1 ? .completed(stored) : .stale(stored)
         }
@@ -269,8 +282,11 @@ extension SQLAuthorityStore {
     public func recordPoll(authReqID: String, clientID: String) async throws -> PollOutcome {
         try await transact { tx, now -> PollOutcome in
             let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
-            // Another client's request id is answered as unknown: it must learn nothing about it.
-            guard request.clientID == clientID else { throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID) }
+            // Another client's request id is answered as unknown: it must learn nothing about it. An approval request is
+            // no application's (docs/PROTOCOL.md §8.1).
+            guard request.clientID == clientID, request.approvesEnrolment == nil else {
+                throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID)
+            }
             if request.state == .pending, now < request.expiresAt, let last = request.lastPolledAt,
                 now < last.addingTimeInterval(TimeInterval(request.intervalSeconds))
             {

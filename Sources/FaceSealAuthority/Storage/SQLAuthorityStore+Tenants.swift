@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 // Tenants, management API keys, applications and users.
@@ -6,6 +7,9 @@ extension SQLAuthorityStore {
 
     static func tenant(from row: SQLRow) throws -> TenantRecord {
         guard let mode = PasswordMode(rawValue: try row.text("password_mode")) else { throw SQLError.typeMismatch(column: "password_mode") }
+        guard let approval = FurtherDeviceApproval(rawValue: try row.text("further_device_approval")) else {
+            throw SQLError.typeMismatch(column: "further_device_approval")
+        }
         let policy = TenantPolicy(
             keyAlgorithms: try row.text("key_algorithms").split(separator: ",").map(String.init),
             attemptsMax: Int(try row.int("attempts_max")),
@@ -14,7 +18,8 @@ extension SQLAuthorityStore {
             matchThreshold: Double(try row.int("match_threshold_micros")) / thresholdScale,
             passwordPolicy: PasswordPolicy(mode: mode, minimumLength: Int(try row.int("password_min_length"))),
             oneDevicePerUser: try row.bool("one_device_per_user"),
-            requestLifetimeSeconds: Int(try row.int("request_lifetime_seconds"))
+            requestLifetimeSeconds: Int(try row.int("request_lifetime_seconds")),
+            furtherDeviceApproval: approval
         )
         return TenantRecord(id: try row.text("id"), name: try row.text("name"), policy: policy, createdAt: try row.date("created_at"))
     }
@@ -41,8 +46,21 @@ extension SQLAuthorityStore {
             credential: credential, brandingJSON: try row.text("branding_json"), deliveryMode: mode,
             notificationEndpoint: try row.optionalText("notification_endpoint"),
             deliveryEndpoint: try row.optionalText("delivery_endpoint"),
-            idTokenSignedResponseAlg: try row.text("id_token_alg"), createdAt: try row.date("created_at")
+            idTokenSignedResponseAlg: try row.text("id_token_alg"),
+            redirectURIs: try redirectURIs(fromColumn: try row.text("redirect_uris")), createdAt: try row.date("created_at")
         )
+    }
+
+    /// `redirect_uris` is a JSON array of strings.
+    static func redirectURIs(fromColumn text: String) throws -> [String] {
+        guard let uris = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else {
+            throw SQLError.typeMismatch(column: "redirect_uris")
+        }
+        return uris
+    }
+
+    static func redirectURIsColumn(_ uris: [String]) -> SQLValue {
+        .text(String(decoding: (try? JSONEncoder().encode(uris)) ?? Data("[]".utf8), as: UTF8.self))
     }
 
     static func user(from row: SQLRow) throws -> UserRecord {
@@ -91,6 +109,10 @@ extension SQLAuthorityStore {
         for (field, endpoint) in [("notificationEndpoint", application.notificationEndpoint), ("deliveryEndpoint", application.deliveryEndpoint)] {
             if let endpoint { try checkLength(endpoint, field: field, max: 2048) }
         }
+        guard application.redirectURIs.count <= 16 else {
+            throw AuthorityStoreError.invalidInput(field: "redirectURIs", reason: "more than 16")
+        }
+        for uri in application.redirectURIs { try checkLength(uri, field: "redirectURIs", max: 2048) }
     }
 
     static func credentialColumns(_ credential: ClientCredential) -> (SQLValue, SQLValue) {
@@ -112,15 +134,15 @@ extension SQLAuthorityStore {
                 """
                 INSERT INTO tenants (id, name, key_algorithms, attempts_max, liveness_required, password_mode,
                     password_min_length, one_device_per_user, request_lifetime_seconds, created_at, match_threshold_micros,
-                    capture_retries_max)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    capture_retries_max, further_device_approval)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(tenant.id), .text(tenant.name), .text(policy.keyAlgorithms.joined(separator: ",")),
                     .int(policy.attemptsMax), .bool(policy.livenessRequired), .text(policy.passwordPolicy.mode.rawValue),
                     .int(policy.passwordPolicy.minimumLength), .bool(policy.oneDevicePerUser),
                     .int(policy.requestLifetimeSeconds), .date(now), .integer(Self.thresholdMicros(policy.matchThreshold)),
-                    .int(policy.captureRetriesMax),
+                    .int(policy.captureRetriesMax), .text(policy.furtherDeviceApproval.rawValue),
                 ]
             )
             return try Self.loadTenant(tx, id: tenant.id)
@@ -142,14 +164,15 @@ extension SQLAuthorityStore {
                 """
                 UPDATE tenants SET key_algorithms = ?, attempts_max = ?, liveness_required = ?, password_mode = ?,
                     password_min_length = ?, one_device_per_user = ?, request_lifetime_seconds = ?, match_threshold_micros = ?,
-                    capture_retries_max = ?
+                    capture_retries_max = ?, further_device_approval = ?
                 WHERE id = ?
                 """,
                 [
                     .text(policy.keyAlgorithms.joined(separator: ",")), .int(policy.attemptsMax), .bool(policy.livenessRequired),
                     .text(policy.passwordPolicy.mode.rawValue), .int(policy.passwordPolicy.minimumLength),
                     .bool(policy.oneDevicePerUser), .int(policy.requestLifetimeSeconds),
-                    .integer(Self.thresholdMicros(policy.matchThreshold)), .int(policy.captureRetriesMax), .text(tenantID),
+                    .integer(Self.thresholdMicros(policy.matchThreshold)), .int(policy.captureRetriesMax),
+                    .text(policy.furtherDeviceApproval.rawValue), .text(tenantID),
                 ]
             )
             guard changed == 1 else { throw AuthorityStoreError.notFound(.tenant, id: tenantID) }
@@ -214,14 +237,14 @@ extension SQLAuthorityStore {
             try tx.execute(
                 """
                 INSERT INTO applications (client_id, tenant_id, label, secret_hash, jwks, branding_json, delivery_mode,
-                    notification_endpoint, delivery_endpoint, id_token_alg, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    notification_endpoint, delivery_endpoint, id_token_alg, redirect_uris, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(application.clientID), .text(application.tenantID), .text(application.label), secretHash, jwks,
                     .text(application.brandingJSON), .text(application.deliveryMode.rawValue),
                     .optionalText(application.notificationEndpoint), .optionalText(application.deliveryEndpoint),
-                    .text(application.idTokenSignedResponseAlg), .date(now),
+                    .text(application.idTokenSignedResponseAlg), Self.redirectURIsColumn(application.redirectURIs), .date(now),
                 ]
             )
             return try Self.loadApplication(tx, clientID: application.clientID)
@@ -250,14 +273,14 @@ extension SQLAuthorityStore {
             try tx.execute(
                 """
                 UPDATE applications SET label = ?, secret_hash = ?, jwks = ?, branding_json = ?, delivery_mode = ?,
-                    notification_endpoint = ?, delivery_endpoint = ?, id_token_alg = ?
+                    notification_endpoint = ?, delivery_endpoint = ?, id_token_alg = ?, redirect_uris = ?
                 WHERE client_id = ?
                 """,
                 [
                     .text(application.label), secretHash, jwks, .text(application.brandingJSON),
                     .text(application.deliveryMode.rawValue), .optionalText(application.notificationEndpoint),
                     .optionalText(application.deliveryEndpoint), .text(application.idTokenSignedResponseAlg),
-                    .text(application.clientID),
+                    Self.redirectURIsColumn(application.redirectURIs), .text(application.clientID),
                 ]
             )
             return try Self.loadApplication(tx, clientID: application.clientID)

@@ -84,6 +84,8 @@ public final class SQLAuthorityStore: AuthorityStore {
             throw AuthorityStoreError.database("unique constraint: \(message)")
         } catch let limit as PendingRequestLimitReached {
             throw limit
+        } catch let limit as BrowserSignInLimitReached {
+            throw limit
         } catch {
             let mapped = Self.storeError(error)
             switch mapped {

@@ -24,6 +24,8 @@ public enum StoredEntity: String, Sendable, Hashable, CaseIterable {
     case cibaRequest
     /// A `SigningKeyRecord`, by key id.
     case signingKey
+    /// A `BrowserSignInRecord`, by id.
+    case browserSignIn
 }
 
 /// Typed failures of an `AuthorityStore` operation. A throwing operation changed nothing.

@@ -26,11 +26,43 @@ public enum FaceCaptureError: Error, Equatable, Sendable {
     case embeddingFailed(String)
 }
 
+/// How a capture session looks for faces in its frames.
+public enum FaceDetectionRange: Sendable, Equatable {
+    /// Selfie frames, where the user fills much of the frame: faces smaller than the policy's
+    /// `minFaceSize` are not looked for (the detector skips the finer scales), and once a face is found
+    /// the next frames are searched around it, at its scale (`FaceCapturePolicy.tracking`).
+    case selfie
+    /// Every face the detector can find (80 px and up), anywhere in every frame: for enrolment photos.
+    case fullRange
+}
+
+/// How a selfie capture follows the face from one frame to the next.
+public struct FaceTracking: Sendable, Equatable {
+    /// The previous accepted frame's face is searched for again only when it is at most this many
+    /// seconds old.
+    public var maxGap = 0.5
+    /// The searched region: the previous face box grown by this many box sides on every side.
+    public var margin = 1.0
+    /// Faces smaller than this fraction of the previous face are not looked for in the region.
+    public var minScale = 2.0 / 3.0
+    /// Every this many frames the whole frame is searched, whatever the previous frame showed, so that a
+    /// second face coming into view is seen.
+    public var wholeFrameInterval = 10
+
+    /// The defaults.
+    public init() {}
+}
+
 /// Quality limits for captured frames.
 public struct FaceCapturePolicy: Sendable, Equatable {
     /// Smallest accepted face: the shorter side of the detection box, pixels. Small faces make
     /// unreliable embeddings: the closest impostor pair in the golden photos involves a 53-px face.
-    public var minFaceSize = 80
+    /// 110 px keeps the detector's boxes of 115 px and up, which the 150-px `johns` chips give.
+    public var minFaceSize = 110
+    /// Selfie frames (the default) or enrolment photos.
+    public var detection = FaceDetectionRange.selfie
+    /// How a selfie capture follows the face.
+    public var tracking = FaceTracking()
     /// Largest |yaw| of the 5-point pose (nose base along the eye line; frontal stills stay within 0.21).
     public var maxYaw = 0.35
     /// Accepted range of the 5-point pitch (nose base below the eye line; frontal stills 0.38–0.72).
@@ -42,8 +74,15 @@ public struct FaceCapturePolicy: Sendable, Equatable {
     /// Decoder limits for image files.
     public var decoder = ImageDecoder()
 
-    /// The defaults.
+    /// The defaults (a selfie capture).
     public init() {}
+
+    /// The defaults with full-range detection, for enrolment photos.
+    public static var enrolment: FaceCapturePolicy {
+        var policy = FaceCapturePolicy()
+        policy.detection = .fullRange
+        return policy
+    }
 }
 
 /// One accepted frame: where the face is and its aligned chip.
@@ -52,6 +91,8 @@ public struct CapturedFace: Sendable, Equatable {
     public var timestamp: Double
     /// The detection that was kept (the only one).
     public var detection: DetectedFace
+    /// How the detector looked for it.
+    public var search: FaceSearch
     /// dlib 5-point landmarks (used for alignment).
     public var landmarks5: [Point2D]
     /// dlib 68-point landmarks, when the session has that model (used for liveness).
@@ -142,6 +183,10 @@ public struct FaceCaptureSession: Sendable {
     public private(set) var framesOffered = 0
     /// The frames that were refused, in order, with the reason.
     public private(set) var rejections: [FrameRejection] = []
+    /// Frames offered since the whole frame was last searched, and whether the frame before this one was
+    /// accepted (selfie tracking follows only an unbroken run of accepted frames).
+    private var framesSinceWholeSearch = 0
+    private var previousFrameAccepted = false
 
     /// A session with its models.
     public init(detector: any FaceDetecting, landmarks5: any FaceLandmarking, landmarks68: (any FaceLandmarking)? = nil,
@@ -160,8 +205,11 @@ public struct FaceCaptureSession: Sendable {
         let index = framesOffered
         framesOffered += 1
         do {
-            return try accept(image: image, timestamp: timestamp, index: index)
+            let face = try accept(image: image, timestamp: timestamp, index: index)
+            previousFrameAccepted = true
+            return face
         } catch {
+            previousFrameAccepted = false
             rejections.append(FrameRejection(frame: index, timestamp: timestamp, error: error))
             throw error
         }
@@ -172,8 +220,7 @@ public struct FaceCaptureSession: Sendable {
         guard timestamp.isFinite, faces.last.map({ timestamp > $0.timestamp }) ?? true else {
             throw .timestampNotIncreasing(frame: index)
         }
-        let detections: [DetectedFace]
-        do { detections = try detector.detectFaces(in: image) } catch { throw .detectorFailed("\(error)") }
+        let (search, detections) = try findFaces(in: image, timestamp: timestamp)
         guard let detection = detections.first else { throw .noFace(frame: index) }
         guard detections.count == 1 else { throw .multipleFaces(frame: index, count: detections.count) }
         let size = min(detection.rect.width, detection.rect.height)
@@ -190,11 +237,43 @@ public struct FaceCaptureSession: Sendable {
         do { chip = try FaceAligner.chip(from: image, landmarks5: points5) } catch {
             throw .extremePose(frame: index, yaw: pose.yaw, pitch: pose.pitch, rollDegrees: roll)
         }
-        let face = CapturedFace(timestamp: timestamp, detection: detection, landmarks5: points5,
+        let face = CapturedFace(timestamp: timestamp, detection: detection, search: search, landmarks5: points5,
                                 landmarks68: landmarks68?.landmarks(in: image, box: detection.rect),
                                 chip: chip, pose: pose, pixelDigest: image.contentDigest)
         faces.append(face)
         return face
+    }
+
+    /// The detector's faces for one frame, and the search that found them: around the previous frame's
+    /// face when the policy allows it and exactly one face lies inside that region, else the whole frame.
+    private mutating func findFaces(in image: RGBImage, timestamp: Double) throws(FaceCaptureError) -> (FaceSearch, [DetectedFace]) {
+        func run(_ search: FaceSearch) throws(FaceCaptureError) -> [DetectedFace] {
+            do { return try detector.detectFaces(in: image, search: search) } catch { throw .detectorFailed("\(error)") }
+        }
+        guard policy.detection == .selfie else { return (.everywhere, try run(.everywhere)) }
+        if let tracked = trackedSearch(timestamp: timestamp), let region = tracked.region {
+            let found = try run(tracked)
+            if found.count == 1, let box = found.first?.rect, box.left >= region.left, box.top >= region.top,
+               box.right <= region.right, box.bottom <= region.bottom {
+                framesSinceWholeSearch += 1
+                return (tracked, found)
+            }
+        }
+        framesSinceWholeSearch = 1
+        let whole = FaceSearch(minimumFaceSize: policy.minFaceSize)
+        return (whole, try run(whole))
+    }
+
+    /// The search around the previous accepted face, if it is recent and a whole-frame search is not due.
+    private func trackedSearch(timestamp: Double) -> FaceSearch? {
+        let tracking = policy.tracking
+        guard previousFrameAccepted, let previous = faces.last, timestamp - previous.timestamp <= tracking.maxGap,
+              framesSinceWholeSearch < tracking.wholeFrameInterval else { return nil }
+        let box = previous.detection.rect
+        let side = Double(max(box.width, box.height))
+        let grow = Int((side * tracking.margin).rounded(.up))
+        let region = FaceRect(left: box.left - grow, top: box.top - grow, right: box.right + grow, bottom: box.bottom + grow)
+        return FaceSearch(minimumFaceSize: max(policy.minFaceSize, Int(side * tracking.minScale)), region: region)
     }
 
     /// Decodes and adds an image file (JPEG or PNG).
@@ -205,6 +284,7 @@ public struct FaceCaptureSession: Sendable {
             let failure = FaceCaptureError.unreadableImage(path: path, reason: error)
             rejections.append(FrameRejection(frame: framesOffered, timestamp: timestamp, error: failure))
             framesOffered += 1
+            previousFrameAccepted = false
             throw failure
         }
         return try add(image: image, timestamp: timestamp)

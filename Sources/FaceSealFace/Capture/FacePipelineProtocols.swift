@@ -13,12 +13,42 @@ public struct DetectedFace: Sendable, Hashable {
     }
 }
 
-/// Finds faces in an image. The MMOD CNN detector (`Network/FaceDetector`) conforms through a small
-/// adapter (its `detect(in:threshold:)` has a defaulted parameter and returns `FaceDetection`); tests
-/// use fakes.
+/// Where and how large a detector looks for faces in a frame: what a capture session knows about its
+/// frames lets the detector skip work (`FaceCapturePolicy.detection`).
+public struct FaceSearch: Sendable, Hashable {
+    /// Faces whose box side is below this (pixels) need not be found; 0 = every size the detector finds.
+    /// A hint that saves work, not a filter: the caller still checks the sizes it gets.
+    public var minimumFaceSize: Int
+    /// Only faces in this part of the frame need be found; `nil` = the whole frame. Faces that overlap
+    /// the region's edge may be found, with their boxes as they come out.
+    public var region: FaceRect?
+
+    /// A search.
+    public init(minimumFaceSize: Int = 0, region: FaceRect? = nil) {
+        self.minimumFaceSize = minimumFaceSize
+        self.region = region
+    }
+
+    /// Every face anywhere in the frame.
+    public static let everywhere = FaceSearch()
+}
+
+/// Finds faces in an image. The MMOD CNN detector (`Network/FaceDetector`) conforms; tests use fakes.
 public protocol FaceDetecting: Sendable {
     /// Every face found, in any order.
     func detectFaces(in image: RGBImage) throws -> [DetectedFace]
+    /// The faces `search` asks for. A detector may use it to do less work; the default searches
+    /// everywhere and keeps the faces that overlap the search's region.
+    func detectFaces(in image: RGBImage, search: FaceSearch) throws -> [DetectedFace]
+}
+
+extension FaceDetecting {
+    /// Searches everywhere and keeps the faces that overlap `search.region`.
+    public func detectFaces(in image: RGBImage, search: FaceSearch) throws -> [DetectedFace] {
+        let found = try detectFaces(in: image)
+        guard let region = search.region else { return found }
+        return found.filter { $0.rect.intersection(region).area > 0 }
+    }
 }
 
 /// Computes the identity embedding of an aligned 150×150 chip. The ResNet (`Network/FaceEmbedder`,

@@ -143,36 +143,37 @@ public struct RGBImage: Sendable, Equatable {
     /// region only, every second sample kept, the 16-bit sum divided by 256 with truncation. The
     /// result is ((H − 3) / 2) × ((W − 3) / 2), and empty when either side is ≤ 8.
     /// Output pixel (r, c) is centred on input (2r + 2, 2c + 2).
+    ///
+    /// The sums are exact in 16 bits (at most 16 · 16 · 255), so the vertical pass can come first: it runs
+    /// over whole rows of bytes, and the horizontal pass over every position of the result before every
+    /// second pixel is kept, both in loops the compiler vectorises.
     public func pyramidDown2() -> RGBImage {
         guard width > 8, height > 8 else { return RGBImage(uncheckedWidth: 0, height: 0, pixels: []) }
         let ow = (width - 3) / 2, oh = (height - 3) / 2
-        // Horizontal pass on every input row: (height × ow × 3) sums, each < 16·255.
-        var horizontal = [UInt32](repeating: 0, count: height * ow * 3)
+        let rowBytes = width * 3
+        // Horizontal taps of every pixel that starts a kept window: 2·ow pixels (the last one's taps are valid).
+        let spanned = (2 * ow - 1) * 3
+        var vertical = [UInt16](repeating: 0, count: rowBytes)
+        var horizontal = [UInt16](repeating: 0, count: spanned)
         var out = [UInt8](repeating: 0, count: ow * oh * 3)
         pixels.withUnsafeBufferPointer { src in
-            horizontal.withUnsafeMutableBufferPointer { hz in
-                for y in 0..<height {
-                    let row = y * width * 3
-                    let hrow = y * ow * 3
-                    for c in 0..<ow {
-                        let base = row + 2 * c * 3
-                        for ch in 0..<3 {
-                            let p = base + ch
-                            let a = UInt32(src[p]), b = UInt32(src[p + 3]), m = UInt32(src[p + 6])
-                            let d = UInt32(src[p + 9]), e = UInt32(src[p + 12])
-                            hz[hrow + c * 3 + ch] = a + 4 * b + 6 * m + 4 * d + e
-                        }
-                    }
-                }
-                out.withUnsafeMutableBufferPointer { dst in
-                    let stride = ow * 3
-                    for r in 0..<oh {
-                        let base = 2 * r * stride
-                        for k in 0..<stride {
-                            let p = base + k
-                            let sum = hz[p] + 4 * hz[p + stride] + 6 * hz[p + 2 * stride]
-                                + 4 * hz[p + 3 * stride] + hz[p + 4 * stride]
-                            dst[r * stride + k] = UInt8(truncatingIfNeeded: sum / 256)
+            vertical.withUnsafeMutableBufferPointer { v in
+                horizontal.withUnsafeMutableBufferPointer { h in
+                    out.withUnsafeMutableBufferPointer { dst in
+                        for r in 0..<oh {
+                            let top = src.baseAddress! + 2 * r * rowBytes
+                            for x in 0..<rowBytes {
+                                let a = UInt16(top[x]), b = UInt16(top[x + rowBytes]), m = UInt16(top[x + 2 * rowBytes])
+                                let d = UInt16(top[x + 3 * rowBytes]), e = UInt16(top[x + 4 * rowBytes])
+                                v[x] = a &+ 4 &* b &+ 6 &* m &+ 4 &* d &+ e
+                            }
+                            for x in 0..<spanned {
+                                h[x] = v[x] &+ 4 &* v[x + 3] &+ 6 &* v[x + 6] &+ 4 &* v[x + 9] &+ v[x + 12]
+                            }
+                            let row = dst.baseAddress! + r * ow * 3
+                            for c in 0..<ow {
+                                for ch in 0..<3 { row[3 * c + ch] = UInt8(truncatingIfNeeded: h[6 * c + ch] >> 8) }
+                            }
                         }
                     }
                 }

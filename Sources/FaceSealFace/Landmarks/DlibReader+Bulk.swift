@@ -9,8 +9,10 @@ extension DlibReader {
         guard count >= 0 else { throw .malformed(offset: offset, reason: "negative float count") }
         var done = 0
         while done < count {
-            var position = offset
-            let fast = bytes.withUnsafeBufferPointer { buffer -> Int in
+            // Decode what the window holds without per-value checks, then let `readFloat()` take the value
+            // at its edge (it reads more of a file) or anything unusual.
+            var position = index
+            let fast = window.withUnsafeBufferPointer { buffer -> Int in
                 var decoded = 0
                 while done + decoded < count {
                     var p = position
@@ -22,16 +24,10 @@ extension DlibReader {
                 }
                 return decoded
             }
-            offset = position
+            index = position
             done += fast
             if done < count {
-                do {
-                    output.append(try readFloat())
-                } catch let error as FaceModelError {
-                    throw error
-                } catch {
-                    throw .malformed(offset: offset, reason: "\(error)")
-                }
+                output.append(try readFloat())
                 done += 1
             }
         }

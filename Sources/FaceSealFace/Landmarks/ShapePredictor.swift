@@ -44,21 +44,20 @@ public struct ShapePredictor: Sendable {
         public init() {}
     }
 
-    /// Reads a model file.
+    /// Reads a model file (through a small window: the 68-point file is 100 MB).
     public init(contentsOfFile path: String, limits: Limits = Limits()) throws(FaceModelError) {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              let size = (attributes[.size] as? NSNumber)?.intValue else { throw .unreadable(path: path) }
-        guard size <= limits.maxFileBytes else {
-            throw .malformed(offset: 0, reason: "model file of \(size) bytes exceeds \(limits.maxFileBytes)")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path: path) }
-        try self.init(bytes: [UInt8](data), limits: limits)
+        var reader = try DlibReader(contentsOfFile: path, maxBytes: limits.maxFileBytes)
+        try self.init(reader: &reader, limits: limits)
     }
 
     /// Parses a model from its bytes; every byte must be consumed.
     public init(bytes: [UInt8], limits: Limits = Limits()) throws(FaceModelError) {
+        var reader = DlibReader(bytes: bytes)
+        try self.init(reader: &reader, limits: limits)
+    }
+
+    private init(reader r: inout DlibReader, limits: Limits) throws(FaceModelError) {
         do {
-            var r = DlibReader(bytes: bytes)
             let versionOffset = r.offset
             guard try r.readInt() == 1 else {
                 throw FaceModelError.malformed(offset: versionOffset, reason: "shape_predictor version")

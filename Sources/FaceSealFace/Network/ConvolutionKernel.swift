@@ -60,77 +60,125 @@ struct ConvolutionKernel: Sendable {
         return (paddedRows / strideY + 1, paddedCols / strideX + 1)
     }
 
-    /// Runs the convolution. The caller has checked `input.channels == channels` and the size.
+    /// Runs the convolution; with `residual` (a map of the output's shape) it then adds it and clamps at
+    /// zero: a residual unit's `add_prev` and `relu` in the same pass as the bias. The caller has checked
+    /// `input.channels == channels` and the size.
     ///
-    /// The output rows are split between the cores; each worker runs its own im2col + GEMM bands with
-    /// OpenBLAS single-threaded (`BLASThreading`), so the im2col and bias passes run in parallel too
-    /// and no BLAS thread spins waiting for the next call.
-    func apply(to input: FeatureMap, workspace: inout Workspace) -> FeatureMap {
+    /// The work is split between the cores, each worker running its own im2col + GEMM with OpenBLAS
+    /// single-threaded (`BLASThreading`), so the im2col and bias passes run in parallel too and no BLAS
+    /// thread spins waiting for the next call. A layer with more filters than output positions (the
+    /// ResNet's deep levels, where the weights are most of the data) splits its filters, so that each
+    /// worker packs only its share of the weights; the others split their output rows.
+    func apply(to input: FeatureMap, residual: FeatureMap? = nil, workspace: inout Workspace) -> FeatureMap {
         guard let (outRows, outCols) = outputSize(rows: input.rows, cols: input.cols) else {
             return FeatureMap(channels: filters, rows: 0, cols: 0)
         }
-        let work = filters * patchSize * outRows * outCols
-        let workers = Parallel.workers(items: outRows, work: work)
+        let positions = outRows * outCols
+        let work = filters * patchSize * positions
         let usePhases = strideX == strideY && strideX > 1 && padX == 0 && padY == 0 && filters > 1
-        let phaseCount = usePhases ? input.values.count : 0
-        let bandRows = max(1, min(outRows, Self.bandBytes / max(1, 4 * patchSize * outCols)))
-        let scratchCount = filters > 1 ? patchSize * bandRows * outCols : 0
-        // One reused buffer for the phases and every worker's column matrix: fresh large allocations
-        // per call would be fresh pages, and their faults cost as much as the copies.
-        let base = workspace.reserve(phaseCount + workers * scratchCount)
-        let phases = usePhases ? StridePhases(input, stride: strideX, into: base) : nil
-        // Addresses cross into the workers as integers: each worker writes only its own rows and scratch.
-        let scratchAddress = UInt(bitPattern: base + phaseCount)
+        let splitsFilters = filters > positions && 4 * patchSize * positions <= Self.bandBytes
+        let workers = Parallel.workers(items: splitsFilters ? filters : outRows, work: work)
+        let bandRows = splitsFilters ? outRows : max(1, min(outRows, Self.bandBytes / max(1, 4 * patchSize * outCols)))
+        let columnCount = filters > 1 ? patchSize * bandRows * outCols : 0
+        // A band's input rows, split into phases next to its column matrix.
+        let phaseCount = usePhases ? channels * min(input.rows, (bandRows - 1) * strideY + kernelRows) * input.cols : 0
+        let scratchCount = columnCount + phaseCount
+        // One reused buffer for every worker's scratch (one shared column matrix when the filters are split):
+        // fresh large allocations per call would be fresh pages, and their faults cost as much as the copies.
+        let base = workspace.reserve((splitsFilters ? 1 : workers) * scratchCount)
+        // Addresses cross into the workers as integers: each worker writes only its own rows or filters.
+        let scratchAddress = UInt(bitPattern: base)
         return FeatureMap(channels: filters, rows: outRows, cols: outCols) { out in
             let outAddress = UInt(bitPattern: out.baseAddress)
             input.values.withUnsafeBufferPointer { inBuffer in
                 let inAddress = UInt(bitPattern: inBuffer.baseAddress)
-                Parallel.forEachRange(of: outRows, workers: workers) { worker, rowRange in
-                    let source = UnsafePointer<Float>(bitPattern: inAddress)!
-                    let destination = UnsafeMutablePointer<Float>(bitPattern: outAddress)!
-                    if filters == 1 {
-                        accumulateDirect(source, rows: input.rows, cols: input.cols, outCols: outCols,
-                                         rowRange: rowRange, into: destination)
-                    } else {
-                        let scratch = UnsafeMutablePointer<Float>(bitPattern: scratchAddress)! + worker * scratchCount
-                        multiplyBands(source, rows: input.rows, cols: input.cols, outRows: outRows, outCols: outCols,
-                                      bandRows: bandRows, scratch: scratch, phases: phases, rowRange: rowRange, into: destination)
+                if splitsFilters {
+                    fillColumns(inBuffer.baseAddress!, rows: input.rows, cols: input.cols, outCols: outCols, rowStart: 0, rowEnd: outRows,
+                                columns: base, phases: usePhases ? base + columnCount : nil)
+                }
+                Self.withAddress(of: residual) { residualAddress in
+                    Parallel.forEachRange(of: splitsFilters ? filters : outRows, workers: workers) { worker, range in
+                        let source = UnsafePointer<Float>(bitPattern: inAddress)!
+                        let destination = UnsafeMutablePointer<Float>(bitPattern: outAddress)!
+                        let scratch = UnsafeMutablePointer<Float>(bitPattern: scratchAddress)!
+                        let added = residualAddress.flatMap { UnsafePointer<Float>(bitPattern: $0) }
+                        if filters == 1 {
+                            accumulateDirect(source, rows: input.rows, cols: input.cols, outCols: outCols, rowRange: range, into: destination)
+                        } else if splitsFilters {
+                            multiply(filters: range, columns: scratch, count: positions, into: destination, stride: positions)
+                            finish(destination, filters: range, positions: 0..<positions, plane: positions, residual: added)
+                        } else {
+                            let mine = scratch + worker * scratchCount
+                            multiplyBands(source, rows: input.rows, cols: input.cols, outRows: outRows, outCols: outCols,
+                                          bandRows: bandRows, columns: mine, phases: usePhases ? mine + columnCount : nil,
+                                          rowRange: range, into: destination)
+                            finish(destination, filters: 0..<filters, positions: (range.lowerBound * outCols)..<(range.upperBound * outCols),
+                                   plane: positions, residual: added)
+                        }
                     }
                 }
             }
         }
     }
 
-    /// im2col + `cblas_sgemm` over bands of `rowRange`, then bias and ReLU on those rows.
+    /// The address of `map`'s values while `body` runs, as an integer that can cross into the workers.
+    private static func withAddress<R>(of map: FeatureMap?, _ body: (UInt?) -> R) -> R {
+        guard let map else { return body(nil) }
+        return map.values.withUnsafeBufferPointer { body(UInt(bitPattern: $0.baseAddress)) }
+    }
+
+    /// im2col + `cblas_sgemm` over bands of `rowRange`.
+    /// With `phases` scratch, each band's input rows are first split into stride phases there.
     private func multiplyBands(_ input: UnsafePointer<Float>, rows: Int, cols: Int, outRows: Int, outCols: Int,
-                               bandRows: Int, scratch: UnsafeMutablePointer<Float>, phases: StridePhases?,
+                               bandRows: Int, columns scratch: UnsafeMutablePointer<Float>, phases: UnsafeMutablePointer<Float>?,
                                rowRange: Range<Int>, into output: UnsafeMutablePointer<Float>) {
-        let patch = patchSize
-        let outPlane = outRows * outCols
-        weights.withUnsafeBufferPointer { weightBuffer in
-            var rowStart = rowRange.lowerBound
-            while rowStart < rowRange.upperBound {
-                let rowEnd = min(rowRange.upperBound, rowStart + bandRows)
-                let columns = (rowEnd - rowStart) * outCols
-                if let phases {
-                    phases.im2col(self, outCols: outCols, rowStart: rowStart, rowEnd: rowEnd, into: scratch)
-                } else {
-                    im2col(input, rows: rows, cols: cols, outCols: outCols, rowStart: rowStart, rowEnd: rowEnd, into: scratch)
-                }
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
-                            Int32(filters), Int32(columns), Int32(patch),
-                            1, weightBuffer.baseAddress!, Int32(patch),
-                            scratch, Int32(columns),
-                            0, output + rowStart * outCols, Int32(outPlane))
-                rowStart = rowEnd
-            }
+        var rowStart = rowRange.lowerBound
+        while rowStart < rowRange.upperBound {
+            let rowEnd = min(rowRange.upperBound, rowStart + bandRows)
+            fillColumns(input, rows: rows, cols: cols, outCols: outCols, rowStart: rowStart, rowEnd: rowEnd, columns: scratch, phases: phases)
+            multiply(filters: 0..<filters, columns: scratch, count: (rowEnd - rowStart) * outCols,
+                     into: output + rowStart * outCols, stride: outRows * outCols)
+            rowStart = rowEnd
         }
-        let first = rowRange.lowerBound * outCols
-        let count = rowRange.count * outCols
-        for f in 0..<filters {
-            let values = output + f * outPlane + first
+    }
+
+    /// The column matrix of output rows `rowStart..<rowEnd`, through the stride phases when there is scratch for them.
+    private func fillColumns(_ input: UnsafePointer<Float>, rows: Int, cols: Int, outCols: Int, rowStart: Int, rowEnd: Int,
+                             columns: UnsafeMutablePointer<Float>, phases: UnsafeMutablePointer<Float>?) {
+        if let phases {
+            let inputRows = (rowStart * strideY)..<min(rows, (rowEnd - 1) * strideY + kernelRows)
+            StridePhases(input, channels: channels, height: rows, width: cols, rows: inputRows, stride: strideX, into: phases)
+                .im2col(self, outCols: outCols, rowStart: rowStart, rowEnd: rowEnd, into: columns)
+        } else {
+            im2col(input, rows: rows, cols: cols, outCols: outCols, rowStart: rowStart, rowEnd: rowEnd, into: columns)
+        }
+    }
+
+    /// `output[f][0..<count] = Σ_k W[f][k] · columns[k][0..<count]` for the filters `filters`; output rows `stride` apart.
+    private func multiply(filters range: Range<Int>, columns: UnsafeMutablePointer<Float>, count: Int,
+                          into output: UnsafeMutablePointer<Float>, stride: Int) {
+        let patch = patchSize
+        weights.withUnsafeBufferPointer { weightBuffer in
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                        Int32(range.count), Int32(count), Int32(patch),
+                        1, weightBuffer.baseAddress! + range.lowerBound * patch, Int32(patch),
+                        columns, Int32(count),
+                        0, output + range.lowerBound * stride, Int32(stride))
+        }
+    }
+
+    /// Adds the bias, then the residual and a ReLU, or the layer's own ReLU: dlib's `affine`, `add_prev`
+    /// and `relu`, in that order.
+    private func finish(_ output: UnsafeMutablePointer<Float>, filters range: Range<Int>, positions: Range<Int>, plane: Int,
+                        residual: UnsafePointer<Float>?) {
+        for f in range {
+            let values = output + f * plane + positions.lowerBound
             let b = bias[f]
-            if appliesReLU {
+            let count = positions.count
+            if let residual {
+                let added = residual + f * plane + positions.lowerBound
+                for i in 0..<count { values[i] = max(values[i] + b + added[i], 0) }
+            } else if appliesReLU {
                 for i in 0..<count { values[i] = max(values[i] + b, 0) }
             } else {
                 for i in 0..<count { values[i] += b }
@@ -195,14 +243,19 @@ struct ConvolutionKernel: Sendable {
                         let destination = destinationRow + (oy - rowStart) * outCols
                         let y = oy * strideY - padY + i
                         guard y >= 0, y < rows, first < last else {
-                            destination.update(repeating: 0, count: outCols)
+                            for ox in 0..<outCols { destination[ox] = 0 }
                             continue
                         }
-                        if first > 0 { destination.update(repeating: 0, count: first) }
-                        if last < outCols { (destination + last).update(repeating: 0, count: outCols - last) }
+                        for ox in 0..<first { destination[ox] = 0 }
+                        for ox in last..<outCols { destination[ox] = 0 }
                         let source = plane + y * cols + shift
                         if strideX == 1 {
-                            (destination + first).update(from: source + first, count: last - first)
+                            // The deep levels' rows are a few values long: a plain loop beats a memmove call.
+                            if last - first < 16 {
+                                for ox in first..<last { destination[ox] = source[ox] }
+                            } else {
+                                (destination + first).update(from: source + first, count: last - first)
+                            }
                         } else {
                             var ox = first
                             while ox < last {

@@ -16,22 +16,27 @@ struct DlibNetworkFile: Sendable {
         static let kernel = 64
         static let stride = 16
         static let windows = 64
+        static let fileBytes = 256 << 20
     }
 
-    /// Reads and parses the file at `url`.
+    /// Reads and parses the file at `url`, through a small window of the file.
     init(contentsOf url: URL) throws {
-        let data: Data
+        var reader: DlibReader
         do {
-            data = try Data(contentsOf: url, options: .mappedIfSafe)
+            reader = try DlibReader(contentsOfFile: url.path, maxBytes: Limits.fileBytes)
         } catch {
             throw DlibNetworkError.unreadableFile(path: url.path, reason: String(describing: error))
         }
-        try self.init(bytes: [UInt8](data))
+        try self.init(reader: &reader)
     }
 
     /// Parses a whole file held in memory.
     init(bytes: [UInt8]) throws {
         var reader = DlibReader(bytes: bytes)
+        try self.init(reader: &reader)
+    }
+
+    private init(reader: inout DlibReader) throws {
         let lossVersion = try reader.readInt()
         guard lossVersion == 1 else {
             throw DlibNetworkError.unsupportedVersion(what: "add_loss_layer", version: lossVersion, offset: 0)
@@ -67,7 +72,7 @@ struct DlibNetworkFile: Sendable {
             try Self.readTrailer(&reader, isInnermost: index == 0, version: version)
         }
         guard reader.isAtEnd else {
-            throw DlibNetworkError.trailingBytes(count: bytes.count - reader.offset)
+            throw DlibNetworkError.trailingBytes(count: reader.remaining)
         }
         self.layers = layers
     }
@@ -165,7 +170,7 @@ struct DlibNetworkFile: Sendable {
         let name = try reader.readString(maxLength: 64)
         switch name {
         case "con_4", "con_5":
-            let params = try readTensor(&reader)
+            var params = try readTensor(&reader)
             let filters = try readDimension(&reader)
             let kernelRows = try readCount(&reader, limit: Limits.kernel)
             let kernelCols = try readCount(&reader, limit: Limits.kernel)
@@ -192,10 +197,11 @@ struct DlibNetworkFile: Sendable {
                 throw DlibNetworkError.badTensorShape(offset: at, reason: "\(name): \(params.count) parameters, need \(needed)")
             }
             let bias = useBias ? Array(params[weightCount..<(weightCount + filters)]) : [Float](repeating: 0, count: filters)
+            params.removeSubrange(weightCount...)       // the weights stay in the tensor's buffer
             return .convolution(DlibConvolution(
                 filters: filters, channels: channels, kernelRows: kernelRows, kernelCols: kernelCols,
                 strideY: strideY, strideX: strideX, padY: padY, padX: padX,
-                weights: Array(params[0..<weightCount]), bias: bias))
+                weights: params, bias: bias))
 
         case "affine_", "affine_2":
             let params = try readTensor(&reader)
@@ -243,7 +249,7 @@ struct DlibNetworkFile: Sendable {
         case "fc_2", "fc_3":
             let outputs = try readDimension(&reader)
             let inputs = try readDimension(&reader)
-            let params = try readTensor(&reader)
+            var params = try readTensor(&reader)
             let weightShape = try readAlias(&reader)
             _ = try readAlias(&reader)
             let biasMode = try reader.readInt()
@@ -260,8 +266,8 @@ struct DlibNetworkFile: Sendable {
                 throw DlibNetworkError.badTensorShape(offset: at, reason: "fc: \(params.count) parameters, need \(needed)")
             }
             let bias = biasMode == 0 ? Array(params[weightCount..<(weightCount + outputs)]) : nil
-            return .fullyConnected(DlibFullyConnected(inputs: inputs, outputs: outputs,
-                                                      weights: Array(params[0..<weightCount]), bias: bias))
+            params.removeSubrange(weightCount...)
+            return .fullyConnected(DlibFullyConnected(inputs: inputs, outputs: outputs, weights: params, bias: bias))
 
         case "max_pool_2", "avg_pool_2":
             let pool = DlibPool(
@@ -322,16 +328,7 @@ struct DlibNetworkFile: Sendable {
                 throw DlibNetworkError.badTensorShape(offset: at, reason: "tensor larger than \(Limits.tensorElements) floats")
             }
         }
-        let raw = try reader.readBytes(count * 4)
-        return [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
-            raw.withUnsafeBytes { source in
-                for i in 0..<count {
-                    let bits = source.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)
-                    buffer[i] = Float(bitPattern: UInt32(littleEndian: bits))
-                }
-            }
-            initialized = count
-        }
+        return try reader.readRawFloats(count)
     }
 
     /// An `alias_tensor`: version 1, then a 4-integer shape.

@@ -38,8 +38,8 @@ public struct FaceDetection: Sendable, Hashable {
 public struct FaceDetector: Sendable {
     /// Largest accepted image side.
     public static let maximumImageSide = 4096
-    /// Largest accepted pixel count. The canvas is about 3.6× the image and the first layers hold
-    /// several float copies of it (about 150 bytes per image pixel at the peak, 1.2 GB here); scale
+    /// Largest accepted pixel count. The canvas is about 3.8× the image and the first layer's input and
+    /// output are float copies of it (about 140 bytes per image pixel at the peak, 1.1 GB here); scale
     /// larger photos down, or pass `minimumFaceSize`, first.
     public static let maximumImagePixels = 8_000_000
 
@@ -54,6 +54,8 @@ public struct FaceDetector: Sendable {
     private let backProjection: [(strideX: Int, strideY: Int, offsetX: Int, offsetY: Int)]
     /// Smallest image side with a non-empty score map (computed from the kernels).
     private let minimumCanvasSide: Int
+    /// The network's total stride: a score cell steps this many canvas pixels.
+    private let stride: (x: Int, y: Int)
 
     /// Loads the model file. Throws `DlibNetworkError` or `FaceModelError` when it is unreadable,
     /// truncated, corrupt, or not dlib's MMOD detector.
@@ -95,6 +97,7 @@ public struct FaceDetector: Sendable {
         self.window = (window.width, window.height)
         self.nmsIoU = options.nmsIoUThreshold
         self.nmsCovered = options.nmsPercentCoveredThreshold
+        self.stride = kernels.reduce((1, 1)) { ($0.0 * $1.strideX, $0.1 * $1.strideY) }
         self.backProjection = kernels.reversed().map {
             ($0.strideX, $0.strideY, $0.kernelCols / 2 - $0.padX, $0.kernelRows / 2 - $0.padY)
         }
@@ -114,12 +117,14 @@ public struct FaceDetector: Sendable {
     ///
     /// - `threshold` is dlib's `adjust_threshold`: raise it for fewer false alarms, lower it to find
     ///   harder faces.
-    /// - `minimumFaceSize` (pixels, 0 = dlib's behaviour) skips the finest pyramid levels, whose 80-px
-    ///   window only finds faces smaller than this: level k finds faces of about 80·1.2^k px, and each
-    ///   skipped level removes about 30 % of the work. Faces at least this large are still found; the
-    ///   smaller canvas moves level borders, so a box can come out one pyramid step (×1.2) apart from
-    ///   dlib's. An authenticator, whose user fills the frame, can afford 100–120 px.
-    public func detect(in image: RGBImage, threshold: Float = 0, minimumFaceSize: Int = 0) throws -> [FaceDetection] {
+    /// - `minimumFaceSize` (pixels, 0 = dlib's behaviour) skips the finest pyramid levels, all of whose
+    ///   boxes are smaller than this: level k's boxes are about 80·1.2^k px, and each skipped level
+    ///   removes about 30 % of the work. The smaller canvas moves level borders, so a face may come out
+    ///   one pyramid step (×1.2) apart from dlib's box; a face whose box would be at least this large is
+    ///   still found. A selfie capture can afford 110 px.
+    /// - `region` (nil = the whole image) searches only that part of the image, clipped to it; boxes are
+    ///   in image coordinates and may extend past the region for faces its edge cuts.
+    public func detect(in image: RGBImage, threshold: Float = 0, minimumFaceSize: Int = 0, region: FaceRect? = nil) throws -> [FaceDetection] {
         guard image.width > 0, image.height > 0,
               image.width <= Self.maximumImageSide, image.height <= Self.maximumImageSide,
               image.width * image.height <= Self.maximumImagePixels
@@ -130,33 +135,34 @@ public struct FaceDetector: Sendable {
         guard image.pixels.count == image.width * image.height * 3 else {
             throw DlibNetworkError.badInput("image has \(image.pixels.count) bytes, expected \(image.width * image.height * 3)")
         }
-        var level0 = TiledPyramid.normalised(image, mean: mean)
-        let skipped = Self.skippedLevels(minimumFaceSize: minimumFaceSize, window: max(window.width, window.height))
-        for _ in 0..<skipped {
-            level0 = TiledPyramid.downsampled(level0)
-            // No face of the requested size fits: as dlib's pyramid, stop below 5 rows.
-            if level0.rows < 5 || level0.cols < 1 { return [] }
-        }
-        let pyramid = TiledPyramid(rows: level0.rows, cols: level0.cols, padding: padding, outerPadding: outerPadding)
-        guard pyramid.canvasRows >= minimumCanvasSide, pyramid.canvasCols >= minimumCanvasSide else { return [] }
-        let scores = try plan.run(pyramid.canvas(level0: level0))
-        return suppressNonMaxima(decode(scores, pyramid: pyramid, skippedLevels: skipped, threshold: threshold))
+        let bounds = FaceRect(left: 0, top: 0, right: image.width - 1, bottom: image.height - 1)
+        let area = region.map { $0.intersection(bounds) }
+        if let area, area.width == 0 || area.height == 0 { return [] }
+        let faceWindow = max(window.width, window.height)
+        guard let canvas = DetectionCanvas(
+            imageRows: image.height, imageCols: image.width,
+            firstLevel: Self.skippedLevels(minimumFaceSize: minimumFaceSize, window: faceWindow), region: area,
+            faceWindow: faceWindow, stride: stride, padding: padding, outerPadding: outerPadding),
+            canvas.rows >= minimumCanvasSide, canvas.cols >= minimumCanvasSide else { return [] }
+        let scores = try plan.run(canvas.fill(from: image, mean: mean))
+        return suppressNonMaxima(decode(scores, canvas: canvas, threshold: threshold))
     }
 
-    /// Levels whose window is smaller than `minimumFaceSize`: the largest k with window·1.2^k ≤ size.
+    /// Levels all of whose boxes are smaller than `minimumFaceSize`: level k's boxes are window·1.2^k px,
+    /// give or take the one pixel of rounding at each edge.
     static func skippedLevels(minimumFaceSize: Int, window: Int) -> Int {
         var levels = 0
-        var size = Double(window) * 1.2
-        while size <= Double(minimumFaceSize) && levels < 32 {
+        var size = Double(window)
+        while size + 1 < Double(minimumFaceSize) && levels < 32 {
             levels += 1
             size *= 1.2
         }
         return levels
     }
 
-    /// Every score cell above `threshold`, mapped back through the network and the pyramid to an
-    /// image rectangle, rounded as dlib does (`lround`).
-    private func decode(_ scores: FeatureMap, pyramid: TiledPyramid, skippedLevels: Int, threshold: Float) -> [FaceDetection] {
+    /// Every score cell above `threshold`, mapped back through the network and the canvas to an image
+    /// rectangle, rounded as dlib does (`lround`).
+    private func decode(_ scores: FeatureMap, canvas: DetectionCanvas, threshold: Float) -> [FaceDetection] {
         var found: [FaceDetection] = []
         let halfWidth = Double(window.width - 1) / 2
         let halfHeight = Double(window.height - 1) / 2
@@ -172,14 +178,15 @@ public struct FaceDetector: Sendable {
                 }
                 var left = Double(x) - halfWidth, right = Double(x) + halfWidth
                 var top = Double(y) - halfHeight, bottom = Double(y) + halfHeight
-                let level = pyramid.level(nearestTo: (left + right) / 2, (top + bottom) / 2)
-                let origin = pyramid.levels[level]
-                left -= Double(origin.left)
-                right -= Double(origin.left)
-                top -= Double(origin.top)
-                bottom -= Double(origin.top)
-                // Undo `level` steps of pyramid_down<6>, plus the levels skipped before the canvas.
-                for _ in 0..<(level + skippedLevels) {
+                // Into the part's level: its place in the canvas off, its window's place in the level on.
+                let part = canvas.part(nearestTo: (left + right) / 2, (top + bottom) / 2)
+                let dx = Double(part.window.x - part.placement.left), dy = Double(part.window.y - part.placement.top)
+                left += dx
+                right += dx
+                top += dy
+                bottom += dy
+                // Undo the level's steps of pyramid_down<6>.
+                for _ in 0..<part.level {
                     left = left * 1.2 + 0.3
                     top = top * 1.2 + 0.3
                     right = right * 1.2 + 0.3

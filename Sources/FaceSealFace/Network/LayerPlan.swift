@@ -10,6 +10,8 @@ import COpenBLAS
 struct LayerPlan: Sendable {
     enum Step: Sendable {
         case convolution(ConvolutionKernel)
+        /// A convolution whose output is added to the residual input (`tag1`) and clamped, when the shapes agree.
+        case convolutionAddingResidual(ConvolutionKernel)
         case affine(gamma: [Float], beta: [Float])
         case relu
         case maxPool(DlibPool)
@@ -95,7 +97,11 @@ struct LayerPlan: Sendable {
                     relu = true
                     index += 1
                 }
-                steps.append(.addResidual(fromBlockOutput: previousWasAveragePool, relu: relu))
+                if !previousWasAveragePool, relu, case .convolution(let kernel)? = steps.last, !kernel.appliesReLU {
+                    steps[steps.count - 1] = .convolutionAddingResidual(kernel)
+                } else {
+                    steps.append(.addResidual(fromBlockOutput: previousWasAveragePool, relu: relu))
+                }
             case .fullyConnected(let fc):
                 steps.append(.fullyConnected(fc))
                 flattened = true
@@ -122,6 +128,16 @@ struct LayerPlan: Sendable {
                     throw DlibNetworkError.badInput("input of \(x.rows)×\(x.cols) is smaller than a \(kernel.kernelRows)×\(kernel.kernelCols) kernel")
                 }
                 x = kernel.apply(to: x, workspace: &workspace)
+            case .convolutionAddingResidual(let kernel):
+                guard let (rows, cols) = kernel.outputSize(rows: x.rows, cols: x.cols) else {
+                    throw DlibNetworkError.badInput("input of \(x.rows)×\(x.cols) is smaller than a \(kernel.kernelRows)×\(kernel.kernelCols) kernel")
+                }
+                guard let residual = tag1 else { throw DlibNetworkError.inconsistentNetwork("add_prev before its tag") }
+                if residual.channels == kernel.filters, residual.rows == rows, residual.cols == cols {
+                    x = kernel.apply(to: x, residual: residual, workspace: &workspace)
+                } else {
+                    x = Self.addZeroPadded(kernel.apply(to: x, workspace: &workspace), residual, relu: true)
+                }
             case .affine(let gamma, let beta):
                 let plane = x.planeSize
                 x.values.withUnsafeMutableBufferPointer { values in
@@ -189,16 +205,21 @@ struct LayerPlan: Sendable {
                 for c in 0..<x.channels {
                     let plane = input.baseAddress! + c * x.planeSize
                     for oy in 0..<outRows {
+                        let origin = plane + oy * sy * x.cols
+                        let row = out.baseAddress! + (c * outRows + oy) * outCols
                         for ox in 0..<outCols {
-                            let origin = plane + oy * sy * x.cols + ox * sx
+                            let window = origin + ox * sx
+                            // The window's rows in order, each left to right: dlib's summation order.
                             var value: Float = maximum ? -.infinity : 0
                             for i in 0..<kh {
-                                let row = origin + i * x.cols
-                                for j in 0..<kw {
-                                    value = maximum ? max(value, row[j]) : value + row[j]
+                                let line = window + i * x.cols
+                                if maximum {
+                                    for j in 0..<kw where line[j] > value { value = line[j] }
+                                } else {
+                                    for j in 0..<kw { value += line[j] }
                                 }
                             }
-                            out[(c * outRows + oy) * outCols + ox] = maximum ? value : value / count
+                            row[ox] = maximum ? value : value / count
                         }
                     }
                 }

@@ -6,6 +6,12 @@ extension FaceDetector: FaceDetecting {
     public func detectFaces(in image: RGBImage) throws -> [DetectedFace] {
         try detect(in: image).map { $0.detectedFace }
     }
+
+    /// `detect(in:minimumFaceSize:region:)` at dlib's default threshold: only the pyramid levels and the
+    /// part of the image the search needs.
+    public func detectFaces(in image: RGBImage, search: FaceSearch) throws -> [DetectedFace] {
+        try detect(in: image, minimumFaceSize: search.minimumFaceSize, region: search.region).map { $0.detectedFace }
+    }
 }
 
 extension FaceDetection {

@@ -27,14 +27,18 @@ enum Parallel {
 
 /// OpenBLAS runs single-threaded: the networks split their work between the cores themselves
 /// (`Parallel`), and OpenBLAS's own threads would otherwise spin between the many small calls.
-/// This is process-wide; FaceSeal's face engine is the only BLAS user in the process.
+/// FaceSeal's executables load OpenBLAS's single-threaded build (the run path in Package.swift), which starts no
+/// worker threads; this call covers a host that loads the threaded one. Process-wide; the face engine is the only
+/// BLAS user in the process.
 enum BLASThreading {
-    private static let configured: Bool = {
+    /// OpenBLAS's thread count before the engine first set it: 1 with the single-threaded build.
+    static let threadsAtLoad: Int = {
+        let threads = Int(openblas_get_num_threads())
         openblas_set_num_threads(1)
-        return true
+        return threads
     }()
 
     static func ensureSingleThreaded() {
-        _ = configured
+        _ = threadsAtLoad
     }
 }

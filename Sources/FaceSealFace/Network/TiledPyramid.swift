@@ -1,6 +1,6 @@
 /// dlib's `input_rgb_image_pyramid` with `pyramid_down<6>`: every level of the image, each 5/6 the
 /// size of the one before, packed into one canvas so a single forward pass scans all scales
-/// (dlib_format.md §3.2).
+/// (dlib_format.md §3.2). This type is the layout; `DetectionCanvas` fills it.
 struct TiledPyramid: Sendable {
     /// A level's place in the canvas, inclusive edges.
     struct Placement: Sendable, Equatable {
@@ -12,14 +12,26 @@ struct TiledPyramid: Sendable {
         var height: Int { bottom - top + 1 }
     }
 
-    /// Levels in order (level 0 is the image itself).
+    /// A level's (or a part's) size.
+    struct Size: Sendable, Equatable {
+        var width: Int
+        var height: Int
+    }
+
+    /// The placements, in the order of the sizes laid out; sizes that do not fit are left out at the end,
+    /// as dlib leaves out its smallest levels.
     let levels: [Placement]
     let canvasRows: Int
     let canvasCols: Int
 
     /// Lays out the levels of an image of `rows × cols`.
-    init(rows: Int, cols: Int, padding: Int, outerPadding: Int, minimumHeight: Int = 5) {
-        var sizes = [(width: cols, height: rows)]
+    init(rows: Int, cols: Int, padding: Int, outerPadding: Int) {
+        self.init(sizes: Self.levelSizes(rows: rows, cols: cols), padding: padding, outerPadding: outerPadding)
+    }
+
+    /// The sizes of dlib's levels of an image of `rows × cols`, level 0 first.
+    static func levelSizes(rows: Int, cols: Int, minimumHeight: Int = 5) -> [Size] {
+        var sizes = [Size(width: cols, height: rows)]
         var nr = rows
         var nc = cols
         while true {
@@ -27,8 +39,13 @@ struct TiledPyramid: Sendable {
             nr = Int((5.0 / 6.0 * Double(nr)).rounded(.down))
             nc = Int((5.0 / 6.0 * Double(nc)).rounded(.down))
             if nr * nc == 0 || nr < minimumHeight { break }
-            sizes.append((nc, nr))
+            sizes.append(Size(width: nc, height: nr))
         }
+        return sizes
+    }
+
+    /// dlib's layout of `sizes` (largest first): a column of the largest on the left, the rest up the right edge.
+    init(sizes: [Size], padding: Int, outerPadding: Int) {
         let width0 = sizes[0].width
         let height0 = sizes[0].height
         let totalHeight = sizes.reduce(0) { $0 + $1.height + padding } - 2 * padding
@@ -48,134 +65,106 @@ struct TiledPyramid: Sendable {
         var i = 0
         // First column, top down, left-aligned.
         while y < height + outerPadding && i < sizes.count {
-            let (w, h) = sizes[i]
-            levels.append(Placement(left: outerPadding, top: y, right: outerPadding + w - 1, bottom: y + h - 1))
-            y += h + padding
+            let size = sizes[i]
+            levels.append(Placement(left: outerPadding, top: y, right: outerPadding + size.width - 1, bottom: y + size.height - 1))
+            y += size.height + padding
             i += 1
         }
         y -= padding
-        // Then up the right edge, bottom first, right-aligned; stop before touching level 0.
+        // Then up the right edge, bottom first, right-aligned; stop before touching the first.
         let first = levels[0]
         while i < sizes.count {
-            let (w, h) = sizes[i]
-            let placement = Placement(left: outerPadding + width0 - w, top: y - h, right: outerPadding + width0 - 1, bottom: y - 1)
+            let size = sizes[i]
+            let placement = Placement(left: outerPadding + width0 - size.width, top: y - size.height,
+                                      right: outerPadding + width0 - 1, bottom: y - 1)
             let overlapsFirst = !(placement.right < first.left || placement.left > first.right
                                   || placement.bottom < first.top || placement.top > first.bottom)
             if overlapsFirst { break }
             levels.append(placement)
-            y -= h + padding
+            y -= size.height + padding
             i += 1
         }
         self.levels = levels
     }
 
-    /// `image` as planar float, normalised as dlib's input layer does: `(v − mean) / 256`.
-    static func normalised(_ image: RGBImage, mean: (red: Float, green: Float, blue: Float)) -> FeatureMap {
-        let means = [mean.red, mean.green, mean.blue]
-        let plane = image.width * image.height
-        return image.pixels.withUnsafeBufferPointer { pixels in
-            FeatureMap(channels: 3, rows: image.height, cols: image.width) { out in
-                for c in 0..<3 {
-                    let m = means[c]
-                    for i in 0..<plane { out[c * plane + i] = (Float(pixels[3 * i + c]) - m) / 256 }
-                }
-            }
-        }
-    }
-
-    /// The next pyramid level of a normalised image: floor(5/6) of each side, bilinear as in the canvas.
-    static func downsampled(_ level: FeatureMap) -> FeatureMap {
-        let rows = Int((5.0 / 6.0 * Double(level.rows)).rounded(.down))
-        let cols = Int((5.0 / 6.0 * Double(level.cols)).rounded(.down))
-        return level.values.withUnsafeBufferPointer { source in
-            FeatureMap(channels: 3, rows: rows, cols: cols) { out in
-                for c in 0..<3 {
-                    resize(source.baseAddress! + c * level.planeSize, stride: level.cols, rows: level.rows, cols: level.cols,
-                           into: out.baseAddress! + c * rows * cols, stride: cols, rows: rows, cols: cols)
-                }
-            }
-        }
-    }
-
-    /// The network input: zeros (the mean colour after normalising), level 0 the normalised image,
-    /// each further level a bilinear resize of the previous one, per channel.
-    func canvas(level0 image: FeatureMap) -> FeatureMap {
-        var canvas = FeatureMap(channels: 3, rows: canvasRows, cols: canvasCols)
-        let plane = canvasRows * canvasCols
-        let first = levels[0]
-        canvas.values.withUnsafeMutableBufferPointer { out in
-            let base = out.baseAddress!
-            image.values.withUnsafeBufferPointer { source in
-                for c in 0..<3 {
-                    for y in 0..<image.rows {
-                        (base + c * plane + (first.top + y) * canvasCols + first.left)
-                            .update(from: source.baseAddress! + (c * image.rows + y) * image.cols, count: image.cols)
-                    }
-                }
-            }
-            for index in levels.indices.dropFirst() {
-                let from = levels[index - 1], to = levels[index]
-                for c in 0..<3 {
-                    let channel = base + c * plane
-                    Self.resize(channel + from.top * canvasCols + from.left, stride: canvasCols, rows: from.height, cols: from.width,
-                                into: channel + to.top * canvasCols + to.left, stride: canvasCols, rows: to.height, cols: to.width)
-                }
-            }
-        }
-        return canvas
-    }
-
-    /// dlib's bilinear `resize_image` on a float plane, in double: corners map to corners
-    /// (scale (in − 1)/(out − 1)) and the +1 neighbour is clamped to the last row or column.
-    private static func resize(_ source: UnsafePointer<Float>, stride sourceStride: Int, rows inRows: Int, cols inCols: Int,
-                               into destination: UnsafeMutablePointer<Float>, stride destinationStride: Int,
-                               rows outRows: Int, cols outCols: Int) {
-        let scaleY = Double(inRows - 1) / Double(max(outRows - 1, 1))
-        let scaleX = Double(inCols - 1) / Double(max(outCols - 1, 1))
-        var left = [Int](repeating: 0, count: outCols)
-        var right = [Int](repeating: 0, count: outCols)
-        var fx = [Double](repeating: 0, count: outCols)
-        for x in 0..<outCols {
-            let sx = Double(x) * scaleX
+    /// dlib's bilinear `resize_image` from a level of `from` to one of `to`, in double: corners map to
+    /// corners (scale (in − 1)/(out − 1)) and the +1 neighbour is clamped to the last row or column.
+    /// Computes only the output `window`, from a source holding the input level from `sourceOrigin` on.
+    static func resize(_ source: UnsafePointer<Float>, stride sourceStride: Int, origin sourceOrigin: (x: Int, y: Int), from: Size,
+                       into destination: UnsafeMutablePointer<Float>, stride destinationStride: Int,
+                       window: LevelWindow, to: Size) {
+        let scaleY = Double(from.height - 1) / Double(max(to.height - 1, 1))
+        let scaleX = Double(from.width - 1) / Double(max(to.width - 1, 1))
+        var left = [Int](repeating: 0, count: window.width)
+        var right = [Int](repeating: 0, count: window.width)
+        var fx = [Double](repeating: 0, count: window.width)
+        for i in 0..<window.width {
+            let sx = Double(window.x + i) * scaleX
             let l = Int(sx.rounded(.down))
-            left[x] = l
-            right[x] = min(l + 1, inCols - 1)
-            fx[x] = sx - Double(l)
+            left[i] = l - sourceOrigin.x
+            right[i] = min(l + 1, from.width - 1) - sourceOrigin.x
+            fx[i] = sx - Double(l)
         }
-        for y in 0..<outRows {
-            let sy = Double(y) * scaleY
+        for j in 0..<window.height {
+            let sy = Double(window.y + j) * scaleY
             let t = Int(sy.rounded(.down))
-            let b = min(t + 1, inRows - 1)
+            let b = min(t + 1, from.height - 1)
             let fy = sy - Double(t)
-            let top = source + t * sourceStride
-            let bottom = source + b * sourceStride
-            let row = destination + y * destinationStride
-            for x in 0..<outCols {
-                let wx = fx[x]
-                let upper = (1 - wx) * Double(top[left[x]]) + wx * Double(top[right[x]])
-                let lower = (1 - wx) * Double(bottom[left[x]]) + wx * Double(bottom[right[x]])
-                row[x] = Float((1 - fy) * upper + fy * lower)
+            let top = source + (t - sourceOrigin.y) * sourceStride
+            let bottom = source + (b - sourceOrigin.y) * sourceStride
+            let row = destination + j * destinationStride
+            for i in 0..<window.width {
+                let wx = fx[i]
+                let upper = (1 - wx) * Double(top[left[i]]) + wx * Double(top[right[i]])
+                let lower = (1 - wx) * Double(bottom[left[i]]) + wx * Double(bottom[right[i]])
+                row[i] = Float((1 - fy) * upper + fy * lower)
             }
         }
     }
 
-    /// The level whose placement is nearest to `(x, y)` (rounded with floor(v + 0.5)): one that
-    /// contains the point wins, otherwise the smallest Euclidean distance.
-    func level(nearestTo x: Double, _ y: Double) -> Int {
+    /// The input window of level `from` that `resize` reads to make `window` of level `to`.
+    static func sourceWindow(of window: LevelWindow, from: Size, to: Size) -> LevelWindow {
+        let scaleY = Double(from.height - 1) / Double(max(to.height - 1, 1))
+        let scaleX = Double(from.width - 1) / Double(max(to.width - 1, 1))
+        let x0 = Int((Double(window.x) * scaleX).rounded(.down))
+        let y0 = Int((Double(window.y) * scaleY).rounded(.down))
+        let x1 = min(Int((Double(window.x + window.width - 1) * scaleX).rounded(.down)) + 1, from.width - 1)
+        let y1 = min(Int((Double(window.y + window.height - 1) * scaleY).rounded(.down)) + 1, from.height - 1)
+        return LevelWindow(x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1)
+    }
+
+    /// The placement nearest to `(x, y)` (rounded with floor(v + 0.5)): one that contains the point wins,
+    /// otherwise the smallest Euclidean distance.
+    static func placement(nearestTo x: Double, _ y: Double, in placements: [Placement]) -> Int {
         let px = (x + 0.5).rounded(.down)
         let py = (y + 0.5).rounded(.down)
         var best = Double.infinity
-        var bestLevel = 0
-        for (i, placement) in levels.enumerated() {
+        var bestIndex = 0
+        for (i, placement) in placements.enumerated() {
             let nx = min(max(px, Double(placement.left)), Double(placement.right))
             let ny = min(max(py, Double(placement.top)), Double(placement.bottom))
             let distance = ((nx - px) * (nx - px) + (ny - py) * (ny - py)).squareRoot()
             if distance == 0 { return i }
             if distance < best {
                 best = distance
-                bestLevel = i
+                bestIndex = i
             }
         }
-        return bestLevel
+        return bestIndex
+    }
+}
+
+/// A rectangle of one pyramid level, in that level's pixels.
+struct LevelWindow: Sendable, Equatable {
+    var x: Int
+    var y: Int
+    var width: Int
+    var height: Int
+
+    /// The smallest window holding both.
+    func union(_ other: LevelWindow) -> LevelWindow {
+        let x0 = min(x, other.x), y0 = min(y, other.y)
+        let x1 = max(x + width, other.x + other.width), y1 = max(y + height, other.y + other.height)
+        return LevelWindow(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 }

@@ -153,9 +153,10 @@ final class KeyRing: Sendable {
     }
 
     /// Asks the authority (with the pending ambient key) whether a rotation's new keys were registered, then
-    /// promotes or discards them (SPEC §6.2). Never discards keys the authority may hold: without an answer the
-    /// rotation stays pending.
-    func resolvePendingRotation(keyId: String, queue: Bool = true) async -> PendingResolution {
+    /// promotes or discards them (SPEC §6.2). Never discards keys the authority may hold: when it does not know them
+    /// (the rotation may still be in flight) the same rotation is sent again with `presence`, and the keys are discarded
+    /// only when the authority refuses it; without `presence` or a definite answer the rotation stays pending.
+    func resolvePendingRotation(keyId: String, queue: Bool = true, presence: UserPresenceProof? = nil) async -> PendingResolution {
         guard let record = record(keyId: keyId), let pending = record.pendingRotation else { return .none }
         let identity = record.key.identityId
         let status: DeviceKeyStatus
@@ -165,7 +166,8 @@ final class KeyRing: Sendable {
         } else {
             do {
                 let signer = try signer(deviceKeyId: pending.ambient.deviceKeyId, presence: nil)
-                status = absorb(try await environment.authority.deviceKeyStatus(keyId: keyId, signer: signer))
+                status = try await resend(record, pending, presence: presence,
+                                          unless: absorb(try await environment.authority.deviceKeyStatus(keyId: keyId, signer: signer)))
             } catch {
                 audit(.vaultReconciled, identityId: identity, note: "key \(keyId): rotation still pending (\(error))")
                 return .unresolved(ApprovalStateMachine.failureReason(for: error))
@@ -188,6 +190,30 @@ final class KeyRing: Sendable {
             return .removed(notice)
         }
         return resolution.record?.ambient == pending.ambient ? .promoted : .discarded
+    }
+
+    /// `status` unless it is `.unknown`: then the authority's answer to the same rotation sent again. A repeat of a
+    /// registered rotation succeeds (`.active`); only `invalid_request` refuses it for sure (`.unknown`); anything
+    /// else throws and leaves the rotation pending.
+    private func resend(_ record: KeyRecord, _ pending: PendingRotation, presence: UserPresenceProof?,
+                        unless status: DeviceKeyStatus) async throws(AuthorityFailure) -> DeviceKeyStatus {
+        guard case .unknown = status else { return status }
+        guard let presence else { throw AuthorityFailure.transient("the rotation's outcome is unknown until it is sent again") }
+        let submission = KeyRotationSubmission(
+            keyId: record.key.id,
+            currentUserPresent: try signer(deviceKeyId: record.userPresent.deviceKeyId, presence: presence),
+            newAmbient: pending.ambient.descriptor, newUserPresent: pending.userPresent.descriptor,
+            newAmbientSigner: try signer(deviceKeyId: pending.ambient.deviceKeyId, presence: nil),
+            newUserPresentSigner: try signer(deviceKeyId: pending.userPresent.deviceKeyId, presence: presence))
+        do throws(AuthorityFailure) {
+            switch absorb(try await environment.authority.rotateKeys([submission])).first {
+            case .rotated(record.key.id)?: return .active
+            case .revoked(record.key.id, let terminated, let replaced)?: return .revoked(terminated: terminated, replaced: replaced)
+            default: throw AuthorityFailure.invalidResponse("the rotation answer left the key out")
+            }
+        } catch .refused(let code, _) where code == "invalid_request" {
+            return .unknown
+        }
     }
 
     /// Removes one record and deletes its hardware keys. Answers the notice for it; `queue` keeps it for the next

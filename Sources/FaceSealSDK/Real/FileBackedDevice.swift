@@ -6,8 +6,10 @@ import Foundation
 /// poster and the wire face tokens. The installation marker lives in `appDataDirectory`, so removing the app's
 /// own data while the vault survives is seen as a reinstall.
 ///
-/// Layout: `vaultDirectory/vault/` (keys, records, `authority.pin`, mode 0700), `vaultDirectory/vault.key`
-/// (the record-sealing key, mode 0600), `appDataDirectory/installed`.
+/// Layout: `vaultDirectory/vault/` (keys, records, `authority.pin`, the device passphrase's check and failure count,
+/// mode 0700), `vaultDirectory/vault.key` (the vault-sealing key, mode 0600), `appDataDirectory/installed`. The
+/// user-present keys are sealed once more under the device passphrase (``DevicePassphrase``), which the presence
+/// provider asks for: build it with ``devicePassphrase(vaultDirectory:clock:)``.
 public struct FileBackedDevice: Sendable {
     /// The environment to pass to `Authenticator.open(environment:)`.
     public let environment: AuthenticatorEnvironment
@@ -45,6 +47,14 @@ public struct FileBackedDevice: Sendable {
             authority: authority, delivery: HTTPDeliveryPoster(), faceVerifier: faceVerifier,
             faceTokens: WireFaceTokens(clock: clock, livenessRequired: livenessRequired),
             vault: vault, recordSealer: sealer, clock: clock, deviceProtocol: deviceProtocol)
+    }
+}
+
+extension FileBackedDevice {
+    /// The device passphrase of the vault under `vaultDirectory`, for the presence provider (``TerminalUserPresence``,
+    /// or ``ScriptedUserPresence`` in tests and the demo).
+    public static func devicePassphrase(vaultDirectory: URL, clock: any WallClock = SystemWallClock()) -> DevicePassphrase {
+        DevicePassphrase(directory: vaultDirectory.appendingPathComponent("vault", isDirectory: true), clock: clock)
     }
 }
 

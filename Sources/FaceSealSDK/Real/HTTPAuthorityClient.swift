@@ -142,7 +142,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
         }
         let body = CompletionRequest(rid: completion.requestId, resultSHA256: completion.resultSHA256.map { Base64URL.encode($0) },
                                      baseGeneration: completion.downloadedGeneration, token: token,
-                                     serverShare: completion.serverShare, passwordUsed: completion.passwordUsed)
+                                     serverShare: completion.serverShare, passwordUsed: completion.passwordUsed,
+                                     passwordVerifier: completion.passwordVerifier)
         let reply: AuthorityReply<CompletionResponse> = try await signed(
             .post, DevicePaths.completion(try Self.segment(completion.requestId)), body: body.encoded(), signer: signer)
         guard reply.value.rid == completion.requestId,
@@ -176,10 +177,36 @@ public final class HTTPAuthorityClient: AuthorityClient {
     /// Face-mismatch budget of a further device's enrolment match (the invitation does not state one).
     static let enrolmentAttempts = 3
 
-    /// `GET /device/v1/enrolments/{inv}/token` (unsigned).
-    public func enrolmentFaceToken(requestId: String) async throws(AuthorityFailure) -> FaceTokenEnvelope {
-        let download: FaceTokenDownload = try await unsigned(DevicePaths.enrolmentToken(try Self.segment(requestId)))
-        return try Self.envelope(download)
+    /// `GET /device/v1/enrolments/{inv}/token?wait=N` with the pending enrolment's user-present key: the token, once,
+    /// after the approval (`approval_pending` until then).
+    public func enrolmentFaceToken(requestId: String, signer: any DeviceRequestSigner, wait: Int) async throws(AuthorityFailure) -> FaceTokenEnvelope {
+        let seconds = min(max(wait, 0), 30)
+        let reply: AuthorityReply<FaceTokenDownload> = try await signed(
+            .get, DevicePaths.enrolmentToken(try Self.segment(requestId)), query: "wait=\(seconds)", signer: signer,
+            timeoutExtension: .seconds(seconds))
+        return try Self.envelope(reply.value)
+    }
+
+    /// `POST /device/v1/enrolments/{inv}/password` with the pending enrolment's user-present key: a proof, by the
+    /// token's password verifier key, over `{"inv", "jti"}` (docs/PROTOCOL.md §8.1). Only the proof leaves the device.
+    public func provePassword(requestId: String, password: String, tokenHeader: [UInt8],
+                              signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> PasswordProofOutcome {
+        guard let header = try? FaceTokenHeader.decode(tokenHeader), header.passwordRequired, let scrypt = header.scrypt else {
+            throw .invalidResponse("the approval's token header has no password parameters")
+        }
+        let jti = DeviceRequestSignature.newJTI()
+        let proof: String
+        do {
+            let passwordKey = try FaceTokenSeal.passwordKey(password: password, parameters: scrypt)
+            let verifier = try PasswordVerifier.key(passwordKey: passwordKey, tokenID: header.tid)
+            proof = try JWS.sign(payload: PasswordVerifier.proofClaims(invitation: requestId, jti: jti), signer: verifier)
+        } catch {
+            throw .invalidResponse("the password proof could not be built: \(error)")
+        }
+        let reply: AuthorityReply<PasswordProofResult> = try await signed(
+            .post, DevicePaths.enrolmentPassword(try Self.segment(requestId)), body: PasswordProof(proof: proof).encoded(),
+            signer: signer, jti: jti)
+        return PasswordProofOutcome(accepted: reply.value.accepted, attemptsLeft: reply.value.attemptsLeft)
     }
 
     /// `POST /device/v1/enrolments/{inv}`: signed by the new user-present key, with the ambient key's proof of
@@ -205,7 +232,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
             v: deviceProtocol,
             ambientKey: DevicePublicKey(kid: submission.ambient.deviceKeyId, x963: submission.ambient.publicKey),
             userPresentKey: DevicePublicKey(kid: submission.userPresent.deviceKeyId, x963: submission.userPresent.publicKey),
-            ambientProof: proof, token: token, serverShare: submission.newFaceToken?.serverShare, deviceName: deviceName)
+            ambientProof: proof, token: token, serverShare: submission.newFaceToken?.serverShare, deviceName: deviceName,
+            passwordVerifier: submission.newFaceToken?.passwordVerifier)
         let reply: AuthorityReply<EnrolmentResponse> = try await signed(
             .post, DevicePaths.enrolment(try Self.segment(submission.requestId)), body: body.encoded(), signer: userPresent,
             jti: jti, responseKey: provisional.key)
@@ -220,8 +248,19 @@ public final class HTTPAuthorityClient: AuthorityClient {
         }
         // Whole seconds: the key record stores Unix seconds, so a reopened vault lists the same `Key`.
         let enrolledAt = Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
+        var approval: PendingEnrolmentApproval?
+        if let pending = response.approval {
+            // The code is the new key's: one of another key means the answer is not for this enrolment.
+            guard submission.newFaceToken == nil, pending.code == EnrolmentApproval.code(userPresentKey: submission.userPresent.publicKey) else {
+                throw .invalidResponse("the enrolment's approval does not fit this device's keys")
+            }
+            approval = PendingEnrolmentApproval(method: pending.method, code: pending.code, expiresAtUnix: pending.expiresAt,
+                                                tokenHeader: pending.tokenHeader?.bytes)
+        } else if submission.newFaceToken == nil {
+            throw .invalidResponse("a further device's enrolment without an approval")
+        }
         let receipt = EnrolmentReceipt(keyId: submission.userPresent.deviceKeyId, enrolledAt: enrolledAt,
-                                       identityId: response.identityId, issuer: response.issuer)
+                                       identityId: response.identityId, issuer: response.issuer, approval: approval)
         return AuthorityReply(receipt, rotationHint: reply.rotationHint)
     }
 
@@ -233,6 +272,9 @@ public final class HTTPAuthorityClient: AuthorityClient {
         } catch .deviceKeyRevoked, .deviceKeyTerminated, .deviceKeyReplaced {
             return
         } catch .refused(let code, _) where code == DeviceErrorCode.invalidSignature.rawValue {
+            return
+        } catch .approvalPending {
+            // A pending enrolment that is never released ends with its approval window.
             return
         }
     }
@@ -357,8 +399,10 @@ public final class HTTPAuthorityClient: AuthorityClient {
 
     private func signed<T: WireMessage>(_ method: HTTPMethod, _ path: String, query: String? = nil, body: [UInt8] = [],
                                         signer: any DeviceRequestSigner, jti: String = DeviceRequestSignature.newJTI(),
-                                        responseKey: Curve25519.Signing.PublicKey? = nil) async throws(AuthorityFailure) -> AuthorityReply<T> {
-        let (response, hint) = try await exchange(method, path, query: query, body: body, signer: signer, jti: jti, responseKey: responseKey)
+                                        responseKey: Curve25519.Signing.PublicKey? = nil,
+                                        timeoutExtension: Duration = .zero) async throws(AuthorityFailure) -> AuthorityReply<T> {
+        let (response, hint) = try await exchange(method, path, query: query, body: body, signer: signer, jti: jti, responseKey: responseKey,
+                                                  timeoutExtension: timeoutExtension)
         do {
             return AuthorityReply(try T.decode(response.body), rotationHint: hint)
         } catch {
@@ -373,7 +417,8 @@ public final class HTTPAuthorityClient: AuthorityClient {
 
     /// Signs, sends, verifies the response signature and maps an error body. Answers a verified 2xx.
     private func exchange(_ method: HTTPMethod, _ path: String, query: String?, body: [UInt8], signer: any DeviceRequestSigner,
-                          jti: String, responseKey: Curve25519.Signing.PublicKey?) async throws(AuthorityFailure) -> (HTTPClientResponse, Bool) {
+                          jti: String, responseKey: Curve25519.Signing.PublicKey?,
+                          timeoutExtension: Duration = .zero) async throws(AuthorityFailure) -> (HTTPClientResponse, Bool) {
         // The signed path is the request target: path and query (a query is part of what the device asks).
         let target = query.map { path + "?" + $0 } ?? path
         let header = try await Self.requestSignature(method: method.rawValue, path: target, body: body, signer: signer, now: now(), jti: jti)
@@ -385,7 +430,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
         let response: HTTPClientResponse
         do {
             response = try await http.send(HTTPClientRequest(method: method, url: address, headers: headers, body: body,
-                                                             timeout: timeout, maxResponseBodySize: 1 << 20))
+                                                             timeout: timeout + timeoutExtension, maxResponseBodySize: 1 << 20))
         } catch {
             throw .transient(error.description)
         }
@@ -423,6 +468,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
         case .staleToken: return .staleToken
         case .upgradeRequired: return .upgradeRequired
         case .serverError, .rateLimited: return .transient(message)
+        case .approvalPending: return .approvalPending
         case .invalidSignature, .clockSkew, .replayedRequest, .userPresenceRequired, .unknownRequest, .invalidRequest, .invalidInvitation:
             return .refused(code: error.error.rawValue, message: message)
         }

@@ -88,10 +88,16 @@ public struct WireFaceTokens: FaceTokenOpener {
         do {
             let sealed = try FaceTokenSeal.seal(header: header, templates: templates.embeddings, masters: masters, serverShare: share,
                                                 passwordKey: passwordKey)
-            return NewFaceToken(token: sealed.encoded(), serverShare: share)
+            return NewFaceToken(token: sealed.encoded(), serverShare: share,
+                                passwordVerifier: try Self.passwordVerifier(passwordKey, tokenID: header.tid))
         } catch {
             throw .internalFailure("sealing failed: \(error)")
         }
+    }
+
+    /// The public key of a password-protected token's verifier (docs/PROTOCOL.md §8.1), nil without a password.
+    static func passwordVerifier(_ passwordKey: SymmetricKey?, tokenID: String) throws -> [UInt8]? {
+        try passwordKey.map { Array(try PasswordVerifier.key(passwordKey: $0, tokenID: tokenID).publicKey.rawRepresentation) }
     }
 
     /// Parses a policy's algorithm names; a name this SDK does not know is refused rather than skipped.
@@ -178,7 +184,8 @@ final class UnlockedWireFaceToken: FaceTokenKeys {
             let sealed = try FaceTokenSeal.seal(header: next, templates: templates.embeddings, masters: filled, serverShare: share,
                                                 passwordKey: passwordKey)
             return PreparedCompletion(deliveryBody: deliveryBody, deliverySignature: deliverySignature, deliverySHA256: deliverySHA256,
-                                      rotatedToken: sealed.encoded(), rotatedServerShare: share, passwordUsed: passwordKey != nil)
+                                      rotatedToken: sealed.encoded(), rotatedServerShare: share, passwordUsed: passwordKey != nil,
+                                      passwordVerifier: try WireFaceTokens.passwordVerifier(passwordKey, tokenID: next.tid))
         } catch {
             throw .internalFailure("re-sealing failed: \(error)")
         }

@@ -29,8 +29,14 @@ public protocol AuthorityClient: Sendable {
     /// Reads an enrolment invitation (authorised by the link itself: the device has no key yet).
     func enrolmentDetails(requestId: String) async throws(AuthorityFailure) -> EnrolmentDetails
 
-    /// Downloads the existing face token for an enrolment on a further device.
-    func enrolmentFaceToken(requestId: String) async throws(AuthorityFailure) -> FaceTokenEnvelope
+    /// A further device: downloads the user's face token once its pending enrolment is approved, signed with that
+    /// enrolment's user-present key; waits up to `wait` seconds on the authority, then throws `.approvalPending`.
+    func enrolmentFaceToken(requestId: String, signer: any DeviceRequestSigner, wait: Int) async throws(AuthorityFailure) -> FaceTokenEnvelope
+
+    /// A further device under `password` approval: proves the token's password (a proof by the verifier key derived
+    /// from `password` and `tokenHeader`), signed with the pending enrolment's user-present key.
+    func provePassword(requestId: String, password: String, tokenHeader: [UInt8],
+                       signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> PasswordProofOutcome
 
     /// Registers both new device keys (each proves possession by signing); all-or-nothing on the authority.
     func registerEnrolment(_ submission: EnrolmentSubmission, ambient: any DeviceRequestSigner, userPresent: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<EnrolmentReceipt>
@@ -170,9 +176,12 @@ public struct EnrolmentReceipt: Sendable, Hashable {
     public let identityId: String?
     /// The authority's issuer, when it says so.
     public let issuer: String?
+    /// A further device: the enrolment is pending until this approval releases the token.
+    public let approval: PendingEnrolmentApproval?
 
     /// Creates a receipt.
-    public init(keyId: String, enrolledAt: Date, identityId: String? = nil, issuer: String? = nil) {
+    public init(keyId: String, enrolledAt: Date, identityId: String? = nil, issuer: String? = nil, approval: PendingEnrolmentApproval? = nil) {
+        self.approval = approval
         self.keyId = keyId
         self.enrolledAt = enrolledAt
         self.identityId = identityId

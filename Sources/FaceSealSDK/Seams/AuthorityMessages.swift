@@ -192,10 +192,13 @@ public struct CompletionSubmission: Sendable, Hashable {
     public let serverShare: SecretBytes
     /// Whether the user typed the token's password.
     public let passwordUsed: Bool
+    /// A password-protected token: the public key of its password verifier (docs/PROTOCOL.md §8.1).
+    public let passwordVerifier: [UInt8]?
 
     /// Creates a completion.
     public init(requestId: String, resultSHA256: [UInt8]?, rotatedToken: [UInt8], downloadedGeneration: Int,
-                serverShare: SecretBytes = SecretBytes([UInt8]()), passwordUsed: Bool = false) {
+                serverShare: SecretBytes = SecretBytes([UInt8]()), passwordUsed: Bool = false, passwordVerifier: [UInt8]? = nil) {
+        self.passwordVerifier = passwordVerifier
         self.requestId = requestId
         self.resultSHA256 = resultSHA256
         self.rotatedToken = rotatedToken
@@ -246,6 +249,45 @@ public enum AuthorityFailure: Error, Sendable, Hashable {
     case invalidResponse(String)
     /// The device key could not sign the request.
     case signing(SignKeypairError)
+    /// A further device's enrolment still waits for its approval (`approval_pending`): wait again.
+    case approvalPending
+}
+
+/// What releases the face token to a further device: the wire protocol's type (`enrolled_device`, `password`, `none`).
+public typealias FurtherDeviceApproval = FaceSealWire.FurtherDeviceApproval
+
+/// A further device's enrolment waiting for its approval (docs/PROTOCOL.md §8.1).
+public struct PendingEnrolmentApproval: Sendable, Hashable {
+    /// What releases the token.
+    public let method: FurtherDeviceApproval
+    /// Six digits to show: the approval request on the user's other device names the same code.
+    public let code: String
+    /// When the approval window ends, Unix seconds.
+    public let expiresAtUnix: Int64
+    /// `password` only: the token's header (the verifier key is derived from its `tid` and scrypt parameters).
+    public let tokenHeader: [UInt8]?
+
+    /// Creates the description.
+    public init(method: FurtherDeviceApproval, code: String, expiresAtUnix: Int64, tokenHeader: [UInt8]? = nil) {
+        self.method = method
+        self.code = code
+        self.expiresAtUnix = expiresAtUnix
+        self.tokenHeader = tokenHeader
+    }
+}
+
+/// The authority's answer to a further device's password proof.
+public struct PasswordProofOutcome: Sendable, Hashable {
+    /// The password was right: the enrolment is approved.
+    public let accepted: Bool
+    /// Wrong proofs left; at 0 the authority ended the enrolment.
+    public let attemptsLeft: Int
+
+    /// Creates the outcome.
+    public init(accepted: Bool, attemptsLeft: Int) {
+        self.accepted = accepted
+        self.attemptsLeft = attemptsLeft
+    }
 }
 
 /// A face-PKI key operation could not be done after the match (SPEC §5.2).

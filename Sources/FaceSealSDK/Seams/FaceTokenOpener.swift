@@ -51,10 +51,13 @@ public struct PreparedCompletion: Sendable, Hashable {
     public let rotatedServerShare: SecretBytes
     /// Whether the token was opened with the user's password (the ID token's `amr` gets `pwd`).
     public let passwordUsed: Bool
+    /// A password-protected token: the public key of its password verifier, uploaded with the completion.
+    public let passwordVerifier: [UInt8]?
 
     /// Creates a prepared completion.
     public init(deliveryBody: [UInt8]?, deliverySignature: String?, deliverySHA256: [UInt8]?, rotatedToken: [UInt8],
-                rotatedServerShare: SecretBytes = SecretBytes([UInt8]()), passwordUsed: Bool = false) {
+                rotatedServerShare: SecretBytes = SecretBytes([UInt8]()), passwordUsed: Bool = false, passwordVerifier: [UInt8]? = nil) {
+        self.passwordVerifier = passwordVerifier
         self.deliveryBody = deliveryBody
         self.deliverySignature = deliverySignature
         self.deliverySHA256 = deliverySHA256
@@ -70,9 +73,12 @@ public struct NewFaceToken: Sendable, Hashable {
     public let token: [UInt8]
     /// The authority's share (sent once, at enrolment).
     public let serverShare: SecretBytes
+    /// A password-protected token: the public key of its password verifier (docs/PROTOCOL.md §8.1).
+    public let passwordVerifier: [UInt8]?
 
     /// Creates a new token value.
-    public init(token: [UInt8], serverShare: SecretBytes) {
+    public init(token: [UInt8], serverShare: SecretBytes, passwordVerifier: [UInt8]? = nil) {
+        self.passwordVerifier = passwordVerifier
         self.token = token
         self.serverShare = serverShare
     }

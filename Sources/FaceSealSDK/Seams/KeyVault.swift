@@ -1,3 +1,4 @@
+import FaceSealCrypto
 import Foundation
 
 /// The protection level of a device key, fixed at creation and stored with it (SPEC §6.1).
@@ -39,8 +40,9 @@ public struct DeviceKeyDescriptor: Sendable, Hashable, Codable {
 /// is asynchronous. The vault also stores the SDK's sealed key-record file (``KeyRecordStore``) and its sealed
 /// activity file (the audit log).
 public protocol KeyVault: Sendable {
-    /// Creates a hardware key with the given permanent protection. `alias` names it in the store.
-    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor
+    /// Creates a hardware key with the given permanent protection. `alias` names it in the store. A user-present key
+    /// may need the user at creation: the Linux vault seals it under the device passphrase `presence` carries.
+    func createKey(protection: KeyProtection, alias: String, presence: UserPresenceProof?) throws(VaultError) -> DeviceKeyDescriptor
 
     /// Deletes a hardware key; deleting a missing key is not an error.
     func deleteKey(deviceKeyId: String) throws(VaultError)
@@ -74,6 +76,13 @@ public protocol KeyVault: Sendable {
     var userPresence: any UserPresence { get }
 }
 
+extension KeyVault {
+    /// Creates a key that needs no presence at creation (an ambient key).
+    public func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+        try createKey(protection: protection, alias: alias, presence: nil)
+    }
+}
+
 /// Confirms that the user is present: biometric or device credential on a phone, a passphrase
 /// prompt on a terminal, a scripted answer in tests and the demo.
 public protocol UserPresence: Sendable {
@@ -81,14 +90,23 @@ public protocol UserPresence: Sendable {
     func confirm(reason: String) async throws(SignKeypairError) -> UserPresenceProof
 }
 
-/// Proof that the user was present, passed to the vault when a user-present key signs.
+/// Proof that the user was present, passed to the vault when a user-present key is created or signs.
 public struct UserPresenceProof: Sendable, Hashable {
     /// When the user confirmed.
     public let confirmedAt: Date
+    /// The key the device passphrase derives (the Linux file vault seals user-present keys under it); nil where
+    /// secure hardware checks the user itself.
+    public let passphraseKey: SymmetricKey?
 
     /// Creates a proof.
-    public init(confirmedAt: Date) {
+    public init(confirmedAt: Date, passphraseKey: SymmetricKey? = nil) {
         self.confirmedAt = confirmedAt
+        self.passphraseKey = passphraseKey
+    }
+
+    /// The time only: a hash never depends on a key.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(confirmedAt)
     }
 }
 

@@ -1,7 +1,8 @@
+import FaceSealCrypto
 import Foundation
 
-/// Generates and uses the software device keys of the Linux file vault (P-256 via OpenSSL in
-/// `FaceSealCrypto`; the seam keeps this module free of it until then).
+/// Generates and uses the software device keys of the Linux file vault (P-256 via OpenSSL in `FaceSealCrypto`;
+/// tests pass a fake).
 public protocol SoftwareKeyFactory: Sendable {
     /// A new key pair: the private key's bytes and the public key (SEC1 uncompressed).
     func generate() throws(VaultError) -> (privateKey: [UInt8], publicKey: [UInt8])
@@ -12,8 +13,10 @@ public protocol SoftwareKeyFactory: Sendable {
 /// The Linux vault (SPEC §6.1): one directory (mode 0700) holding one sealed file per device key,
 /// the sealed key-record file and the sealed activity file, each written atomically with mode 0600.
 ///
-/// Sealing goes through the ``RecordSealer`` seam, which the file vault gets from
-/// `FaceSealCrypto` (AES-256-GCM under a key kept outside the directory) once that exists.
+/// Every file is sealed through the ``RecordSealer`` seam (AES-256-GCM under `vault.key`, kept outside the
+/// directory). A user-present key's private key is sealed once more, under the key the device passphrase derives
+/// (``DevicePassphrase``), which only a ``UserPresenceProof`` carries: whoever reads the device directory and
+/// `vault.key` can sign with the ambient keys, not as user-present.
 /// Each key file stores its protection tag; an unknown tag is a hard failure. A user-present key
 /// also stores the presence enrolment epoch at its creation and is invalidated when the epoch
 /// changes (the Linux analogue of a biometric enrolment change); the ambient key never is.
@@ -58,14 +61,20 @@ public final class FileKeyVault: KeyVault {
 
     // MARK: Key files
 
+    /// Version 2: a user-present key holds `sealedPrivateKey` (nonce ‖ ciphertext ‖ tag under the passphrase key,
+    /// ``userPresentLabel`` ‖ id as associated data) and no `privateKey`. Version 1 files (from before the device
+    /// passphrase) are re-sealed at the user-present key's next use.
     private struct KeyFile: Codable {
         var v: Int
         var id: String
         var protection: String
         var epoch: String?
         var publicKey: [UInt8]
-        var privateKey: [UInt8]
+        var privateKey: [UInt8]?
+        var sealedPrivateKey: [UInt8]?
     }
+
+    static let userPresentLabel = Array("faceseal/vault/user-present/v1".utf8)
 
     /// Only ids the vault itself makes are accepted, so an id can never name a path outside the vault.
     static func isValidKeyId(_ id: String) -> Bool {
@@ -79,25 +88,49 @@ public final class FileKeyVault: KeyVault {
         return keysDirectory.appendingPathComponent("\(id).key")
     }
 
-    /// Generates a key pair and stores it sealed with its permanent protection tag (and, for a
-    /// user-present key, the current presence enrolment epoch). `alias` is not stored: ids are random.
-    public func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+    /// Generates a key pair and stores it sealed with its permanent protection tag (and, for a user-present key, the
+    /// current presence enrolment epoch and the private key sealed under `presence`'s passphrase key, so creating one
+    /// needs the user). `alias` is not stored: ids are random.
+    public func createKey(protection: KeyProtection, alias: String, presence: UserPresenceProof?) throws(VaultError) -> DeviceKeyDescriptor {
+        var passphraseKey: SymmetricKey?
+        if protection == .userPresent {
+            guard let key = presence?.passphraseKey else { throw .userPresenceRequired }
+            passphraseKey = key
+        }
         let pair = try factory.generate()
         let id = Self.newKeyId()
-        let file = KeyFile(
-            v: 1, id: id, protection: protection.rawValue, epoch: protection == .userPresent ? enrolmentEpoch() : nil,
-            publicKey: pair.publicKey, privateKey: pair.privateKey
-        )
+        var file = KeyFile(v: 2, id: id, protection: protection.rawValue, epoch: protection == .userPresent ? enrolmentEpoch() : nil,
+                           publicKey: pair.publicKey, privateKey: pair.privateKey, sealedPrivateKey: nil)
+        if let passphraseKey { file = try Self.sealed(file, under: passphraseKey) }
+        try store(file)
+        return DeviceKeyDescriptor(deviceKeyId: id, protection: protection, publicKey: pair.publicKey)
+    }
+
+    private func store(_ file: KeyFile) throws(VaultError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let plaintext: [UInt8]
+        var plaintext: [UInt8] = []
         do {
             plaintext = Array(try encoder.encode(file))
         } catch {
             throw .storageFailed("key file does not encode")
         }
-        try Self.writeAtomically(try sealer.seal(plaintext), to: try keyPath(id))
-        return DeviceKeyDescriptor(deviceKeyId: id, protection: protection, publicKey: pair.publicKey)
+        defer { secureZero(&plaintext) }
+        try Self.writeAtomically(try sealer.seal(plaintext), to: try keyPath(file.id))
+    }
+
+    /// The file with its private key sealed under the passphrase key instead of in the clear.
+    private static func sealed(_ file: KeyFile, under key: SymmetricKey) throws(VaultError) -> KeyFile {
+        guard let privateKey = file.privateKey else { return file }
+        var next = file
+        do {
+            next.sealedPrivateKey = Array(try AES.GCM.seal(privateKey, using: key, authenticating: userPresentLabel + Array(file.id.utf8)).combined)
+        } catch {
+            throw .sealFailure("the user-present key could not be sealed")
+        }
+        next.privateKey = nil
+        next.v = 2
+        return next
     }
 
     /// Deletes the key's file; a missing key is not an error.
@@ -118,15 +151,18 @@ public final class FileKeyVault: KeyVault {
         return file.protection != KeyProtection.userPresent.rawValue || file.epoch == enrolmentEpoch()
     }
 
-    /// A signer for the key; a user-present key needs `presence`.
+    /// A signer for the key; a user-present key needs `presence` with its passphrase key (a version-1 key file is
+    /// re-sealed under it here).
     public func signer(deviceKeyId: String, presence: UserPresenceProof?) throws(VaultError) -> any DeviceRequestSigner {
         let file = try loadKeyFile(deviceKeyId)
         let protection = try KeyProtection(tag: file.protection)
-        if protection == .userPresent && presence == nil { throw .userPresenceRequired }
-        return FileVaultSigner(vault: self, deviceKeyId: deviceKeyId, protection: protection)
+        guard protection == .userPresent else { return FileVaultSigner(vault: self, deviceKeyId: deviceKeyId, protection: protection, passphraseKey: nil) }
+        guard let passphraseKey = presence?.passphraseKey else { throw .userPresenceRequired }
+        if file.sealedPrivateKey == nil { try store(try Self.sealed(file, under: passphraseKey)) }
+        return FileVaultSigner(vault: self, deviceKeyId: deviceKeyId, protection: protection, passphraseKey: passphraseKey)
     }
 
-    fileprivate func sign(_ message: [UInt8], deviceKeyId: String) throws(SignKeypairError) -> [UInt8] {
+    fileprivate func sign(_ message: [UInt8], deviceKeyId: String, passphraseKey: SymmetricKey?) throws(SignKeypairError) -> [UInt8] {
         let file: KeyFile
         let protection: KeyProtection
         do {
@@ -140,10 +176,30 @@ public final class FileKeyVault: KeyVault {
         if protection == .userPresent && file.epoch != enrolmentEpoch() {
             throw SignKeypairError(code: .keyInvalidated, message: "the presence enrolment changed")
         }
+        var privateKey = try Self.privateKey(of: file, protection: protection, passphraseKey: passphraseKey)
+        defer { secureZero(&privateKey) }
         do {
-            return try factory.sign(message, privateKey: file.privateKey)
+            return try factory.sign(message, privateKey: privateKey)
         } catch {
             throw SignKeypairError(code: .notAvailable, message: String(describing: error))
+        }
+    }
+
+    /// The private key: in the clear for an ambient key, opened with the passphrase key for a user-present one. A key
+    /// that does not open stays as it is: a wrong passphrase never removes a key.
+    private static func privateKey(of file: KeyFile, protection: KeyProtection, passphraseKey: SymmetricKey?) throws(SignKeypairError) -> [UInt8] {
+        guard protection == .userPresent else {
+            guard let privateKey = file.privateKey else { throw SignKeypairError(code: .notAvailable, message: "the key file holds no key") }
+            return privateKey
+        }
+        guard let passphraseKey, let sealed = file.sealedPrivateKey else {
+            throw SignKeypairError(code: .notAvailable, message: "the user-present key needs the device passphrase")
+        }
+        do {
+            let box = try AES.GCM.SealedBox(combined: sealed)
+            return try AES.GCM.openSecret(box, using: passphraseKey, authenticating: userPresentLabel + Array(file.id.utf8)).copyBytes()
+        } catch {
+            throw SignKeypairError(code: .notAvailable, message: "the device passphrase does not open this key")
         }
     }
 
@@ -158,8 +214,15 @@ public final class FileKeyVault: KeyVault {
         } catch {
             throw .corruptRecords("key file \(id) does not parse")
         }
-        guard file.v == 1, file.id == id else { throw .corruptRecords("key file \(id) is not this key") }
-        _ = try KeyProtection(tag: file.protection)
+        guard (1...2).contains(file.v), file.id == id else { throw .corruptRecords("key file \(id) is not this key") }
+        let protection = try KeyProtection(tag: file.protection)
+        // An ambient key is in the clear under vault.key; a version-2 user-present key only under the passphrase.
+        let wellFormed = switch (protection, file.v) {
+        case (.ambient, _): file.privateKey != nil && file.sealedPrivateKey == nil
+        case (.userPresent, 1): file.privateKey != nil && file.sealedPrivateKey == nil
+        case (.userPresent, _): file.privateKey == nil && file.sealedPrivateKey != nil
+        }
+        guard wellFormed else { throw .corruptRecords("key file \(id) does not fit its protection") }
         return file
     }
 
@@ -232,13 +295,15 @@ public final class FileKeyVault: KeyVault {
     }
 }
 
-/// Signs with a file-vault key, re-reading the sealed key file for each signature.
+/// Signs with a file-vault key, re-reading the sealed key file for each signature; a user-present signer holds the
+/// passphrase key of the presence proof it was made with.
 private struct FileVaultSigner: DeviceRequestSigner {
     let vault: FileKeyVault
     let deviceKeyId: String
     let protection: KeyProtection
+    let passphraseKey: SymmetricKey?
 
     func sign(_ message: [UInt8]) async throws(SignKeypairError) -> [UInt8] {
-        try vault.sign(message, deviceKeyId: deviceKeyId)
+        try vault.sign(message, deviceKeyId: deviceKeyId, passphraseKey: passphraseKey)
     }
 }

@@ -5,12 +5,12 @@ import Glibc
 import Darwin
 #endif
 
-/// A `UserPresence` provider for a terminal (the Linux `faceseal device` CLI): asks for the
-/// device passphrase with echo off and checks it with `verify`.
+/// A `UserPresence` provider for a terminal (the Linux `faceseal device` CLI): asks for the device passphrase with
+/// echo off, and answers a proof carrying the key it derives, which the file vault needs to use a user-present key.
 ///
-/// The passphrase check is a seam: the file vault passes a verifier over its stored scrypt hash
-/// (`FaceSealCrypto`). An empty line or end of input is a cancel; no terminal is "not available";
-/// `maximumTries` wrong passphrases in a row lock out ("not available") — none of them removes keys.
+/// On a device without a passphrase (its first enrolment) it asks the user to choose one, twice. An empty line or the
+/// end of input is a cancel; no terminal is "not available"; `maximumTries` wrong passphrases in one prompt, or the
+/// ``DevicePassphrase``'s lock-out, are "not available" too. None of them removes a key.
 public struct TerminalUserPresence: UserPresence {
     /// Where the prompt reads and writes.
     public struct Terminal: Sendable {
@@ -57,32 +57,53 @@ public struct TerminalUserPresence: UserPresence {
 
     /// The longest passphrase accepted (longer input is refused, not truncated).
     public static let maximumLength = 1_024
+    /// The shortest passphrase a user may choose.
+    public static let minimumLength = 8
 
     private let terminal: Terminal
-    private let verify: @Sendable (String) -> Bool
+    private let passphrase: DevicePassphrase
     private let maximumTries: Int
-    private let clock: any WallClock
 
-    /// Creates the provider.
-    public init(terminal: Terminal = .standard, maximumTries: Int = 3, clock: any WallClock = SystemWallClock(), verify: @escaping @Sendable (String) -> Bool) {
+    /// Creates the provider for the vault whose passphrase is `passphrase`.
+    public init(terminal: Terminal = .standard, passphrase: DevicePassphrase, maximumTries: Int = 3) {
         self.terminal = terminal
-        self.verify = verify
+        self.passphrase = passphrase
         self.maximumTries = max(1, maximumTries)
-        self.clock = clock
     }
 
-    /// Prompts until the passphrase verifies, the user cancels, or the tries run out.
+    /// Prompts until the passphrase opens the vault, the user cancels, or the tries run out; on a device without a
+    /// passphrase, asks for a new one instead.
     public func confirm(reason: String) async throws(SignKeypairError) -> UserPresenceProof {
         guard terminal.isAvailable() else { throw SignKeypairError(code: .notAvailable, message: "no terminal") }
+        guard passphrase.isSet else { return try choose(reason: reason) }
         for attempt in 1...maximumTries {
             terminal.write("\(reason)\nDevice passphrase\(attempt > 1 ? " (try \(attempt) of \(maximumTries))" : ""): ")
-            guard let line = terminal.readLine(true), !line.isEmpty else {
-                throw SignKeypairError(code: .userCancelled, message: "cancelled at the prompt")
-            }
-            if line.utf8.count <= Self.maximumLength && verify(line) {
-                return UserPresenceProof(confirmedAt: clock.now())
+            let line = try read()
+            if line.utf8.count <= Self.maximumLength, let proof = try passphrase.unlock(line) {
+                return proof
             }
         }
-        throw SignKeypairError(code: .notAvailable, message: "locked out after \(maximumTries) wrong passphrases")
+        throw SignKeypairError(code: .notAvailable, message: "\(maximumTries) wrong passphrases")
+    }
+
+    /// The first enrolment on this device: a new passphrase, typed twice.
+    private func choose(reason: String) throws(SignKeypairError) -> UserPresenceProof {
+        terminal.write("\(reason)\nThis device has no passphrase yet. It seals the keys that need you; choose one "
+                       + "(at least \(Self.minimumLength) characters).\nNew device passphrase: ")
+        let first = try read()
+        guard (Self.minimumLength...Self.maximumLength).contains(first.count) else {
+            throw SignKeypairError(code: .userCancelled, message: "a passphrase needs \(Self.minimumLength) to \(Self.maximumLength) characters")
+        }
+        terminal.write("Type it again: ")
+        guard try read() == first else { throw SignKeypairError(code: .userCancelled, message: "the two passphrases differ") }
+        return try passphrase.set(first)
+    }
+
+    /// One hidden line; an empty line or the end of input is a cancel.
+    private func read() throws(SignKeypairError) -> String {
+        guard let line = terminal.readLine(true), !line.isEmpty else {
+            throw SignKeypairError(code: .userCancelled, message: "cancelled at the prompt")
+        }
+        return line
     }
 }

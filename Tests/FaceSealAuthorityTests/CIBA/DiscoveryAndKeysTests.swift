@@ -30,7 +30,7 @@ import Testing
             #expect(document["backchannel_authentication_endpoint"] as? String == base + "/backchannel")
             #expect(document["backchannel_token_delivery_modes_supported"] as? [String] == ["poll", "ping"])
             #expect(document["backchannel_user_code_parameter_supported"] as? Bool == false)
-            #expect(document["grant_types_supported"] as? [String] == ["urn:openid:params:grant-type:ciba"])
+            #expect(document["grant_types_supported"] as? [String] == ["authorization_code", "urn:openid:params:grant-type:ciba"])
             #expect(Set(document["token_endpoint_auth_methods_supported"] as? [String] ?? [])
                     == ["client_secret_basic", "client_secret_post", "private_key_jwt"])
             #expect(Set(document["token_endpoint_auth_signing_alg_values_supported"] as? [String] ?? [])
@@ -42,12 +42,13 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.underTest)
-    func authorizationEndpointSaysThereIsOnlyCIBA(_ backend: StoreBackend) async throws {
+    func authorizationEndpointWithoutClientIsAnErrorPage(_ backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
             let response = try await harness.get("/authorize?response_type=code")
-            expectCIBAError(response, .invalidRequest)
-            let body = try OAuthErrorResponse.decode(response.body)
-            #expect(body.errorDescription?.contains("CIBA") == true)
+            #expect(response.status == .badRequest)
+            #expect(response.headers["Content-Type"] == "text/html; charset=utf-8")
+            #expect(response.headers["Location"] == nil)
+            #expect(String(decoding: response.body, as: UTF8.self).contains("client_id is missing"))
         }
     }
 

@@ -16,7 +16,7 @@ import Testing
         let receiver = try PingReceiver()
         let endpoint = try #require(receiver.server.baseURL).absoluteString + "/notify"
         try await withAuthority(backend) { harness in
-            try await seedDeviceWorld(harness, policy: TenantPolicy(passwordPolicy: PasswordPolicy(mode: .optional)))
+            try await seedDeviceWorld(harness, policy: TenantPolicy(passwordPolicy: PasswordPolicy(mode: .optional), furtherDeviceApproval: .none))
             _ = try await harness.store.createApplication(ApplicationRecord(
                 clientID: Self.clientID, tenantID: "acme", label: "Ping RP", credential: .secretHash(ClientSecret.hash(Self.secret)),
                 deliveryMode: .ping, notificationEndpoint: endpoint, deliveryEndpoint: "https://rp.example/delivery",

@@ -132,7 +132,7 @@ import Testing
         try await withAuthority(backend) { harness in
             try await CIBAFixture.seed(harness)
             let ack = try await harness.startRequest()
-            expectCIBAError(try await harness.token(ack.authReqId, grantType: "authorization_code"), .unsupportedGrantType)
+            expectCIBAError(try await harness.token(ack.authReqId, grantType: "password"), .unsupportedGrantType)
         }
     }
 

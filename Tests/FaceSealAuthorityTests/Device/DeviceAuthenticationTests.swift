@@ -57,12 +57,14 @@ struct DeviceAuthenticationTests {
           arguments: StoreBackend.underTest)
     func replacedKey(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
-            try await seedDeviceWorld(harness, policy: TenantPolicy(oneDevicePerUser: true))
+            try await seedDeviceWorld(harness, policy: TenantPolicy(oneDevicePerUser: true, furtherDeviceApproval: .none))
             let (old, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
             // The old phone also holds app-2, which the move of app-1 leaves alone.
             let (oldOther, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-2")
-            let (_, moved) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
-            #expect(Set(moved.replacedKeys) == [old.ambientKID, old.userPresentKID])
+            // A further device replaces the old one when its token is released (not at its pending registration).
+            _ = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
+            #expect(try await harness.store.deviceKey(keyID: old.userPresentKID).status == .replaced)
+            #expect(try await harness.store.deviceKey(keyID: old.ambientKID).status == .replaced)
 
             expectDeviceError(try await old.send(.get, DevicePaths.outbox), .deviceKeyReplaced)
             let sync = try await oldOther.send(.get, DevicePaths.branding + "?kids=\(old.userPresentKID),\(oldOther.userPresentKID)")
@@ -96,6 +98,26 @@ struct DeviceAuthenticationTests {
             let viaNew = try await new.send(.get, DevicePaths.request("req-1"))
             #expect(viaNew.status == 200)
             #expect(viaNew.hint == false)
+
+            // Errors raised after the key check carry the hint too.
+            let jti = DeviceRequestSignature.newJTI()
+            _ = try await old.send(.get, DevicePaths.request("req-1"), jti: jti)
+            let replayed = try await old.send(.get, DevicePaths.request("req-1"), jti: jti)
+            expectDeviceError(replayed, .replayedRequest)
+            #expect(replayed.hint)
+            let ambientOnly = try await old.send(.post, DevicePaths.abort("req-1"), body: AbortRequest(rid: "req-1", reason: .userCancelled).encoded())
+            expectDeviceError(ambientOnly, .userPresenceRequired)
+            #expect(ambientOnly.hint)
+
+            // The same rotation again (its answer lost) succeeds with the original overlap; another successor is refused.
+            let again = try await rotationRequest(from: old, to: new)
+            let repeated = try await old.send(.post, DevicePaths.rotation, body: again.body.encoded(), as: .userPresent, jti: again.jti)
+            #expect(repeated.status == 200)
+            #expect(try repeated.decode(KeyRotationResponse.self).overlapUntil == old.now + 3600)
+            let other = try await rotationRequest(from: old, to: TestDevice(harness: harness))
+            expectDeviceError(try await old.send(.post, DevicePaths.rotation, body: other.body.encoded(), as: .userPresent, jti: other.jti),
+                              .invalidRequest)
+            #expect(try await harness.store.deviceKey(keyID: new.userPresentKID).status == .active)
 
             harness.clock.advance(by: 3601)
             expectDeviceError(try await old.send(.get, DevicePaths.request("req-1")), .deviceKeyRevoked)

@@ -123,7 +123,7 @@ struct DeviceBoundaryTests {
     @Test("a password token's completion must say so, and its ID token carries pwd", arguments: StoreBackend.underTest)
     func amrOfAPasswordToken(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
-            try await seedDeviceWorld(harness, policy: TenantPolicy(passwordPolicy: PasswordPolicy(mode: .optional)))
+            try await seedDeviceWorld(harness, policy: TenantPolicy(passwordPolicy: PasswordPolicy(mode: .optional), furtherDeviceApproval: .none))
             try await TestApplication.register(harness)
             let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID,
                                                             tokenPassword: "correct horse")
@@ -216,7 +216,7 @@ struct DevicePolicyTests {
           arguments: StoreBackend.underTest)
     func theAuthorityCountsTheAttempts(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
-            try await seedDeviceWorld(harness, policy: TenantPolicy(attemptsMax: 2, captureRetriesMax: 3))
+            try await seedDeviceWorld(harness, policy: TenantPolicy(attemptsMax: 2, captureRetriesMax: 3, furtherDeviceApproval: .none))
             try await TestApplication.register(harness)
             let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
             let (other, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
@@ -250,7 +250,7 @@ struct DevicePolicyTests {
           arguments: StoreBackend.underTest)
     func theCaptureRetryBudget(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
-            try await seedDeviceWorld(harness, policy: TenantPolicy(captureRetriesMax: 2))
+            try await seedDeviceWorld(harness, policy: TenantPolicy(captureRetriesMax: 2, furtherDeviceApproval: .none))
             try await TestApplication.register(harness)
             let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
             let rid = try await TestApplication.start(harness, ceremony: false)

@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Device API: enrolment, revocation, branding sync, link outbox")
 struct DeviceEnrolmentTests {
-    @Test("a first device enrols both keys and creates the face token; a further device downloads it and sends none",
+    @Test("a first device enrols both keys and creates the face token; a further device sends none and gets it once, signed",
           arguments: StoreBackend.underTest)
     func enrolment(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
@@ -22,7 +22,7 @@ struct DeviceEnrolmentTests {
             #expect(details.tokenExists == false)
             #expect(details.keyPolicy == KeyPolicy.standard)
             let noToken = try await harness.client.send(HTTPClientRequest(url: harness.url(DevicePaths.enrolmentToken(invitation))))
-            #expect(noToken.status.code == 404)
+            #expect(noToken.status.code == 401)
 
             let first = TestDevice(harness: harness)
             let response = try await first.enrol(invitation: invitation)
@@ -44,12 +44,15 @@ struct DeviceEnrolmentTests {
             #expect(try DeviceErrorResponse.decode(reused.body).error == .invalidInvitation)
 
             let second = try await TestDevice.invite(in: harness, subject: "user-1", clientID: "app-2")
-            let tokenResponse = try await harness.client.send(HTTPClientRequest(url: harness.url(DevicePaths.enrolmentToken(second))))
-            #expect(tokenResponse.status.code == 200)
-            let download = try FaceTokenDownload.decode(tokenResponse.body)
-            _ = try TestDevice.open(download)
+            let unsigned = try await harness.client.send(HTTPClientRequest(url: harness.url(DevicePaths.enrolmentToken(second))))
+            #expect(unsigned.status.code == 401)
             let further = TestDevice(harness: harness)
-            #expect(try await further.enrol(invitation: second).status == 200)
+            let pending = try await further.enrol(invitation: second)
+            #expect(pending.status == 200)
+            #expect(try pending.decode(EnrolmentResponse.self).approval?.method == FurtherDeviceApproval.none)
+            let tokenResponse = try await further.enrolmentToken(invitation: second)
+            #expect(tokenResponse.status == 200)
+            _ = try TestDevice.open(try tokenResponse.decode(FaceTokenDownload.self))
             #expect(try await harness.store.faceToken(subject: "user-1").generation == 1)
         }
     }

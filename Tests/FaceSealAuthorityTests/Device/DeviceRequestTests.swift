@@ -11,7 +11,7 @@ struct DeviceRequestTests {
           arguments: StoreBackend.underTest)
     func requestDetails(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
-            try await seedDeviceWorld(harness, policy: TenantPolicy(keyAlgorithms: ["ML-DSA-65"], attemptsMax: 4, livenessRequired: false))
+            try await seedDeviceWorld(harness, policy: TenantPolicy(keyAlgorithms: ["ML-DSA-65"], attemptsMax: 4, livenessRequired: false, furtherDeviceApproval: .none))
             let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
             let ceremony = try await createPendingRequest(harness, "req-ceremony")
             try await createPendingRequest(harness, "req-login", kind: .login)

@@ -5,8 +5,10 @@ import Foundation
 import Testing
 @testable import FaceSealAuthority
 
-/// Seeds the authority behind `harness`: tenant `acme`, applications `app-1` and `app-2`, users `user-1`, `user-2`.
-func seedDeviceWorld(_ harness: AuthorityHarness, policy: TenantPolicy = TenantPolicy()) async throws {
+/// Seeds the authority behind `harness`: tenant `acme`, applications `app-1` and `app-2`, users `user-1`, `user-2`. Further
+/// devices are approved with `none` unless the policy says otherwise (the custody tests do): tests of other endpoints
+/// enrol several devices per user without an approver.
+func seedDeviceWorld(_ harness: AuthorityHarness, policy: TenantPolicy = TenantPolicy(furtherDeviceApproval: .none)) async throws {
     let store = harness.store
     _ = try await store.createTenant(StoreFixtures.tenant(policy: policy))
     _ = try await store.createApplication(StoreFixtures.application("app-1"))

@@ -87,9 +87,10 @@ struct AdminCLITests {
             #expect(list.stdout.hasPrefix("TENANT") && list.stdout.contains("acme"))
 
             let app = try await cli.admin(["app", "create", "--tenant", "acme", "--label", "Shop", "--delivery-endpoint", "https://rp.example/d",
-                                           "--primary-color", "#102030", "--json"])
+                                           "--primary-color", "#102030", "--redirect-uris", "https://rp.example/cb http://127.0.0.1:9/cb", "--json"])
             #expect(app.status == 0, "\(app.stderr)")
             let clientID = try #require(app.json["client_id"]?.stringValue)
+            #expect(try await admin.harness.store.application(clientID: clientID).redirectURIs == ["https://rp.example/cb", "http://127.0.0.1:9/cb"])
             let secret = try #require(app.json["client_secret"]?.stringValue)
             #expect(try await admin.harness.store.application(clientID: clientID).credential == .secretHash(ClientSecret.hash(secret)))
             let updated = try await cli.admin(["app", "update", clientID, "--tenant", "acme", "--delivery-mode", "ping",

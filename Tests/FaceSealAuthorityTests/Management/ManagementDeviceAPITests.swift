@@ -9,7 +9,8 @@ import Testing
 struct ManagementDeviceAPITests {
     /// Creates tenant `acme`, an application and a user through the management API; returns (clientID, subject).
     static func seed(_ admin: AdminSession) async throws -> (clientID: String, subject: String) {
-        try await admin.createTenant("acme")
+        // Further devices are approved with `none` here: these tests are about revocation, not custody (CustodyTests).
+        try await admin.createTenant("acme", policy: #"{"further_device_approval":"none"}"#)
         let app = try await admin.createApplication("acme", extra: ##","branding":{"name":"Acme Shop","primary_color":"#0a0b0c"}"##)
         let user = try await admin.createUser("acme", email: "alice@example.com")
         return (try #require(app["client_id"]?.stringValue), try #require(user["subject"]?.stringValue))
@@ -25,6 +26,7 @@ struct ManagementDeviceAPITests {
         #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
         let enrolment = try response.decode(EnrolmentResponse.self)
         #expect(enrolment.authorityKey.bytes == claims.akey?.bytes)
+        if enrolment.approval != nil { #expect(try await device.enrolmentToken(invitation: claims.rid).status == 200) }
         return (device, enrolment)
     }
 
@@ -68,6 +70,27 @@ struct ManagementDeviceAPITests {
             expectDeviceError(try await device.send(.get, DevicePaths.outbox + "?wait=0", as: .userPresent), .deviceKeyRevoked)
             // The user's other device is untouched.
             #expect(try await other.send(.get, DevicePaths.outbox + "?wait=0").status == 200)
+        }
+    }
+
+    @Test("the tenant policy names the further-device approval; a recovery invitation is refused while the user has a device",
+          arguments: StoreBackend.underTest)
+    func approvalPolicyAndRecovery(backend: StoreBackend) async throws {
+        try await withManagement(backend) { admin in
+            let (clientID, subject) = try await Self.seed(admin)
+            #expect(try await admin.expect(200, .get, "/tenants/acme")["policy"]?["further_device_approval"]?.stringValue == "none")
+            let patched = try await admin.expect(200, .patch, "/tenants/acme/policy", body: #"{"further_device_approval":"password"}"#)
+            #expect(patched["policy"]?["further_device_approval"]?.stringValue == "password")
+            try await admin.expect(400, .patch, "/tenants/acme/policy", body: #"{"further_device_approval":"anyone"}"#)
+            let (device, _) = try await Self.enrolThroughLink(admin, clientID: clientID, subject: subject)
+            let body = #"{"subject":"\#(subject)","client_id":"\#(clientID)","kind":"recovery"}"#
+            try await admin.expect(409, .post, "/tenants/acme/invitations", body: body)
+            let id = try await Self.enrolmentID(of: device, admin)
+            try await admin.expect(200, .post, "/tenants/acme/devices/\(id)/revoke")
+            let recovery = try await admin.expect(201, .post, "/tenants/acme/invitations", body: body)
+            #expect(recovery["kind"]?.stringValue == "recovery")
+            let kinds = try await admin.harness.store.auditEvents(tenantID: "acme", beforeSequence: nil, limit: 5).map(\.kind)
+            #expect(kinds.contains("invitation.recovery_created"))
         }
     }
 

@@ -104,6 +104,12 @@ struct ManagementResourceTests {
                 (#"{"label":"x","branding":{"logo_url":"data:image/png;base64,***"}}"#, "invalid_field"),
                 (#"{"label":"x","branding":{"font":"serif"}}"#, "unknown_field"),
                 (#"{"label":"x","client_secret":"mine"}"#, "unknown_field"),
+                (#"{"label":"x","redirect_uris":["javascript:alert(1)"]}"#, "invalid_field"),
+                (#"{"label":"x","redirect_uris":["http://rp.example/cb"]}"#, "invalid_field"),
+                (#"{"label":"x","redirect_uris":["https://rp.example/cb#top"]}"#, "invalid_field"),
+                (#"{"label":"x","redirect_uris":["/cb"]}"#, "invalid_field"),
+                (#"{"label":"x","redirect_uris":"https://rp.example/cb"}"#, "invalid_request"),
+                ("{\"label\":\"x\",\"redirect_uris\":[\(Array(repeating: "\"https://rp.example/cb\"", count: 17).joined(separator: ","))]}", "invalid_field"),
                 (#"{"label":"","delivery_mode":"poll"}"#, "invalid_field"),
                 (#"{"delivery_mode":"poll"}"#, "invalid_request"),
             ]
@@ -225,7 +231,8 @@ struct ManagementResourceTests {
             try await admin.expectError(400, "invalid_request", .post, path, body: #"{"client_id":"\#(clientID)"}"#)
             try await admin.expectError(400, "invalid_request", .post, path, body: #"{"subject":"\#(subject)","email":"alice@example.com","client_id":"\#(clientID)"}"#)
             try await admin.expectError(400, "invalid_field", .post, path, body: #"{"subject":"\#(subject)","client_id":"\#(clientID)","expires_in":10}"#)
-            try await admin.expectError(400, "unknown_field", .post, path, body: #"{"subject":"\#(subject)","client_id":"\#(clientID)","kind":"login"}"#)
+            try await admin.expectError(400, "invalid_field", .post, path, body: #"{"subject":"\#(subject)","client_id":"\#(clientID)","kind":"login"}"#)
+            try await admin.expectError(400, "unknown_field", .post, path, body: #"{"subject":"\#(subject)","client_id":"\#(clientID)","role":"x"}"#)
             let events = try await admin.harness.store.auditEvents(tenantID: "acme", beforeSequence: nil, limit: 50)
             #expect(!events.contains { $0.kind == "invitation.created" })
         }

@@ -10,7 +10,7 @@ import Testing
 /// per-purpose keys at start and keeps working over HTTP; a wrong master key is refused, never worked around.
 @Suite("Master key: per-purpose wrapping keys and the migration of old rows")
 struct WrappingMigrationTests {
-    @Test("a database written the old way is re-wrapped at start: the token download and the signing key still work",
+    @Test("a database written the old way is re-wrapped at start: the token's share and the signing key still work",
           arguments: StoreBackend.underTest)
     func legacyRowsMigrate(_ backend: StoreBackend) async throws {
         try await withScratch(backend) { scratch in
@@ -64,22 +64,14 @@ struct WrappingMigrationTests {
                 }
                 #expect(try await authority.idTokenKeyRing().signers[.edDSA]?.keyID == signingKey.keyID)
 
-                // Over HTTP: a further device's enrolment downloads the token with its share, as before.
-                let server = HTTPServer(logger: .disabled, router: authority.makeRouter())
-                try server.start()
-                let client = HTTPClient()
-                _ = try await store.createApplication(StoreFixtures.application("app-1"))
-                let invitation = try await store.createInvitation(InvitationRecord(
-                    id: "inv_" + Base64URL.encode(SecureRandom.bytes(count: 12)), tenantID: "acme", subject: "user-1", clientID: "app-1",
-                    secretHash: Array(repeating: 1, count: 32), expiresAt: clock.now().addingTimeInterval(3600)))
-                let base = server.baseURL!.absoluteString
-                let response = try await client.send(HTTPClientRequest(url: URL(string: base + DevicePaths.enrolmentToken(invitation.id))!))
-                let jwks = try await client.send(HTTPClientRequest(url: URL(string: base + CIBAPaths.jwks)!))
-                await server.stop()
-                #expect(response.status.code == 200)
-                let download = try FaceTokenDownload.decode(response.body)
+                // The download path decrypts the re-wrapped share; over HTTP the keys still serve.
+                let download = try FaceTokenCustody.download(try await store.faceToken(subject: "user-1"), wrappingKey: authority.keys.shareWrappingKey)
                 #expect(download.serverShare.secret == share)
                 _ = try TestDevice.open(download)
+                let server = HTTPServer(logger: .disabled, router: authority.makeRouter())
+                try server.start()
+                let jwks = try await HTTPClient().send(HTTPClientRequest(url: URL(string: server.baseURL!.absoluteString + CIBAPaths.jwks)!))
+                await server.stop()
                 #expect(String(decoding: jwks.body, as: UTF8.self).contains(signingKey.keyID))
 
                 // Another master key opens nothing, and says so.

@@ -25,6 +25,10 @@ struct TestDevice: Sendable {
     var protocolVersion = ProtocolVersion.current
     /// The password a first enrolment seals the new face token with (none by default).
     var tokenPassword: String?
+    /// Whether a first enrolment with a password uploads the token's password verifier (an older SDK does not).
+    var uploadsVerifier = true
+    /// The token id a first enrolment's new token gets.
+    var tokenID = "tok_test"
 
     /// A device with two fresh keys (not yet enrolled).
     init(harness: AuthorityHarness) {
@@ -60,7 +64,18 @@ struct TestDevice: Sendable {
         let invitation = try await invite(in: harness, subject: subject, clientID: clientID)
         let response = try await device.enrol(invitation: invitation)
         guard response.status == 200 else { throw TestDeviceError.refused(response.status, response.error) }
-        return (device, try response.decode(EnrolmentResponse.self))
+        let enrolled = try response.decode(EnrolmentResponse.self)
+        if enrolled.approval != nil {
+            // A further device: under an approval of `none` (the fixture's) the bound key downloads the token once.
+            let download = try await device.enrolmentToken(invitation: invitation)
+            guard download.status == 200 else { throw TestDeviceError.refused(download.status, download.error) }
+        }
+        return (device, enrolled)
+    }
+
+    /// The further device's token download for `invitation`, signed with this device's user-present key.
+    func enrolmentToken(invitation: String, wait: Int = 0, as role: Role = .userPresent) async throws -> DeviceResponse {
+        try await send(.get, DevicePaths.enrolmentToken(invitation) + "?wait=\(wait)", as: role)
     }
 
     /// The enrolment body for `invitation` and the request's `jti` (first device: with a new token when `token` is nil
@@ -71,14 +86,16 @@ struct TestDevice: Sendable {
         let info = try EnrolmentDetails.decode(details.body)
         var token: FaceTokenEnvelope?
         var share: SecretBytes?
+        var verifier: [UInt8]?
         if !info.tokenExists {
-            (token, share) = try Self.sealToken(subject: info.subject, tenant: info.tenant, generation: 1, password: tokenPassword)
+            (token, share) = try Self.sealToken(subject: info.subject, tenant: info.tenant, generation: 1, tid: tokenID, password: tokenPassword)
+            if let tokenPassword, uploadsVerifier { verifier = try Self.verifier(tokenPassword, tokenID: tokenID) }
         }
         let proof = try JWS.sign(payload: WireJSON.encode(["inv": invitation, "jti": jti]), signer: ambientKey, keyID: ambientKID)
         return EnrolmentRequest(
             ambientKey: DevicePublicKey(kid: ambientKID, x963: Array(ambientKey.publicKey.x963Representation)),
             userPresentKey: DevicePublicKey(kid: userPresentKID, x963: Array(userPresentKey.publicKey.x963Representation)),
-            ambientProof: proof, token: token, serverShare: share, deviceName: "test-device")
+            ambientProof: proof, token: token, serverShare: share, deviceName: "test-device", passwordVerifier: verifier)
     }
 
     /// Posts the enrolment for `invitation`, signed with the new user-present key.
@@ -110,6 +127,24 @@ struct TestDevice: Sendable {
         let share = SecretBytes(randomCount: 32)
         return (try FaceTokenSeal.seal(header: header, templates: [Array(repeating: 0.25, count: 128)], masters: masters, serverShare: share,
                                        passwordKey: try passwordKey(password)), share)
+    }
+
+    /// The password verifier's public key of a test token (docs/PROTOCOL.md §8.1).
+    static func verifier(_ password: String, tokenID: String = "tok_test") throws -> [UInt8] {
+        Array(try verifierKey(password, tokenID: tokenID).publicKey.rawRepresentation)
+    }
+
+    /// The password verifier key of a test token.
+    static func verifierKey(_ password: String, tokenID: String = "tok_test") throws -> Curve25519.Signing.PrivateKey {
+        try PasswordVerifier.key(passwordKey: FaceTokenSeal.passwordKey(password: password, parameters: testScrypt), tokenID: tokenID)
+    }
+
+    /// Posts a password proof for `invitation` made with `password`'s verifier key, signed with this device's user-present key.
+    func provePassword(invitation: String, password: String) async throws -> DeviceResponse {
+        let jti = DeviceRequestSignature.newJTI()
+        let proof = try JWS.sign(payload: PasswordVerifier.proofClaims(invitation: invitation, jti: jti), signer: Self.verifierKey(password))
+        return try await send(.post, DevicePaths.enrolmentPassword(invitation), body: PasswordProof(proof: proof).encoded(),
+                              as: .userPresent, jti: jti)
     }
 
     static func passwordKey(_ password: String?) throws -> SymmetricKey? {

@@ -80,7 +80,7 @@ import Testing
     @Test func faceTooSmall() throws {
         let face = try Self.goldenFace("faces/2008_004176.jpg")   // a 37-px face in a VOC photo
         var capture = try session(detections: [DetectedFace(rect: face.faceRect, confidence: 1)])
-        #expect(throws: FaceCaptureError.faceTooSmall(frame: 0, size: 37, minimum: 80)) {
+        #expect(throws: FaceCaptureError.faceTooSmall(frame: 0, size: 37, minimum: FaceCapturePolicy().minFaceSize)) {
             try capture.addImageFile(atPath: try FaceFixtures.requireFile(FaceFixtures.imagePath("faces/2008_004176.jpg")), timestamp: 0)
         }
     }

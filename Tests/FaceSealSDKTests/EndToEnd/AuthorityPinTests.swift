@@ -31,6 +31,19 @@ import Testing
         #expect(moved.pin.issuer == e.system.baseURL.absoluteString)
         let listed = try await other.manage("GET", "/tenants/acme/devices")
         #expect((listed["devices"] as? [[String: Any]] ?? listed["items"] as? [[String: Any]])?.isEmpty == true)
+        // A link naming the pinned authority as its issuer but carrying (and signed with) the other authority's key is
+        // refused too, by the pinned client and by the registration flow; the pin stays.
+        var forgedClaims = claims
+        forgedClaims.iss = e.system.baseURL.absoluteString
+        let forged = Array(try LinkSignature.make(forgedClaims, key: other.authority.keys.deviceKey).utf8)
+        await #expect(throws: AuthorityFailure.linkRefused(.badSignature)) { _ = try await e.device.client.verifyLink(forged) }
+        let pinned = e.authn.startRegistrationFlow()
+        var pinnedStates = Observed(pinned.stateStream())
+        pinned.submitLinkPayload(payload: forged)
+        #expect(await pinnedStates.until { if case .awaitingLink(.some) = $0 { true } else { false } } == .awaitingLink(refusal: .badSignature))
+        pinned.cancel()
+        #expect(e.device.pin.issuer == e.system.baseURL.absoluteString)
+        #expect(e.device.pin.currentKey()?.rawRepresentation == e.system.authority.keys.deviceKey.publicKey.rawRepresentation)
         // The first authority's links still verify against the untouched pin.
         let request = try await e.request()
         #expect(try await e.device.client.verifyLink(request.link).kind == .login)

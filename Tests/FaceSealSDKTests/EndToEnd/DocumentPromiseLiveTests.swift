@@ -46,8 +46,10 @@ import Testing
 
     @Test("branding sync refreshes every identity's branding and reports a key moved to another device as replaced")
     func brandingSyncOfEveryIdentity() async throws {
+        // The laptop is a further device with no approver in this test: `none` (custody has its own tests).
         var policy = LiveSystem.Policy()
         policy.oneDevicePerUser = true
+        policy.furtherDeviceApproval = "none"
         let e = try await Enrolled.make(policy: policy)
         defer { Task { await e.system.stop() } }
         // A second identity on the same device.
@@ -67,7 +69,10 @@ import Testing
 
     @Test("after a biometric change the key is listed as unusable, removed from this device, and the user enrols again")
     func theWayBackFromKeyInvalidated() async throws {
-        let e = try await Enrolled.make()
+        // Enrolling again after the only key is gone is a further device with no approver: `none` here.
+        var policy = LiveSystem.Policy()
+        policy.furtherDeviceApproval = "none"
+        let e = try await Enrolled.make(policy: policy)
         defer { Task { await e.system.stop() } }
         e.device.epoch.value.withLock { $0 = "epoch-2" }
         #expect(e.authn.keys.isEmpty && e.authn.unusableKeys == [e.key])

@@ -43,6 +43,7 @@ final class LiveSystem: Sendable {
         var passwordMode = "none"
         var oneDevicePerUser = false
         var livenessRequired = true
+        var furtherDeviceApproval = "enrolled_device"
     }
 
     private init(authority: Authority, server: HTTPServer, baseURL: URL, root: URL, adminKey: String, application: RelyingParty,
@@ -88,7 +89,8 @@ final class LiveSystem: Sendable {
         _ = try await system.manage("POST", "/tenants", [
             "id": "acme", "name": "Acme",
             "policy": ["key_algorithms": policy.algorithms, "attempts_max": policy.attemptsMax, "liveness_required": policy.livenessRequired,
-                       "password_policy": ["mode": policy.passwordMode], "one_device_per_user": policy.oneDevicePerUser],
+                       "password_policy": ["mode": policy.passwordMode], "one_device_per_user": policy.oneDevicePerUser,
+                       "further_device_approval": policy.furtherDeviceApproval],
         ])
         return system
     }
@@ -150,9 +152,9 @@ final class LiveSystem: Sendable {
         try #require(try await manage("POST", "/tenants/\(tenant)/users", ["email": email])["subject"] as? String)
     }
 
-    /// An enrolment invitation's link bytes.
-    func invitation(email: String, client: Client) async throws -> [UInt8] {
-        let created = try await manage("POST", "/tenants/\(tenant)/invitations", ["email": email, "client_id": client.clientId])
+    /// An enrolment (or recovery) invitation's link bytes.
+    func invitation(email: String, client: Client, kind: String = "enrolment") async throws -> [UInt8] {
+        let created = try await manage("POST", "/tenants/\(tenant)/invitations", ["email": email, "client_id": client.clientId, "kind": kind])
         return Array(try #require(created["link"] as? String).utf8)
     }
 
@@ -233,7 +235,8 @@ struct Device: Sendable {
         self.directory = directory
         let epoch = Epoch()
         self.epoch = epoch
-        presence = ScriptedUserPresence(clock: FixedClock())
+        // The device passphrase at the lowest scrypt cost a device accepts, typed by the scripted presence.
+        presence = ScriptedUserPresence(clock: FixedClock(), passphrase: DevicePassphrase(directory: directory.appendingPathComponent("vault"), logN: 10))
         let sealer = try AESRecordSealer(keyFile: directory.appendingPathComponent("secrets/vault.key"))
         vault = try FileKeyVault(
             directory: directory.appendingPathComponent("vault"), installationMarker: directory.appendingPathComponent("installed"),
@@ -248,27 +251,57 @@ struct Device: Sendable {
 
     func open() async throws -> Authenticator { try await Authenticator.open(environment: environment) }
 
-    /// Enrols through the registration flow with an invitation link; answers the key.
+    /// Enrols through the registration flow with an invitation link; answers the key. A further device's enrolment is
+    /// approved by `approver` (by default this device, when it already holds an enrolment of the user) with a sign-in
+    /// and a face scan, as docs/PROTOCOL.md §8.1 has it; under `password` approval `password` is proven.
     func enrol(_ authn: Authenticator, link: [UInt8], capture label: String = "ada", password: String? = nil,
-               session: (any FaceCaptureSession)? = nil) async throws -> Key {
+               session: (any FaceCaptureSession)? = nil, approver: (device: Device, authn: Authenticator)? = nil) async throws -> Key {
         let flow = authn.startRegistrationFlow()
         var states = Observed(flow.stateStream())
+        let approving = approver ?? (authn.keys.isEmpty ? nil : (self, authn))
         flow.submitLinkPayload(payload: link)
         while true {
             guard let state = await states.until({ state in
                 switch state {
-                case .awaitingFaceCapture, .succeeded, .failed, .choosingPassword, .downloadingFaceToken(true, _): true
+                case .awaitingFaceCapture, .succeeded, .failed, .choosingPassword, .downloadingFaceToken(true, _), .awaitingApproval: true
                 default: false
                 }
             }) else { throw SetupError("enrolment stream ended: \(states.seen)") }
             if state.isAwaitingFaceCapture { break }
             if state.isTerminal { throw SetupError("enrolment did not reach the face capture: \(states.seen)") }
+            if case .awaitingApproval(.enrolledDevice, let code, _) = state {
+                guard let approving else { throw SetupError("a further device's enrolment needs an approver") }
+                try await approving.device.approveEnrolment(approving.authn, code: code, capture: label)
+                continue
+            }
+            if case .awaitingApproval = state { continue }
             guard let password else { throw SetupError("enrolment asks for a password") }
             flow.submitPassword(password: password)
         }
         flow.submitFaceCapture(captureSession: session ?? capture(label))
         guard case .succeeded(let key) = await states.rest().last else { throw SetupError("enrolment failed: \(states.seen)") }
         return key
+    }
+
+    /// Approves a further device's enrolment from this enrolled device: the approval request from the outbox (its
+    /// binding message names `code`), answered by a `LoginFlow` with a face scan.
+    func approveEnrolment(_ authn: Authenticator, code: String, capture label: String = "ada",
+                          session: (any FaceCaptureSession)? = nil) async throws {
+        var found: [UInt8]?
+        for _ in 0..<3 where found == nil {
+            found = try await links(authn).map { Array($0.utf8) }.first
+        }
+        guard let link = found else { throw SetupError("no approval request in the outbox") }
+        let login = authn.startLoginFlow()
+        var states = Observed(login.stateStream())
+        login.submitLinkPayload(payload: link)
+        guard case .awaitingFaceCapture(let binding, _, _, _, _, _, _) = await states.until({ state in
+            if case .awaitingFaceCapture = state { return true }
+            return state.isTerminal
+        }) else { throw SetupError("the approval did not reach the face capture: \(states.seen)") }
+        guard binding?.hasSuffix("code \(code)") == true else { throw SetupError("the approval names another code: \(binding ?? "none")") }
+        login.submitFaceCapture(captureSession: session ?? capture(label))
+        guard case .succeeded = await states.until(\.isTerminal) else { throw SetupError("the approval failed: \(states.seen)") }
     }
 
     /// The links waiting in this device's outbox, read with the ambient keys of `authn` (`Authenticator.pendingLinks`).
@@ -391,14 +424,14 @@ final class BudgetedVault: KeyVault {
 
     var userPresence: any UserPresence { inner.userPresence }
 
-    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+    func createKey(protection: KeyProtection, alias: String, presence: UserPresenceProof?) throws(VaultError) -> DeviceKeyDescriptor {
         let allowed = budget.withLock { left -> Bool in
             guard left > 0 else { return false }
             left -= 1
             return true
         }
         guard allowed else { throw .storageFailed("secure hardware refused the key") }
-        return try inner.createKey(protection: protection, alias: alias)
+        return try inner.createKey(protection: protection, alias: alias, presence: presence)
     }
 
     func deleteKey(deviceKeyId: String) throws(VaultError) { try inner.deleteKey(deviceKeyId: deviceKeyId) }
@@ -420,8 +453,9 @@ final class BudgetedVault: KeyVault {
 final class FlakyProxy: Sendable {
     let server: HTTPServer
 
-    /// When a failure is injected.
-    enum Moment: Sendable { case beforeForwarding, afterForwarding }
+    /// When a failure is injected. `late`: answered at once, forwarded only after the next request has been answered
+    /// by the authority (a request still in flight while the device asks about it).
+    enum Moment: Sendable { case beforeForwarding, afterForwarding, late }
 
     init(target: URL) throws {
         let client = HTTPClient()
@@ -438,7 +472,13 @@ final class FlakyProxy: Sendable {
                 headers[field.name] = field.value
             }
             let url = URL(string: prefix + request.path + (request.rawQuery.map { "?" + $0 } ?? ""))!
-            let response = try await client.send(HTTPClientRequest(method: request.method, url: url, headers: headers, body: request.body))
+            let forwarded = HTTPClientRequest(method: request.method, url: url, headers: headers, body: request.body)
+            if rules.take(path: request.path, .late) {
+                rules.hold(forwarded)
+                return unavailable
+            }
+            let response = try await client.send(forwarded)
+            for late in rules.takeHeld() { _ = try await client.send(late) }
             if rules.take(path: request.path, .afterForwarding) { return unavailable }
             var back = HTTPHeaders()
             for field in response.headers where field.name.lowercased().hasPrefix("faceseal-") || field.name.lowercased() == "content-type" {
@@ -478,6 +518,9 @@ final class FlakyProxy: Sendable {
         }
 
         private let rules = Mutex<[Rule]>([])
+        private let held = Mutex<[HTTPClientRequest]>([])
+        func hold(_ request: HTTPClientRequest) { held.withLock { $0.append(request) } }
+        func takeHeld() -> [HTTPClientRequest] { held.withLock { held in defer { held = [] }; return held } }
         func add(_ rule: Rule) { rules.withLock { $0.append(rule) } }
         func take(path: String, _ moment: Moment) -> Bool {
             rules.withLock { rules in
@@ -525,9 +568,9 @@ final class CrashingVault: KeyVault {
 
     var userPresence: any UserPresence { inner.userPresence }
 
-    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+    func createKey(protection: KeyProtection, alias: String, presence: UserPresenceProof?) throws(VaultError) -> DeviceKeyDescriptor {
         try alive()
-        return try inner.createKey(protection: protection, alias: alias)
+        return try inner.createKey(protection: protection, alias: alias, presence: presence)
     }
 
     func deleteKey(deviceKeyId: String) throws(VaultError) {

@@ -49,6 +49,8 @@ struct ProcessEndToEndTests {
     func usageErrors() async throws {
         let binary = try await Self.binary()
         for arguments in [["device"], ["device", "approve", "--link", "x"], ["device", "--presence", "maybe", "keys"],
+                          // No flag carries the device passphrase (it would be on the command line `ps` shows).
+                          ["device", "--passphrase", "correct horse", "keys"],
                           ["device", "enrol", "--faces", "a.jpg"], ["device", "approve", "--link", "x", "--next", "--faces", "a.jpg"],
                           ["device", "keys", "--limit", "3"], ["device", "inbox", "--wait", "99"], ["device", "fly"]] {
             let child = try ChildProcess.start(binary, arguments)
@@ -64,12 +66,17 @@ struct ProcessEndToEndTests {
         let demo = try ChildProcess.start(binary, ["demo", "--keep"])
         #expect(try await demo.exit(within: .seconds(540)) == 0, "demo: \(demo.output)\n\(demo.errors)")
         #expect(demo.output.contains(": PASS"))
+        // The second device waited for the first one's approval, then got its token once, signed with its own key.
+        #expect(demo.output.contains("laptop │ approval: awaiting approval on an enrolled device"))
+        #expect(demo.output.contains("token released to the laptop"))
+        #expect(demo.output.contains("presence: scripted — user-present keys are used without asking anyone"), "the demo says it scripts presence")
         let marker = try #require(demo.output.split(separator: "\n").first { $0.hasPrefix("data directory: ") })
         let root = String(marker.dropFirst("data directory: ".count).prefix { $0 != " " })
         defer { try? FileManager.default.removeItem(atPath: root) }
         let log = try String(contentsOfFile: root + "/authority-http.log", encoding: .utf8)
         #expect(log.contains("POST /device/v1/enrolments/- 200"))
         #expect(log.contains("GET /device/v1/requests/-/token 200"))
+        #expect(log.contains("GET /device/v1/enrolments/-/token"))
         // Every bearer the run created, read back from its database: none is in the log.
         let database = try SQLiteDatabase(path: root + "/authority.sqlite", busyTimeoutMilliseconds: 5_000, synchronous: .normal)
         let bearers = try await database.transaction { tx in
@@ -135,16 +142,17 @@ struct ProcessEndToEndTests {
 
         // Enrolment from three photos of A.
         let deviceDir = root.appendingPathComponent("device").path
-        let enrol = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "enrol", "--link", "@" + linkFile,
+        let enrol = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "--presence", "scripted", "enrol", "--link", "@" + linkFile,
                                                     "--faces"] + photosA.prefix(3))
         #expect(try await enrol.exit(within: .seconds(180)) == 0, "enrol: \(enrol.output)\n\(enrol.errors)")
+        #expect(enrol.output.contains("presence: scripted — user-present keys are used without asking anyone"))
         #expect(enrol.output.contains("state: registeringKeys"))
         #expect(enrol.output.contains("state: succeeded(key: "))
 
         // A public-keys ceremony, approved with another photo of A; the application verifies and pins.
         let request = try ChildProcess.start(binary, ["rp", "request", "public-keys", "--user", "ada@example.com", "--context", "docs",
                                                       "--message", "Link your document keys", "--state-dir", rpDir, "--timeout", "120"])
-        let approve = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "approve", "--next", "--wait", "30",
+        let approve = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "--presence", "scripted", "approve", "--next", "--wait", "30",
                                                       "--faces", photosA[3]])
         #expect(try await approve.exit(within: .seconds(180)) == 0, "approve: \(approve.output)\n\(approve.errors)")
         #expect(approve.output.contains("state: awaitingLink(refusal: is_pki_ceremony_link)"), "login flow first, then the ceremony flow")
@@ -158,7 +166,7 @@ struct ProcessEndToEndTests {
         let signing = try ChildProcess.start(binary, ["rp", "request", "sign", "--user", "ada@example.com", "--context", "docs",
                                                       "--message", "Sign contract 7", "--data", "contract 7", "--state-dir", rpDir,
                                                       "--timeout", "120"])
-        let impostor = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "approve", "--next", "--wait", "30",
+        let impostor = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "--presence", "scripted", "approve", "--next", "--wait", "30",
                                                        "--faces", photoB])
         #expect(try await impostor.exit(within: .seconds(180)) == 1, "impostor: \(impostor.output)\n\(impostor.errors)")
         #expect(impostor.output.contains("lastRetry: face_mismatch"))
@@ -170,11 +178,11 @@ struct ProcessEndToEndTests {
 
         // A faceless photo and a missing file: a clear error naming the file, exit 1, nothing submitted.
         let dogs = Self.cache.appendingPathComponent("images/faces/dogs.jpg").path
-        let faceless = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "approve", "--link", "@" + linkFile, "--faces", dogs])
+        let faceless = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "--presence", "scripted", "approve", "--link", "@" + linkFile, "--faces", dogs])
         #expect(try await faceless.exit(within: .seconds(120)) == 1)
         #expect(faceless.errors.contains("dogs.jpg: no face found"), "\(faceless.errors)")
         #expect(!faceless.output.contains("state:"))
-        let missing = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "approve", "--next", "--faces", root.path + "/none.jpg"])
+        let missing = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "--presence", "scripted", "approve", "--next", "--faces", root.path + "/none.jpg"])
         #expect(try await missing.exit(within: .seconds(60)) == 1)
         #expect(missing.errors.contains("none.jpg: cannot read"), "\(missing.errors)")
 
@@ -186,7 +194,13 @@ struct ProcessEndToEndTests {
         let branding = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "branding"])
         #expect(try await branding.exit(within: .seconds(60)) == 0, "\(branding.output)\n\(branding.errors)")
         #expect(branding.output.contains("0 removed"), "\(branding.output)")
-        let rotate = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "rotate"])
+        // Without --presence the device asks on the terminal, and a child without one cannot answer: the user-present
+        // key does not sign, nothing changes.
+        let unattended = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "rotate"])
+        #expect(try await unattended.exit(within: .seconds(60)) == 1, "\(unattended.output)\n\(unattended.errors)")
+        #expect(unattended.errors.contains("not_available") || unattended.errors.contains("notAvailable"), "\(unattended.errors)")
+        #expect(!unattended.output.contains("presence: scripted"))
+        let rotate = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "--presence", "scripted", "rotate"])
         #expect(try await rotate.exit(within: .seconds(60)) == 0, "\(rotate.output)\n\(rotate.errors)")
         #expect(rotate.output.contains("state: confirming(keys: 1"))
         #expect(rotate.output.contains("state: succeeded(revokedKeys: 0)"), "\(rotate.output)")
@@ -195,7 +209,7 @@ struct ProcessEndToEndTests {
         let audit = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "audit", "--limit", "100"])
         #expect(try await audit.exit(within: .seconds(60)) == 0)
         #expect(audit.output.split(separator: "\n").count >= 3, "\(audit.output)")
-        let revoke = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "revoke", "--key", keyId])
+        let revoke = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "--presence", "scripted", "revoke", "--key", keyId])
         #expect(try await revoke.exit(within: .seconds(60)) == 0, "\(revoke.output)\n\(revoke.errors)")
         #expect(revoke.output.contains("state: succeeded(key: \(keyId))"))
         let none = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "keys"])
@@ -205,7 +219,7 @@ struct ProcessEndToEndTests {
 }
 
 /// The management API over HTTP with the bootstrap admin key.
-private struct Management {
+struct Management {
     let baseURL: String
     let apiKey: String
 
@@ -337,9 +351,9 @@ final class ChildProcess: Sendable {
         return status
     }
 
-    /// SIGTERM, if still running.
-    func stop() {
-        if state.withLock({ $0.terminationStatus == nil }) { kill(pid, SIGTERM) }
+    /// `signal` (SIGTERM unless told), if still running.
+    func stop(_ signal: Int32 = SIGTERM) {
+        if state.withLock({ $0.terminationStatus == nil }) { kill(pid, signal) }
     }
 
     /// The value of `work`, or nil when `limit` passes first (a watchdog, so a hung child fails the test rather than

@@ -85,17 +85,22 @@ import Testing
         #expect(await loginStates.rest().last == .succeeded(rpLabel: "Acme", timestamp: h.authority.recordedAt))
     }
 
-    @Test func anInterruptedRotationUnknownToTheAuthorityIsDiscarded() async throws {
+    @Test func aRotationUnknownToTheAuthorityIsSentAgainAndDiscardedOnlyWhenRefused() async throws {
         let h = Harness()
         let record = try h.preload()
-        h.authority.script.withLock { $0.rotationFailure = .transient("timeout") }
         let authn = try await h.open()
-        let flow = try authn.startKeyRotationFlow()
-        var states = Observed(flow.stateStream())
         let before = h.vault.keyIds
-        flow.approve()
-        _ = await states.rest()
-        // Asked at once: the authority does not know the new keys, so they are discarded and the old ones kept.
+        for failure in [AuthorityFailure.transient("timeout"), .refused(code: "invalid_request", message: "no")] {
+            h.authority.script.withLock { $0.rotationFailure = failure }
+            let sent = h.authority.recorded.withLock { $0.rotations.count }
+            let flow = try authn.startKeyRotationFlow()
+            var states = Observed(flow.stateStream())
+            flow.approve()
+            _ = await states.rest()
+            #expect(h.authority.recorded.withLock { $0.rotations.count } > sent + 1, "the unknown rotation was sent again")
+        }
+        // Unknown to the authority and sent again without a definite answer, the rotation stayed pending; only the
+        // authority's refusal discarded the new keys and kept the old ones.
         let kept = try #require(try h.readRecords().first)
         #expect(kept == record)
         #expect(h.vault.keyIds == before)

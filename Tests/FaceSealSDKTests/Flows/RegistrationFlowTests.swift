@@ -135,6 +135,64 @@ extension RegistrationFlow.State {
         #expect(authn.keys.isEmpty)
     }
 
+    @Test func aFurtherDeviceWaitsForTheApprovalWithItsUserPresentKeyAndShowsTheCode() async throws {
+        let h = Harness()
+        h.scriptEnrolment(payload: "enrol", requestId: "enr-7", hasFaceToken: true)
+        h.authority.script.withLock { $0.approvalPendingPolls = 2 }
+        let authn = try await h.open()
+        let flow = authn.startRegistrationFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: Array("enrol".utf8))
+        #expect(await states.until { $0 == .awaitingApproval(method: .enrolledDevice, code: "123456", expiresAtUnix: 1_800_000_700) } != nil)
+        _ = await states.until(\.isAwaitingFaceCapture)
+        // The keys were registered before any token came, and every wait was signed with the user-present key.
+        #expect(h.authority.recorded.withLock { $0.approvalPolls } == 3)
+        #expect(h.authority.recorded.withLock { $0.downloadSigners } == [.userPresent, .userPresent, .userPresent])
+        #expect(h.authority.recorded.withLock { $0.registeredDeviceKeys.count } == 2)
+        flow.submitFaceCapture(captureSession: capture("grace"))
+        #expect(await states.rest().last.map { if case .succeeded = $0 { true } else { false } } == true)
+        #expect(authn.keys.count == 1)
+    }
+
+    @Test func aDeniedApprovalWithdrawsTheKeysOnBothSides() async throws {
+        let h = Harness()
+        h.scriptEnrolment(payload: "enrol", requestId: "enr-8", hasFaceToken: true)
+        h.authority.script.withLock { $0.approvalFailure = .refused(code: "invalid_invitation", message: "denied") }
+        let authn = try await h.open()
+        let flow = authn.startRegistrationFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: Array("enrol".utf8))
+        #expect(await states.rest().last == .failed(reason: .enrolmentFailed("the approval was denied or ran out")))
+        await flow.waitUntilIdle()
+        #expect(h.authority.recorded.withLock { $0.withdrawn } == ["enr-8"])
+        #expect(h.vault.keyIds.isEmpty)
+        #expect(authn.keys.isEmpty)
+    }
+
+    @Test func passwordApprovalProvesThePasswordBeforeTheTokenAndOpensItWithoutAskingAgain() async throws {
+        let h = Harness()
+        h.scriptEnrolment(payload: "enrol", requestId: "enr-9", hasFaceToken: true)
+        h.authority.script.withLock { s in
+            s.approvalMethod = .password
+            s.passwordRequired = true
+            s.passwordProofs = [PasswordProofOutcome(accepted: false, attemptsLeft: 2)]
+        }
+        let authn = try await h.open()
+        let flow = authn.startRegistrationFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: Array("enrol".utf8))
+        #expect(await states.until { $0 == .downloadingFaceToken(passwordRequired: true, lastPasswordError: nil) } != nil)
+        // Nothing was downloaded yet: the password is proven to the authority first.
+        #expect(h.authority.recorded.withLock { $0.approvalPolls } == 0)
+        flow.submitPassword(password: "nope")
+        #expect(await states.until { $0 == .downloadingFaceToken(passwordRequired: true, lastPasswordError: .incorrect) } != nil)
+        flow.submitPassword(password: "pw")
+        _ = await states.until(\.isAwaitingFaceCapture)
+        #expect(h.authority.recorded.withLock { $0.passwordsProved } == ["nope", "pw"])
+        flow.submitFaceCapture(captureSession: capture("grace"))
+        #expect(await states.rest().last.map { if case .succeeded = $0 { true } else { false } } == true)
+    }
+
     @Test func cancelIsNotTakenWhileKeysAreBeingRegistered() async throws {
         var m = RegistrationStateMachineTests.machine(at: .firstRegistering)
         #expect(m.cancel() == .none)

@@ -3,15 +3,16 @@ import Foundation
 import Testing
 
 /// No public or internal API of the token path hands out a face token's master or a server share as plain bytes
-/// (SPEC §5.1): the compiler's own view of FaceSealWire, FaceSealSDK and FaceSealAuthority — their symbol graphs, public
-/// and internal, extracted from the modules this very build produced — is read, and every declaration that names a
-/// share or a master (a property, a parameter, a tuple label, a function or subscript of such a name or owner) must carry
-/// it in a secret type. Adding, say, `var serverShare: [UInt8]` or `func master(for:) -> Data` anywhere there fails it.
+/// (SPEC §5.1), nor does any private declaration there: the compiler's own view of FaceSealWire, FaceSealSDK and
+/// FaceSealAuthority — their symbol graphs down to private declarations, extracted from the modules this very build
+/// produced — is read, and every declaration that names a share or a master (a property, a parameter, a tuple label, a
+/// function or subscript of such a name or owner) must carry it in a secret type. Adding, say,
+/// `var serverShare: [UInt8]` or `func master(for:) -> Data` anywhere there fails it.
 @Suite struct TokenPathAPITests {
     static let modules = ["FaceSealWire", "FaceSealSDK", "FaceSealAuthority"]
 
     @Test func noAPIHandsOutAShareOrAMasterAsPlainBytes() throws {
-        let graphs = try SymbolGraphs.extract(Self.modules)
+        let graphs = try SymbolGraphs.extract(Self.modules, minimumAccessLevel: "private")
         var checked: [String] = []
         var violations: [String] = []
         for symbol in graphs {
@@ -27,6 +28,14 @@ import Testing
             #expect(checked.contains(expected), "\(expected) was not in the symbol graph")
         }
         #expect(checked.contains { $0.hasPrefix("FaceTokenCustody.record(") })
+        // The authority's custody (record, download) and the SDK's completion (open the keys layer, prepare the
+        // completion) were in the scan: what they return is checked above (FaceTokenDownload, PreparedCompletion).
+        let paths = Set(graphs.map(\.pathText))
+        for expected in ["FaceTokenCustody.record(envelope:header:subject:serverShare:passwordVerifier:wrappingKey:)", "FaceTokenCustody.download(_:wrappingKey:)",
+                         "OpenedFaceToken.openKeys()", "FaceTokenKeys.prepareCompletion(for:issuedAt:)",
+                         "OpenedWireFaceToken.openKeys()", "UnlockedWireFaceToken.prepareCompletion(for:issuedAt:)"] {
+            #expect(paths.contains(expected), "\(expected) was not in the symbol graph")
+        }
     }
 
     @Test func theScannerFlagsPlainSecretsAndOnlyThose() {
@@ -158,7 +167,7 @@ enum SymbolGraphs {
         let symbols: [Entry]
     }
 
-    /// The symbol graphs of `modules` down to `minimumAccessLevel` (`internal`, `package`, `public`).
+    /// The symbol graphs of `modules` down to `minimumAccessLevel` (`private`, `internal`, `package`, `public`).
     static func extract(_ modules: [String], minimumAccessLevel: String = "internal") throws -> [Symbol] {
         // The test bundle sits in `.build/<triple>/<configuration>/`; the manifest is `.build/<configuration>.yaml`.
         let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()

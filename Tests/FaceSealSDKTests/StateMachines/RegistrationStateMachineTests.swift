@@ -12,28 +12,37 @@ import Testing
     enum Stage: String, CaseIterable, Codable, Sendable {
         case awaitingLink, awaitingLinkRefused, verifyingLink, fetchingDetails
         case choosingPassword, firstCapture, firstCheckingLiveness, extractingTemplates, firstCreatingKeys, firstRegistering
-        case downloadingToken, awaitingTokenPassword, openingToken, openingTokenWithPassword
-        case furtherCapture, furtherCheckingLiveness, matchingFace, furtherCreatingKeys, furtherRegistering
+        case firstStoringRecord
+        case furtherCreatingKeys, furtherRegistering, awaitingApproval, awaitingApprovalPassword, provingPassword
+        case awaitingTokenPassword, openingToken, openingTokenWithPassword
+        case furtherCapture, furtherCheckingLiveness, matchingFace
         case storingRecord, succeeded, failed
 
         var isTerminal: Bool { self == .succeeded || self == .failed }
         var isFirstDevice: Bool {
-            [.choosingPassword, .firstCapture, .firstCheckingLiveness, .extractingTemplates, .firstCreatingKeys, .firstRegistering].contains(self)
+            [.choosingPassword, .firstCapture, .firstCheckingLiveness, .extractingTemplates, .firstCreatingKeys, .firstRegistering,
+             .firstStoringRecord].contains(self)
+        }
+        /// A further device whose keys are registered: every way out withdraws them.
+        var isRegisteredFurther: Bool {
+            [.awaitingApproval, .awaitingApprovalPassword, .provingPassword, .awaitingTokenPassword, .openingToken, .openingTokenWithPassword,
+             .furtherCapture, .furtherCheckingLiveness, .matchingFace].contains(self)
         }
     }
 
     enum Input: String, CaseIterable, Codable, Sendable {
         case submitLink, submitPassword, submitEmptyPassword, submitFaceCapture, cancel
         case linkVerified, linkVerifiedLogin, linkVerifiedCeremony, linkRefused, detailsReceived, authorityTransient
-        case faceTokenDownloaded, faceTokenOpened, faceTokenWrongPassword
+        case faceTokenReleased, faceTokenOpened, faceTokenWrongPassword, passwordProved, passwordRefused, approvalDenied
         case livenessPassed, livenessFailed, matchPassed, matchMismatch, templatesExtracted, templatesRetry
-        case keysCreated, keyCreationFailed, enrolmentRegistered, enrolmentTransient, enrolmentRefused
+        case keysCreated, keyCreationFailed, enrolmentRegistered, enrolmentPending, enrolmentTransient, enrolmentRefused
         case recordStored, recordStoreFailed
 
         var isUserInput: Bool { [.submitLink, .submitPassword, .submitEmptyPassword, .submitFaceCapture, .cancel].contains(self) }
         /// Results of the all-or-nothing steps, which cannot arrive after the end (cancel is not taken meanwhile).
         var isKeyStepResult: Bool {
-            [.keysCreated, .keyCreationFailed, .enrolmentRegistered, .enrolmentTransient, .enrolmentRefused, .recordStored, .recordStoreFailed].contains(self)
+            [.keysCreated, .keyCreationFailed, .enrolmentRegistered, .enrolmentPending, .enrolmentTransient, .enrolmentRefused, .recordStored,
+             .recordStoreFailed].contains(self)
         }
     }
 
@@ -48,6 +57,8 @@ import Testing
     )
     static let key = Key(id: "key-1", identityId: "id-1", email: "ada@example.com", clientId: "acme", appLabel: "Acme", createdAt: Date(timeIntervalSince1970: 1_800_000_000))
     static let password = EnrolmentPassword(value: "secret")
+    static let approval = PendingEnrolmentApproval(method: .enrolledDevice, code: "123456", expiresAtUnix: 1_800_000_700)
+    static let passwordApproval = PendingEnrolmentApproval(method: .password, code: "123456", expiresAtUnix: 1_800_000_700, tokenHeader: [1])
 
     static func details(hasToken: Bool, passwordPolicy: Bool) -> EnrolmentDetails {
         EnrolmentDetails(
@@ -75,29 +86,38 @@ import Testing
         if stage.isFirstDevice {
             if stage == .choosingPassword { return m }
             _ = m.submitPassword("secret")
-        } else {
-            if stage == .downloadingToken { return m }
-            let withPassword = stage == .awaitingTokenPassword || stage == .openingTokenWithPassword
-            _ = m.faceTokenDownloaded(passwordRequired: withPassword, livenessRequired: true)
-            if stage == .awaitingTokenPassword { return m }
-            if withPassword { _ = m.submitPassword("secret") }
-            if stage == .openingToken || stage == .openingTokenWithPassword { return m }
-            _ = m.faceTokenOpened(challenge: challenge1)
-        }
-        if stage == .firstCapture || stage == .furtherCapture { return m }
-        _ = m.submitFaceCapture(capture)
-        if stage == .firstCheckingLiveness || stage == .furtherCheckingLiveness { return m }
-        _ = m.livenessChecked(.passed, nextChallenge: nil)
-        if stage == .extractingTemplates || stage == .matchingFace { return m }
-        if stage.isFirstDevice {
+            if stage == .firstCapture { return m }
+            _ = m.submitFaceCapture(capture)
+            if stage == .firstCheckingLiveness { return m }
+            _ = m.livenessChecked(.passed, nextChallenge: nil)
+            if stage == .extractingTemplates { return m }
             _ = m.templatesExtracted(retry: nil, nextChallenge: nil)
-        } else {
-            _ = m.faceMatchChecked(.passed, nextChallenge: nil)
+            if stage == .firstCreatingKeys { return m }
+            _ = m.deviceKeysCreated(keys)
+            if stage == .firstRegistering { return m }
+            _ = m.enrolmentRegistered(key)
+            precondition(stage == .firstStoringRecord, "unreached \(stage)")
+            return m
         }
-        if stage == .firstCreatingKeys || stage == .furtherCreatingKeys { return m }
+        if stage == .furtherCreatingKeys { return m }
         _ = m.deviceKeysCreated(keys)
-        if stage == .firstRegistering || stage == .furtherRegistering { return m }
-        _ = m.enrolmentRegistered(key)
+        if stage == .furtherRegistering { return m }
+        let byPassword = stage == .awaitingApprovalPassword || stage == .provingPassword
+        _ = m.enrolmentPending(key, approval: byPassword ? passwordApproval : approval)
+        if stage == .awaitingApproval || stage == .awaitingApprovalPassword { return m }
+        if stage == .provingPassword { _ = m.submitPassword("secret"); return m }
+        let withPassword = stage == .awaitingTokenPassword || stage == .openingTokenWithPassword
+        _ = m.faceTokenReleased(passwordRequired: withPassword, livenessRequired: true)
+        if stage == .awaitingTokenPassword { return m }
+        if withPassword { _ = m.submitPassword("secret") }
+        if stage == .openingToken || stage == .openingTokenWithPassword { return m }
+        _ = m.faceTokenOpened(challenge: challenge1)
+        if stage == .furtherCapture { return m }
+        _ = m.submitFaceCapture(capture)
+        if stage == .furtherCheckingLiveness { return m }
+        _ = m.livenessChecked(.passed, nextChallenge: nil)
+        if stage == .matchingFace { return m }
+        _ = m.faceMatchChecked(.passed, nextChallenge: nil)
         if stage == .storingRecord { return m }
         _ = m.keyRecordStored()
         precondition(stage == .succeeded, "unreached \(stage)")
@@ -118,7 +138,10 @@ import Testing
         case .linkRefused: return m.linkRefused(.badSignature)
         case .detailsReceived: return m.enrolmentDetailsReceived(details(hasToken: false, passwordPolicy: false), challenge: challenge1)
         case .authorityTransient: return m.authorityFailed(.transient("down"))
-        case .faceTokenDownloaded: return m.faceTokenDownloaded(passwordRequired: false, livenessRequired: true)
+        case .faceTokenReleased: return m.faceTokenReleased(passwordRequired: false, livenessRequired: true)
+        case .passwordProved: return m.passwordProved(PasswordProofOutcome(accepted: true, attemptsLeft: 3))
+        case .passwordRefused: return m.passwordProved(PasswordProofOutcome(accepted: false, attemptsLeft: 2))
+        case .approvalDenied: return m.authorityFailed(.refused(code: "invalid_invitation", message: ""))
         case .faceTokenOpened: return m.faceTokenOpened(challenge: challenge1)
         case .faceTokenWrongPassword: return m.faceTokenOpenFailed(.wrongPassword)
         case .livenessPassed: return m.livenessChecked(.passed, nextChallenge: challenge2)
@@ -130,6 +153,7 @@ import Testing
         case .keysCreated: return m.deviceKeysCreated(keys)
         case .keyCreationFailed: return m.deviceKeyCreationFailed(created: ["dk-a"], description: "enclave busy")
         case .enrolmentRegistered: return m.enrolmentRegistered(key)
+        case .enrolmentPending: return m.enrolmentPending(key, approval: approval)
         case .enrolmentTransient: return m.enrolmentFailed(.transient("timeout"))
         case .enrolmentRefused: return m.enrolmentFailed(.refused(code: "invitation_used", message: ""))
         case .recordStored: return m.keyRecordStored()
@@ -145,10 +169,14 @@ import Testing
 
     static func expected(_ stage: Stage, _ input: Input) -> Outcome {
         let d = details(for: stage)
-        let keyStages: Set<Stage> = [.firstCreatingKeys, .furtherCreatingKeys, .firstRegistering, .furtherRegistering, .storingRecord]
+        let keyStages: Set<Stage> = [.firstCreatingKeys, .furtherCreatingKeys, .firstRegistering, .furtherRegistering, .storingRecord,
+                                     .firstStoringRecord]
+        let withdraw = Action.withdrawEnrolment(requestId: "enr-1", keys)
         switch (stage, input) {
         case (.succeeded, let input), (.failed, let input):
             return input.isKeyStepResult ? .traps : .ignored
+        case (let stage, .cancel) where stage.isRegisteredFurther:
+            return .transition(.failed(reason: .cancelled), withdraw)
         case (let stage, .cancel):
             return keyStages.contains(stage) ? .ignored : .transition(.failed(reason: .cancelled), .none)
 
@@ -164,14 +192,29 @@ import Testing
             return .transition(.awaitingLink(refusal: .badSignature), .none)
         case (.fetchingDetails, .detailsReceived):
             return .transition(.awaitingFaceCapture(details(hasToken: false, passwordPolicy: false), capture()), .none)
-        case (.fetchingDetails, .authorityTransient), (.downloadingToken, .authorityTransient):
+        case (.fetchingDetails, .authorityTransient):
             return .transition(.failed(reason: .authorityUnavailable("down")), .none)
+        case (.fetchingDetails, .approvalDenied):
+            return .transition(.failed(reason: .authorityRefused(code: "invalid_invitation")), .none)
+        case (.awaitingApproval, .authorityTransient), (.provingPassword, .authorityTransient):
+            return .transition(.failed(reason: .authorityUnavailable("down")), withdraw)
+        case (.awaitingApproval, .approvalDenied), (.provingPassword, .approvalDenied):
+            return .transition(.failed(reason: .enrolmentFailed("the approval was denied or ran out")), withdraw)
+        case (.awaitingApprovalPassword, .submitPassword):
+            return .transition(.downloadingFaceToken(passwordRequired: true, lastPasswordError: nil),
+                               .provePassword(requestId: "enr-1", password: password, tokenHeader: [1]))
+        case (.awaitingApprovalPassword, .submitEmptyPassword):
+            return .transition(.downloadingFaceToken(passwordRequired: true, lastPasswordError: .empty), .none)
+        case (.provingPassword, .passwordProved):
+            return .transition(.awaitingApproval(passwordApproval), .awaitApproval(requestId: "enr-1"))
+        case (.provingPassword, .passwordRefused):
+            return .transition(.downloadingFaceToken(passwordRequired: true, lastPasswordError: .incorrect), .none)
 
         case (.choosingPassword, .submitPassword):
             return .transition(.awaitingFaceCapture(d, capture()), .none)
         case (.choosingPassword, .submitEmptyPassword):
             return .transition(.choosingPassword(lastPasswordError: .empty), .none)
-        case (.downloadingToken, .faceTokenDownloaded):
+        case (.awaitingApproval, .faceTokenReleased):
             return .transition(.downloadingFaceToken(passwordRequired: false, lastPasswordError: nil), .openFaceToken(password: nil))
         case (.awaitingTokenPassword, .submitPassword):
             return .transition(.downloadingFaceToken(passwordRequired: true, lastPasswordError: nil), .openFaceToken(password: password))
@@ -180,7 +223,7 @@ import Testing
         case (.openingToken, .faceTokenOpened), (.openingTokenWithPassword, .faceTokenOpened):
             return .transition(.awaitingFaceCapture(d, capture()), .none)
         case (.openingToken, .faceTokenWrongPassword):
-            return .transition(.failed(reason: .faceTokenUnusable), .none)
+            return .transition(.failed(reason: .faceTokenUnusable), withdraw)
         case (.openingTokenWithPassword, .faceTokenWrongPassword):
             return .transition(.downloadingFaceToken(passwordRequired: true, lastPasswordError: .incorrect), .none)
 
@@ -193,7 +236,7 @@ import Testing
         case (.firstCheckingLiveness, .livenessFailed), (.furtherCheckingLiveness, .livenessFailed):
             return .transition(.awaitingFaceCapture(d, capture(2, .extremeHeadPose, challenge2)), .none)
         case (.matchingFace, .matchPassed):
-            return .transition(.registeringKeys, .createDeviceKeys(requestId: "enr-1"))
+            return .transition(.registeringKeys, .storeKeyRecord(key, keys, issuer: "https://authority.test"))
         case (.matchingFace, .matchMismatch):
             return .transition(.awaitingFaceCapture(d, capture(1, .faceMismatch, challenge2)), .none)
         case (.extractingTemplates, .templatesExtracted):
@@ -207,17 +250,19 @@ import Testing
             return .transition(.registeringKeys, .registerEnrolment(d, keys, firstDevicePassword: nil, isFirstDevice: false))
         case (.firstCreatingKeys, .keyCreationFailed), (.furtherCreatingKeys, .keyCreationFailed):
             return .transition(.failed(reason: .enrolmentFailed("enclave busy")), .discardDeviceKeys(["dk-a"]))
-        case (.firstRegistering, .enrolmentRegistered), (.furtherRegistering, .enrolmentRegistered):
+        case (.firstRegistering, .enrolmentRegistered):
             return .transition(.registeringKeys, .storeKeyRecord(key, keys, issuer: "https://authority.test"))
+        case (.furtherRegistering, .enrolmentPending):
+            return .transition(.awaitingApproval(approval), .awaitApproval(requestId: "enr-1"))
         case (.firstRegistering, .enrolmentTransient), (.furtherRegistering, .enrolmentTransient):
             return .transition(.failed(reason: .enrolmentFailed("timeout")), .withdrawEnrolment(requestId: "enr-1", keys))
         case (.firstRegistering, .enrolmentRefused), (.furtherRegistering, .enrolmentRefused):
             return .transition(
                 .failed(reason: .enrolmentFailed(String(describing: AuthorityFailure.refused(code: "invitation_used", message: "")))),
                 .discardDeviceKeys(["dk-a", "dk-u"]))
-        case (.storingRecord, .recordStored):
+        case (.storingRecord, .recordStored), (.firstStoringRecord, .recordStored):
             return .transition(.succeeded(key: key), .none)
-        case (.storingRecord, .recordStoreFailed):
+        case (.storingRecord, .recordStoreFailed), (.firstStoringRecord, .recordStoreFailed):
             return .transition(.failed(reason: .enrolmentFailed("disk full")), .withdrawEnrolment(requestId: "enr-1", keys))
 
         case (_, let input) where input.isUserInput:
@@ -255,12 +300,24 @@ import Testing
         }
     }
 
-    @Test func attemptsExhaustedOnAFurtherDeviceEndsWithoutKeys() {
+    @Test func attemptsExhaustedOnAFurtherDeviceWithdrawsItsKeys() {
         var m = Self.machine(at: .matchingFace)
         #expect(m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: nil) == .none)
         #expect(m.submitFaceCapture(Self.capture) == .checkLiveness(Self.capture, challenge: nil))
         #expect(m.livenessChecked(.passed, nextChallenge: nil) == .matchFace(Self.capture))
-        #expect(m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: nil) == .none)
+        #expect(m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: nil) == .withdrawEnrolment(requestId: "enr-1", Self.keys))
+        #expect(m.view == .failed(reason: .attemptsExhausted))
+    }
+
+    @Test func aProvenPasswordOpensTheReleasedTokenWithoutAskingAgain() {
+        var m = Self.machine(at: .provingPassword)
+        #expect(m.passwordProved(PasswordProofOutcome(accepted: true, attemptsLeft: 3)) == .awaitApproval(requestId: "enr-1"))
+        #expect(m.faceTokenReleased(passwordRequired: true, livenessRequired: true) == .openFaceToken(password: Self.password))
+    }
+
+    @Test func theLastWrongPasswordProofEndsTheEnrolment() {
+        var m = Self.machine(at: .provingPassword)
+        #expect(m.passwordProved(PasswordProofOutcome(accepted: false, attemptsLeft: 0)) == .withdrawEnrolment(requestId: "enr-1", Self.keys))
         #expect(m.view == .failed(reason: .attemptsExhausted))
     }
 
@@ -276,5 +333,11 @@ import Testing
         var m = Self.machine(at: .firstCreatingKeys)
         #expect(m.deviceKeyCreationFailed(created: [], description: "no enclave") == .none)
         #expect(m.view == .failed(reason: .enrolmentFailed("no enclave")))
+    }
+
+    @Test func aPresenceFailureBeforeTheKeysAreMadeKeepsItsCodeAndDiscardsNothing() {
+        var m = Self.machine(at: .firstCreatingKeys)
+        #expect(m.userPresenceFailed(.userCancelled) == .none)
+        #expect(m.view == .failed(reason: .userPresence(.userCancelled)))
     }
 }

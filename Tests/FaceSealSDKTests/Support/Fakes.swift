@@ -51,7 +51,7 @@ final class FakeVault: KeyVault {
 
     init(clock: FixedClock) { presence = ScriptedUserPresence(clock: clock) }
 
-    func createKey(protection: KeyProtection, alias: String) throws(VaultError) -> DeviceKeyDescriptor {
+    func createKey(protection: KeyProtection, alias: String, presence: UserPresenceProof?) throws(VaultError) -> DeviceKeyDescriptor {
         try state.withLock { s throws(VaultError) -> DeviceKeyDescriptor in
             if let budget = s.createBudget {
                 guard budget > 0 else { throw .storageFailed("secure hardware refused") }
@@ -234,6 +234,12 @@ final class FakeAuthority: AuthorityClient {
         var hintOnError = false
         var enrolments: [String: EnrolmentDetails] = [:]
         var registrationFailure: AuthorityFailure?
+        /// A further device's approval: its method, how many long polls answer `approval_pending` first, and a refusal.
+        var approvalMethod: FurtherDeviceApproval = .enrolledDevice
+        var approvalPendingPolls = 0
+        var approvalFailure: AuthorityFailure?
+        /// The answers to password proofs, in order (accepted when empty).
+        var passwordProofs: [PasswordProofOutcome] = []
         var rotationFailure: AuthorityFailure?
         var revokedOnRotation: [String: (terminated: Bool, replaced: Bool)] = [:]
         var keyStatus: [String: DeviceKeyStatus] = [:]
@@ -256,6 +262,8 @@ final class FakeAuthority: AuthorityClient {
         var completionKeyIds: [String] = []
         var downloadSigners: [KeyProtection] = []
         var reports: [AttemptKind] = []
+        var approvalPolls = 0
+        var passwordsProved: [String] = []
         /// The signing key ids of each branding sync request.
         var brandingSigners: [[String]] = []
     }
@@ -364,9 +372,25 @@ final class FakeAuthority: AuthorityClient {
         return details
     }
 
-    func enrolmentFaceToken(requestId: String) async throws(AuthorityFailure) -> FaceTokenEnvelope {
-        let s = script.withLock { $0 }
+    func enrolmentFaceToken(requestId: String, signer: any DeviceRequestSigner, wait: Int) async throws(AuthorityFailure) -> FaceTokenEnvelope {
+        recorded.withLock { r in
+            r.approvalPolls += 1
+            r.downloadSigners.append(signer.protection)
+        }
+        let s = script.withLock { s -> Script in
+            defer { s.approvalPendingPolls = max(0, s.approvalPendingPolls - 1) }
+            return s
+        }
+        if s.approvalPendingPolls > 0 { throw .approvalPending }
+        if let failure = s.approvalFailure { throw failure }
+        log.append("approval-released")
         return FaceTokenEnvelope(token: [7], serverShare: SecretBytes([8] as [UInt8]), passwordRequired: s.passwordRequired, livenessRequired: s.livenessRequired, generation: s.generation)
+    }
+
+    func provePassword(requestId: String, password: String, tokenHeader: [UInt8],
+                       signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> PasswordProofOutcome {
+        recorded.withLock { $0.passwordsProved.append(password) }
+        return script.withLock { s in s.passwordProofs.isEmpty ? PasswordProofOutcome(accepted: true, attemptsLeft: 3) : s.passwordProofs.removeFirst() }
     }
 
     func registerEnrolment(_ submission: EnrolmentSubmission, ambient: any DeviceRequestSigner, userPresent: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<EnrolmentReceipt> {
@@ -378,7 +402,11 @@ final class FakeAuthority: AuthorityClient {
             throw failure
         }
         recorded.withLock { $0.registeredDeviceKeys.formUnion([submission.ambient.deviceKeyId, submission.userPresent.deviceKeyId]) }
-        return reply(EnrolmentReceipt(keyId: "key-\(submission.requestId)", enrolledAt: recordedAt))
+        let method = script.withLock { $0.approvalMethod }
+        let approval = submission.newFaceToken == nil
+            ? PendingEnrolmentApproval(method: method, code: "123456", expiresAtUnix: 1_800_000_700, tokenHeader: method == .password ? [1] : nil)
+            : nil
+        return reply(EnrolmentReceipt(keyId: "key-\(submission.requestId)", enrolledAt: recordedAt, approval: approval))
     }
 
     func withdrawEnrolment(requestId: String, userPresent: any DeviceRequestSigner) async throws(AuthorityFailure) {

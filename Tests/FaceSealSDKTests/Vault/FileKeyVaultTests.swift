@@ -20,10 +20,14 @@ struct FakeKeyFactory: SoftwareKeyFactory {
     struct Fixture {
         let root: URL
         let epoch = Epoch()
-        let presence = ScriptedUserPresence(clock: FixedClock())
+        let clock = FixedClock()
+        let passphrase: DevicePassphrase
+        let presence: ScriptedUserPresence
 
         init() {
             root = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-vault-\(UUID().uuidString)")
+            passphrase = DevicePassphrase(directory: root.appendingPathComponent("vault"), clock: clock, logN: 10, maximumFailures: 3, lockout: 60)
+            presence = ScriptedUserPresence(clock: clock, passphrase: passphrase)
         }
 
         var vaultDirectory: URL { root.appendingPathComponent("vault") }
@@ -47,7 +51,7 @@ struct FakeKeyFactory: SoftwareKeyFactory {
         defer { try? FileManager.default.removeItem(at: f.root) }
         let vault = try f.vault()
         let ambient = try vault.createKey(protection: .ambient, alias: "a")
-        let userPresent = try vault.createKey(protection: .userPresent, alias: "u")
+        let userPresent = try vault.createKey(protection: .userPresent, alias: "u", presence: try await f.presence.confirm(reason: "enrol"))
         #expect(ambient.deviceKeyId != userPresent.deviceKeyId)
         #expect(try f.permissions(f.vaultDirectory) == 0o700)
         let file = f.vaultDirectory.appendingPathComponent("keys/\(ambient.deviceKeyId).key")
@@ -65,9 +69,9 @@ struct FakeKeyFactory: SoftwareKeyFactory {
         let f = Fixture()
         defer { try? FileManager.default.removeItem(at: f.root) }
         let vault = try f.vault()
-        let ambient = try vault.createKey(protection: .ambient, alias: "a")
-        let userPresent = try vault.createKey(protection: .userPresent, alias: "u")
         let proof = try await f.presence.confirm(reason: "test")
+        let ambient = try vault.createKey(protection: .ambient, alias: "a")
+        let userPresent = try vault.createKey(protection: .userPresent, alias: "u", presence: proof)
         f.epoch.value.withLock { $0 = "epoch-2" }
         await #expect(throws: SignKeypairError(code: .keyInvalidated, message: "the presence enrolment changed")) {
             try await vault.signer(deviceKeyId: userPresent.deviceKeyId, presence: proof).sign([1])

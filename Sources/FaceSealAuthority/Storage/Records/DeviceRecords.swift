@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 /// Which of an enrolment's two device keys (SPEC §6.1).
@@ -20,6 +21,9 @@ public enum DeviceKeyStatus: String, Sendable, Hashable, Codable, CaseIterable {
     case terminated
     /// The user enrolled the application on another device under a one-device-per-user tenant.
     case replaced
+    /// A further device's enrolment waiting for its approval (docs/PROTOCOL.md §8.1): its keys may only wait for the
+    /// token and prove a password; every other endpoint answers `approval_pending`.
+    case pending
 }
 
 /// A device (an installation of an authenticator). Links reach it through its outbox.
@@ -57,9 +61,13 @@ public struct EnrolmentRecord: Sendable, Hashable {
     public var createdAt: Date
     /// When the status last changed.
     public var statusChangedAt: Date
+    /// A further device's approval (nil: the enrolment was active at registration, a first device).
+    public var approval: PendingApproval?
 
     /// Creates an enrolment record.
-    public init(id: String, deviceID: String, tenantID: String, subject: String, clientID: String, status: DeviceKeyStatus = .active, createdAt: Date = Date(timeIntervalSince1970: 0), statusChangedAt: Date = Date(timeIntervalSince1970: 0)) {
+    public init(id: String, deviceID: String, tenantID: String, subject: String, clientID: String, status: DeviceKeyStatus = .active, createdAt: Date = Date(timeIntervalSince1970: 0), statusChangedAt: Date = Date(timeIntervalSince1970: 0),
+                approval: PendingApproval? = nil) {
+        self.approval = approval
         self.id = id
         self.deviceID = deviceID
         self.tenantID = tenantID
@@ -130,6 +138,8 @@ public struct DeviceKeyRecord: Sendable, Hashable {
             return .terminated
         case .replaced:
             return .replaced
+        case .pending:
+            return .pending
         }
     }
 }
@@ -148,6 +158,31 @@ public enum DeviceKeyAcceptance: Sendable, Hashable {
     case terminated
     /// Refuse; the device reports the key as `replaced`.
     case replaced
+    /// A pending further-device enrolment's key: only the enrolment's own approval endpoints accept it.
+    case pending
+}
+
+/// Where a further device's enrolment stands on its way to the token (docs/PROTOCOL.md §8.1).
+public struct PendingApproval: Sendable, Hashable {
+    /// What releases the token.
+    public var method: FurtherDeviceApproval
+    /// The end of the approval window: approval and download must both happen before it.
+    public var expiresAt: Date
+    /// When the approval was given (nil while waiting).
+    public var approvedAt: Date?
+    /// When the token was released (the enrolment became active then); released once.
+    public var releasedAt: Date?
+    /// Wrong password proofs so far.
+    public var passwordFailures: Int
+
+    /// Creates an approval record.
+    public init(method: FurtherDeviceApproval, expiresAt: Date, approvedAt: Date? = nil, releasedAt: Date? = nil, passwordFailures: Int = 0) {
+        self.method = method
+        self.expiresAt = expiresAt
+        self.approvedAt = approvedAt
+        self.releasedAt = releasedAt
+        self.passwordFailures = passwordFailures
+    }
 }
 
 /// A public key the device registers, with its id and role.
@@ -179,9 +214,21 @@ public struct EnrolmentInsert: Sendable, Hashable {
     public var userPresentKey: NewDeviceKey
     /// The face token, for the user's first device (which creates it); `nil` for a further device.
     public var initialFaceToken: FaceTokenRecord?
+    /// A further device: the enrolment and its keys are stored `pending` with this approval (`approvedAt` set for
+    /// `none`), and the approval requests (`approvesEnrolment` = the enrolment) are stored with them. Nil: stored active
+    /// at once (the device API passes nil only for a first device).
+    public var approval: PendingApproval?
+    /// The approval requests of an `enrolled_device` approval, one per application the user has a device for.
+    public var approvalRequests: [CIBARequestRecord]
+    /// A recovery: `initialFaceToken` replaces the user's existing token (the user must have no active enrolment).
+    public var replacesFaceToken: Bool
 
     /// Creates an enrolment insert.
-    public init(invitationID: String, enrolmentID: String, device: DeviceRecord, ambientKey: NewDeviceKey, userPresentKey: NewDeviceKey, initialFaceToken: FaceTokenRecord? = nil) {
+    public init(invitationID: String, enrolmentID: String, device: DeviceRecord, ambientKey: NewDeviceKey, userPresentKey: NewDeviceKey, initialFaceToken: FaceTokenRecord? = nil,
+                approval: PendingApproval? = nil, approvalRequests: [CIBARequestRecord] = [], replacesFaceToken: Bool = false) {
+        self.approval = approval
+        self.approvalRequests = approvalRequests
+        self.replacesFaceToken = replacesFaceToken
         self.invitationID = invitationID
         self.enrolmentID = enrolmentID
         self.device = device
@@ -198,6 +245,17 @@ public struct EnrolmentOutcome: Sendable, Hashable {
     /// Its two keys (ambient first).
     public var keys: [DeviceKeyRecord]
     /// Keys set to `replaced` on other devices because the tenant allows one device per user.
+    public var replacedKeyIDs: [String]
+}
+
+/// What releasing a further device's token stored: the token as it is now, the enrolment (now active) and the keys of
+/// other devices it replaced (one device per user).
+public struct EnrolmentRelease: Sendable, Hashable {
+    /// The user's face token, current generation.
+    public var token: FaceTokenRecord
+    /// The enrolment, now active.
+    public var enrolment: EnrolmentRecord
+    /// Keys set to `replaced` on other devices.
     public var replacedKeyIDs: [String]
 }
 

@@ -16,9 +16,14 @@ public struct FaceTokenRecord: Sendable, Hashable {
     public var encryptedServerShare: [UInt8]
     /// When this generation was stored.
     public var updatedAt: Date
+    /// The public key of the token's password verifier, encrypted like the share (docs/PROTOCOL.md §8.1); nil for a
+    /// token without a password or one whose verifier no device has uploaded yet. A rotation without one keeps it.
+    public var encryptedPasswordVerifier: [UInt8]?
 
     /// Creates a face token record; `updatedAt` is set by the store.
-    public init(subject: String, tokenID: String, generation: Int64, headerJSON: [UInt8], sealedBody: [UInt8], encryptedServerShare: [UInt8], updatedAt: Date = Date(timeIntervalSince1970: 0)) {
+    public init(subject: String, tokenID: String, generation: Int64, headerJSON: [UInt8], sealedBody: [UInt8], encryptedServerShare: [UInt8],
+                updatedAt: Date = Date(timeIntervalSince1970: 0), encryptedPasswordVerifier: [UInt8]? = nil) {
+        self.encryptedPasswordVerifier = encryptedPasswordVerifier
         self.subject = subject
         self.tokenID = tokenID
         self.generation = generation
@@ -101,6 +106,9 @@ public struct CIBARequestRecord: Sendable, Hashable {
     public var denyReason: String?
     /// When it was completed, denied, expired or went stale.
     public var finishedAt: Date?
+    /// An approval request (docs/PROTOCOL.md §8.1): the pending further-device enrolment its completion approves and
+    /// its denial ends. No application ever gets an answer for it.
+    public var approvesEnrolment: String?
 
     /// Creates a pending request; `createdAt` is set by the store on insert.
     public init(
@@ -110,8 +118,9 @@ public struct CIBARequestRecord: Sendable, Hashable {
         expiresAt: Date, intervalSeconds: Int = 5,
         state: CIBARequestState = .pending, createdAt: Date = Date(timeIntervalSince1970: 0),
         lastPolledAt: Date? = nil, attempts: Int = 0, captureRetries: Int = 0, stagedGeneration: Int64? = nil, receiptSHA256: [UInt8]? = nil, passwordUsed: Bool = false, idToken: String? = nil,
-        denyReason: String? = nil, finishedAt: Date? = nil
+        denyReason: String? = nil, finishedAt: Date? = nil, approvesEnrolment: String? = nil
     ) {
+        self.approvesEnrolment = approvesEnrolment
         self.authReqID = authReqID
         self.tenantID = tenantID
         self.clientID = clientID

@@ -44,9 +44,11 @@ public struct TenantPolicy: Sendable, Hashable, Codable {
     public var oneDevicePerUser: Bool
     /// Lifetime of a CIBA request in seconds (`expires_in` when the client asks for no shorter one).
     public var requestLifetimeSeconds: Int
+    /// What releases the face token to a further device (docs/PROTOCOL.md §8.1).
+    public var furtherDeviceApproval: FurtherDeviceApproval
 
     /// The default policy: ML-DSA-65 + ML-KEM-768, 3 attempts, 10 capture retries, liveness on, threshold 0.52, no
-    /// password, several devices, 5 minutes.
+    /// password, several devices, 5 minutes, further devices approved by an enrolled device.
     public init(
         keyAlgorithms: [String] = ["ML-DSA-65", "ML-KEM-768"],
         attemptsMax: Int = 3,
@@ -55,8 +57,10 @@ public struct TenantPolicy: Sendable, Hashable, Codable {
         matchThreshold: Double = MatchPolicy.defaultThreshold,
         passwordPolicy: PasswordPolicy = PasswordPolicy(),
         oneDevicePerUser: Bool = false,
-        requestLifetimeSeconds: Int = 300
+        requestLifetimeSeconds: Int = 300,
+        furtherDeviceApproval: FurtherDeviceApproval = .enrolledDevice
     ) {
+        self.furtherDeviceApproval = furtherDeviceApproval
         self.keyAlgorithms = keyAlgorithms
         self.attemptsMax = attemptsMax
         self.captureRetriesMax = captureRetriesMax
@@ -150,6 +154,9 @@ public struct ApplicationRecord: Sendable, Hashable {
     public var deliveryEndpoint: String?
     /// The JWS algorithm of the application's ID tokens (`RS256`, `EdDSA`, `ES256`, `ML-DSA-65`).
     public var idTokenSignedResponseAlg: String
+    /// Where the authorization endpoint may send a browser back (exact strings, OIDC Core §3.1.2.1); none: no
+    /// browser sign-in.
+    public var redirectURIs: [String]
     /// When the application was registered.
     public var createdAt: Date
 
@@ -158,7 +165,7 @@ public struct ApplicationRecord: Sendable, Hashable {
         clientID: String, tenantID: String, label: String, credential: ClientCredential,
         brandingJSON: String = "{}", deliveryMode: DeliveryMode = .poll,
         notificationEndpoint: String? = nil, deliveryEndpoint: String? = nil,
-        idTokenSignedResponseAlg: String = "RS256", createdAt: Date = Date(timeIntervalSince1970: 0)
+        idTokenSignedResponseAlg: String = "RS256", redirectURIs: [String] = [], createdAt: Date = Date(timeIntervalSince1970: 0)
     ) {
         self.clientID = clientID
         self.tenantID = tenantID
@@ -169,6 +176,7 @@ public struct ApplicationRecord: Sendable, Hashable {
         self.notificationEndpoint = notificationEndpoint
         self.deliveryEndpoint = deliveryEndpoint
         self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
+        self.redirectURIs = redirectURIs
         self.createdAt = createdAt
     }
 }
@@ -193,8 +201,20 @@ public struct UserRecord: Sendable, Hashable {
     }
 }
 
+/// What an invitation is for (docs/PROTOCOL.md §8.1).
+public enum InvitationKind: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A first or further device.
+    case enrolment
+    /// The user has no enrolled device left: keep the keys by password, or start a new token with new keys.
+    case recovery
+}
+
 /// An enrolment invitation: lets one user enrol one device for one application, once, before it expires.
 public struct InvitationRecord: Sendable, Hashable {
+    /// Enrolment or recovery.
+    public var kind: InvitationKind
+    /// The enrolment that consumed it (bound to that enrolment's keys); nil while unused.
+    public var enrolmentID: String?
     /// Identifier of the invitation (the enrolment link carries it).
     public var id: String
     /// Tenant of the user and application.
@@ -213,7 +233,10 @@ public struct InvitationRecord: Sendable, Hashable {
     public var consumedAt: Date?
 
     /// Creates an invitation record; `createdAt` is set by the store on insert.
-    public init(id: String, tenantID: String, subject: String, clientID: String, secretHash: [UInt8], expiresAt: Date, createdAt: Date = Date(timeIntervalSince1970: 0), consumedAt: Date? = nil) {
+    public init(id: String, tenantID: String, subject: String, clientID: String, secretHash: [UInt8], expiresAt: Date, createdAt: Date = Date(timeIntervalSince1970: 0), consumedAt: Date? = nil,
+                kind: InvitationKind = .enrolment, enrolmentID: String? = nil) {
+        self.kind = kind
+        self.enrolmentID = enrolmentID
         self.id = id
         self.tenantID = tenantID
         self.subject = subject

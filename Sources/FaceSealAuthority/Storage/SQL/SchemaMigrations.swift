@@ -162,6 +162,35 @@ enum SchemaMigrator {
             "ALTER TABLE tenants ADD COLUMN capture_retries_max {INT} NOT NULL DEFAULT 10",
             "ALTER TABLE ciba_requests ADD COLUMN capture_retries {INT} NOT NULL DEFAULT 0",
         ]),
+        SchemaMigration(version: 8, name: "custody: invitations bound to keys, further-device approval, recovery", statements: [
+            // docs/PROTOCOL.md §8.1. An invitation names the enrolment that consumed it; a further device's enrolment
+            // waits (status 'pending') for its approval, which releases the token once; approval requests point at it.
+            "ALTER TABLE invitations ADD COLUMN kind TEXT NOT NULL DEFAULT 'enrolment'",
+            "ALTER TABLE invitations ADD COLUMN enrolment_id TEXT",
+            "ALTER TABLE enrolments ADD COLUMN approval TEXT",
+            "ALTER TABLE enrolments ADD COLUMN approval_expires_at {INT}",
+            "ALTER TABLE enrolments ADD COLUMN approved_at {INT}",
+            "ALTER TABLE enrolments ADD COLUMN released_at {INT}",
+            "ALTER TABLE enrolments ADD COLUMN password_failures {INT} NOT NULL DEFAULT 0",
+            "ALTER TABLE ciba_requests ADD COLUMN approves_enrolment TEXT",
+            "CREATE INDEX ciba_requests_by_enrolment ON ciba_requests (approves_enrolment)",
+            "ALTER TABLE face_tokens ADD COLUMN password_verifier {BLOB}",
+            "ALTER TABLE tenants ADD COLUMN further_device_approval TEXT NOT NULL DEFAULT 'enrolled_device'",
+        ]),
+        SchemaMigration(version: 9, name: "browser sign-in", statements: [
+            // The authorization code flow: the redirect URIs an application registered, and each browser sign-in
+            // with its one code (stored hashed). A sign-in's id is the auth_req_id of the request a device creates.
+            "ALTER TABLE applications ADD COLUMN redirect_uris TEXT NOT NULL DEFAULT '[]'",
+            """
+            CREATE TABLE browser_sign_ins (
+                id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL REFERENCES tenants(id),
+                client_id TEXT NOT NULL REFERENCES applications(client_id), redirect_uri TEXT NOT NULL, state TEXT,
+                nonce TEXT, code_challenge TEXT NOT NULL, scope TEXT NOT NULL, binding_message TEXT NOT NULL,
+                browser_hash {BLOB} NOT NULL, created_at {INT} NOT NULL, expires_at {INT} NOT NULL,
+                code_hash {BLOB} UNIQUE, code_expires_at {INT}, code_used_at {INT})
+            """,
+            "CREATE INDEX browser_sign_ins_by_client ON browser_sign_ins (client_id, expires_at)",
+        ]),
         SchemaMigration(version: 10, name: "tenant webhooks", statements: [
             // One push endpoint per tenant; the signing secret sealed under the webhook-secret wrapping key.
             "CREATE TABLE tenant_webhooks (tenant_id TEXT PRIMARY KEY REFERENCES tenants(id) ON DELETE CASCADE, "

@@ -246,7 +246,8 @@ final class ApprovalDriver: Sendable {
             let completion = CompletionSubmission(
                 requestId: details.requestId, resultSHA256: prepared.deliverySHA256,
                 rotatedToken: prepared.rotatedToken, downloadedGeneration: opened.generation,
-                serverShare: prepared.rotatedServerShare, passwordUsed: prepared.passwordUsed
+                serverShare: prepared.rotatedServerShare, passwordUsed: prepared.passwordUsed,
+                passwordVerifier: prepared.passwordVerifier
             )
             switch mode {
             case .login:

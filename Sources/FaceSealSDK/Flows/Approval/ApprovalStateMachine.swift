@@ -593,6 +593,7 @@ struct ApprovalStateMachine: Sendable {
         case .transient(let description): .authorityUnavailable(description)
         case .invalidResponse(let description): .protocolViolation(description)
         case .signing(let error): .userPresence(error.code)
+        case .approvalPending: .protocolViolation("approval_pending outside a further device's enrolment")
         }
     }
 

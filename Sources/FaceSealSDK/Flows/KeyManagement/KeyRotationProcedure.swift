@@ -12,7 +12,8 @@ import Foundation
 /// 4. the retired hardware keys are deleted.
 ///
 /// A failure after step 1 never deletes new keys the authority may hold: every pending rotation is settled by asking
-/// the authority (as `open()` does), and one that cannot be settled stays pending for the next attempt or `open()`.
+/// the authority (as `open()` does) and, when it does not know the new keys, by sending the same rotation again; one
+/// that cannot be settled stays pending for the next attempt or `open()`.
 struct KeyRotationProcedure: Sendable {
     let ring: KeyRing
 
@@ -22,7 +23,7 @@ struct KeyRotationProcedure: Sendable {
         // Step 0: settle what an earlier attempt left pending.
         var settled = Set<String>()
         for key in keys where ring.record(keyId: key.id)?.pendingRotation != nil {
-            switch await ring.resolvePendingRotation(keyId: key.id, queue: false) {
+            switch await ring.resolvePendingRotation(keyId: key.id, queue: false, presence: presence) {
             case .promoted: settled.insert(key.id)
             case .removed(let notice): notices.append(notice)
             case .none, .discarded: break
@@ -40,7 +41,8 @@ struct KeyRotationProcedure: Sendable {
             do {
                 let newAmbient = try vault.createKey(protection: .ambient, alias: "faceseal.rotation.\(keyId).ambient")
                 ambient = newAmbient
-                let newUserPresent = try vault.createKey(protection: .userPresent, alias: "faceseal.rotation.\(keyId).user-present")
+                let newUserPresent = try vault.createKey(protection: .userPresent, alias: "faceseal.rotation.\(keyId).user-present",
+                                                         presence: presence)
                 created[keyId] = PendingRotation(ambient: DeviceKeyRecord(newAmbient), userPresent: DeviceKeyRecord(newUserPresent), registered: false)
             } catch {
                 discard(created)
@@ -83,7 +85,7 @@ struct KeyRotationProcedure: Sendable {
         } catch {
             // Some keys may be registered (an answer lost, a failure at key N after keys 1…N-1): ask about each.
             await ring.absorb(error)
-            for keyId in keyIds.sorted() { _ = await ring.resolvePendingRotation(keyId: keyId) }
+            for keyId in keyIds.sorted() { _ = await ring.resolvePendingRotation(keyId: keyId, presence: presence) }
             return .failure(FlowFailure(reason: ApprovalStateMachine.failureReason(for: error)))
         }
 

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// Performs the actions of a ``RegistrationStateMachine`` through the seams. Holds the secrets the
-/// machine must not: the downloaded envelope, the opened token, the enrolment templates and the
+/// machine must not: the downloaded envelope, the opened token, the enrolment templates, the user's
+/// presence proof (the new user-present key is created and first used under it: one prompt per enrolment) and the
 /// new user-present signer (needed if the registration must be withdrawn).
 final class RegistrationDriver: Sendable {
     private struct Session {
@@ -10,6 +11,7 @@ final class RegistrationDriver: Sendable {
         var envelope: FaceTokenEnvelope?
         var opened: (any OpenedFaceToken)?
         var templates: FaceTemplates?
+        var presence: UserPresenceProof?
         var userPresentSigner: (any DeviceRequestSigner)?
         var nextCapture = 0
     }
@@ -54,6 +56,7 @@ final class RegistrationDriver: Sendable {
             s.envelope = nil
             s.opened = nil
             s.templates = nil
+            s.presence = nil
             return s.details
         }
         switch core.read({ $0.view }) {
@@ -86,11 +89,14 @@ final class RegistrationDriver: Sendable {
             } catch {
                 send { $0.authorityFailed(error) }
             }
-        case .downloadFaceToken(let requestId):
+        case .awaitApproval(let requestId):
+            await awaitApproval(requestId: requestId)
+        case .provePassword(let requestId, let password, let tokenHeader):
+            guard let signer = session.withLock({ $0.userPresentSigner }) else { preconditionFailure("provePassword before registration") }
             do {
-                let envelope = try await environment.authority.enrolmentFaceToken(requestId: requestId)
-                session.withLock { $0.envelope = envelope }
-                send { $0.faceTokenDownloaded(passwordRequired: envelope.passwordRequired, livenessRequired: envelope.livenessRequired) }
+                let outcome = try await environment.authority.provePassword(requestId: requestId, password: password.value,
+                                                                            tokenHeader: tokenHeader, signer: signer)
+                send { $0.passwordProved(outcome) }
             } catch {
                 send { $0.authorityFailed(error) }
             }
@@ -126,7 +132,7 @@ final class RegistrationDriver: Sendable {
                 send { $0.templatesExtracted(retry: reason, nextChallenge: next) }
             }
         case .createDeviceKeys(let requestId):
-            createDeviceKeys(requestId: requestId)
+            await createDeviceKeys(requestId: requestId)
         case .registerEnrolment(let details, let keys, let password, let isFirstDevice):
             await register(details, keys, password: password, isFirstDevice: isFirstDevice)
         case .storeKeyRecord(let key, let keys, let issuer):
@@ -151,9 +157,42 @@ final class RegistrationDriver: Sendable {
         }
     }
 
-    /// Creates the ambient key, then the user-present key; reports what exists if the second fails.
-    private func createDeviceKeys(requestId: String) {
+    /// Waits for a further device's approval with long polls of the token download (signed with the registration's
+    /// user-present key, so one presence prompt covers the whole enrolment) until the token comes or the authority
+    /// says the approval will not (denied, ran out). Stops when the flow ended meanwhile (cancelled).
+    private func awaitApproval(requestId: String) async {
+        guard let signer = session.withLock({ $0.userPresentSigner }) else { preconditionFailure("awaitApproval before registration") }
+        while !core.read({ $0.isTerminal }) {
+            do {
+                let envelope = try await environment.authority.enrolmentFaceToken(requestId: requestId, signer: signer,
+                                                                                  wait: Self.approvalPollSeconds)
+                session.withLock { $0.envelope = envelope }
+                send { $0.faceTokenReleased(passwordRequired: envelope.passwordRequired, livenessRequired: envelope.livenessRequired) }
+                return
+            } catch .approvalPending {
+                continue
+            } catch {
+                send { $0.authorityFailed(error) }
+                return
+            }
+        }
+    }
+
+    /// How long one approval long poll waits on the authority, seconds.
+    static let approvalPollSeconds = 25
+
+    /// Asks for the user (the user-present key is created under the proof), then creates the ambient key, then the
+    /// user-present key; reports what exists if one fails.
+    private func createDeviceKeys(requestId: String) async {
         let vault = environment.vault
+        let proof: UserPresenceProof
+        do {
+            proof = try await vault.userPresence.confirm(reason: "Enrol this device")
+        } catch {
+            send { $0.userPresenceFailed(error.code) }
+            return
+        }
+        session.withLock { $0.presence = proof }
         let ambient: DeviceKeyDescriptor
         do {
             ambient = try vault.createKey(protection: .ambient, alias: "faceseal.\(requestId).ambient")
@@ -162,7 +201,7 @@ final class RegistrationDriver: Sendable {
             return
         }
         do {
-            let userPresent = try vault.createKey(protection: .userPresent, alias: "faceseal.\(requestId).user-present")
+            let userPresent = try vault.createKey(protection: .userPresent, alias: "faceseal.\(requestId).user-present", presence: proof)
             send { $0.deviceKeysCreated(.init(ambient: ambient, userPresent: userPresent)) }
         } catch {
             send { $0.deviceKeyCreationFailed(created: [ambient.deviceKeyId], description: String(describing: error)) }
@@ -182,12 +221,7 @@ final class RegistrationDriver: Sendable {
                 }
             }
             let ambient = try ring.signer(deviceKeyId: keys.ambient.deviceKeyId, presence: nil)
-            let proof: UserPresenceProof
-            do {
-                proof = try await environment.vault.userPresence.confirm(reason: "Enrol this device")
-            } catch {
-                throw AuthorityFailure.signing(error)
-            }
+            guard let proof = session.withLock({ $0.presence }) else { preconditionFailure("registering before the user was asked") }
             let userPresent = try ring.signer(deviceKeyId: keys.userPresent.deviceKeyId, presence: proof)
             session.withLock { $0.userPresentSigner = userPresent }
             let submission = EnrolmentSubmission(requestId: details.requestId, ambient: keys.ambient, userPresent: keys.userPresent, newFaceToken: newToken)
@@ -196,7 +230,11 @@ final class RegistrationDriver: Sendable {
                 id: receipt.keyId, identityId: receipt.identityId ?? details.identityId, email: details.email, clientId: details.clientId,
                 appLabel: details.appLabel, createdAt: receipt.enrolledAt
             )
-            send { $0.enrolmentRegistered(key) }
+            if let approval = receipt.approval {
+                send { $0.enrolmentPending(key, approval: approval) }
+            } else {
+                send { $0.enrolmentRegistered(key) }
+            }
         } catch let failure as AuthorityFailure {
             send { $0.enrolmentFailed(failure) }
         } catch {

@@ -3,16 +3,22 @@ import Foundation
 /// Enrols this device for an identity at an application: from the enrolment link to two device
 /// keys (ambient and user-present) registered with the authority — both or neither.
 ///
-/// On a first enrolment the user's face token is created from the capture; on a further device the
-/// capture is matched against the existing token.
+/// On a first enrolment the user's face token is created from the capture. A further device registers its keys
+/// first, waits for the user's approval (an enrolled device's face scan, or the token's password), and then matches
+/// the capture against the token released to it.
 public final class RegistrationFlow: Sendable {
     /// The enrolment's states.
     public enum State: Sendable, Hashable {
         /// Waiting for an enrolment link; `refusal` says why the last one was refused.
         case awaitingLink(refusal: LinkRefusal?)
         /// Reading the invitation and (further device) the existing face token; when
-        /// `passwordRequired`, call `submitPassword(password:)` with the token's password.
+        /// `passwordRequired`, call `submitPassword(password:)` with the token's password (under `password` approval
+        /// before the token is released: the authority checks it and counts the failures).
         case downloadingFaceToken(passwordRequired: Bool, lastPasswordError: PasswordError?)
+        /// A further device: its keys are registered and wait for the user's approval (docs/PROTOCOL.md §8.1). Under
+        /// `.enrolledDevice`, show `code`: the approval request on the user's enrolled device names the same one, and
+        /// the face scan there releases the face token to this device. Nothing to call; `cancel()` withdraws.
+        case awaitingApproval(method: FurtherDeviceApproval, code: String, expiresAtUnix: Int64)
         /// First enrolment under a policy that requires a password: call `submitPassword(password:)` with a new one.
         case choosingPassword(lastPasswordError: PasswordError?)
         /// Run a face capture and call `submitFaceCapture(captureSession:)`.
@@ -42,6 +48,8 @@ public final class RegistrationFlow: Sendable {
             case .awaitingLink(let refusal): self = .awaitingLink(refusal: refusal)
             case .downloadingFaceToken(let required, let error): self = .downloadingFaceToken(passwordRequired: required, lastPasswordError: error)
             case .choosingPassword(let error): self = .choosingPassword(lastPasswordError: error)
+            case .awaitingApproval(let approval):
+                self = .awaitingApproval(method: approval.method, code: approval.code, expiresAtUnix: approval.expiresAtUnix)
             case .awaitingFaceCapture(let details, let capture):
                 self = .awaitingFaceCapture(
                     email: details.email, appLabel: details.appLabel, branding: details.branding, expiresAtUnix: details.expiresAtUnix,

@@ -10,12 +10,16 @@ struct EnrolmentPassword: Equatable, Sendable, CustomStringConvertible, CustomDe
 
 /// The pure state machine behind `RegistrationFlow` (SPEC §6.1, §7).
 ///
-/// Link → details → (first device: choose a password if the policy requires one; further device:
-/// download the existing token, password if it has one, open it) → face capture (liveness, then a
-/// match on a further device or template extraction on the first) → both device keys created →
-/// registered → recorded. Enrolment is all-or-nothing: once the first key exists, every failure
-/// path emits an action that removes what was made (locally, and on the authority when the
-/// registration's outcome is unknown), and `cancel()` is not taken while keys are in flight.
+/// First device: link → details → choose a password if the policy requires one → face capture (liveness, then
+/// template extraction) → both device keys created → registered with the new token → recorded.
+///
+/// Further device (docs/PROTOCOL.md §8.1): link → details → both keys created → registered *pending* → the approval
+/// (an enrolled device's face scan, or the token's password proven to the authority, or none) → the token, released
+/// once → password if it has one → opened → face capture (liveness, then the match) → recorded.
+///
+/// Enrolment is all-or-nothing: once the first key exists, every failure path emits an action that removes what was
+/// made (locally, and on the authority once the keys may be registered), and `cancel()` is not taken while keys are in
+/// flight.
 struct RegistrationStateMachine: Sendable {
     /// The new device keys, once both exist.
     struct DeviceKeys: Equatable, Sendable {
@@ -24,10 +28,16 @@ struct RegistrationStateMachine: Sendable {
         var ids: [String] { [ambient.deviceKeyId, userPresent.deviceKeyId] }
     }
 
-    /// How the face is verified: first enrolment (no token yet) or a further device.
+    /// A further device's registration: the keys the authority holds (pending, then active) and the key record to store.
+    struct Registered: Equatable, Sendable {
+        var key: Key
+        var keys: DeviceKeys
+    }
+
+    /// How the face is verified: first enrolment (no token yet) or a further device (after its registration).
     enum Enrolment: Equatable, Sendable {
         case firstDevice(password: EnrolmentPassword?)
-        case furtherDevice(livenessRequired: Bool)
+        case furtherDevice(livenessRequired: Bool, registered: Registered)
     }
 
     struct Capture: Equatable, Sendable {
@@ -42,8 +52,10 @@ struct RegistrationStateMachine: Sendable {
         case verifyLink(payload: [UInt8])
         /// → `enrolmentDetailsReceived` / `authorityFailed`.
         case fetchEnrolmentDetails(VerifiedLink)
-        /// Further device: → `faceTokenDownloaded` / `authorityFailed`.
-        case downloadFaceToken(requestId: String)
+        /// Further device: wait for the approval and download the token → `faceTokenReleased` / `authorityFailed`.
+        case awaitApproval(requestId: String)
+        /// Further device, `password` approval: → `passwordProved` / `authorityFailed`.
+        case provePassword(requestId: String, password: EnrolmentPassword, tokenHeader: [UInt8])
         /// Further device: → `faceTokenOpened` / `faceTokenOpenFailed`.
         case openFaceToken(password: EnrolmentPassword?)
         /// → `livenessChecked`.
@@ -52,10 +64,11 @@ struct RegistrationStateMachine: Sendable {
         case matchFace(CapturedFace)
         /// First device: → `templatesExtracted`.
         case extractTemplates(CapturedFace)
-        /// Create the ambient and the user-present key → `deviceKeysCreated` / `deviceKeyCreationFailed`.
+        /// Ask for the user, then create the ambient and the user-present key → `deviceKeysCreated` /
+        /// `deviceKeyCreationFailed` / `userPresenceFailed`.
         case createDeviceKeys(requestId: String)
         /// Register both keys (first device: with a new face token sealed under `password`)
-        /// → `enrolmentRegistered` / `enrolmentFailed`.
+        /// → `enrolmentRegistered` / `enrolmentPending` / `enrolmentFailed`.
         case registerEnrolment(EnrolmentDetails, DeviceKeys, firstDevicePassword: EnrolmentPassword?, isFirstDevice: Bool)
         /// Persist the key record → `keyRecordStored` / `keyRecordStoreFailed`.
         case storeKeyRecord(Key, DeviceKeys, issuer: String)
@@ -68,6 +81,7 @@ struct RegistrationStateMachine: Sendable {
     enum View: Equatable, Sendable {
         case awaitingLink(refusal: LinkRefusal?)
         case downloadingFaceToken(passwordRequired: Bool, lastPasswordError: PasswordError?)
+        case awaitingApproval(PendingEnrolmentApproval)
         case choosingPassword(lastPasswordError: PasswordError?)
         case awaitingFaceCapture(EnrolmentDetails, Capture)
         case verifying
@@ -81,14 +95,17 @@ struct RegistrationStateMachine: Sendable {
         case verifyingLink
         case fetchingDetails(VerifiedLink)
         case choosingPassword(VerifiedLink, EnrolmentDetails, challenge: LivenessChallenge?, lastError: PasswordError?)
-        case downloadingToken(VerifiedLink, EnrolmentDetails)
-        case awaitingTokenPassword(VerifiedLink, EnrolmentDetails, livenessRequired: Bool, lastError: PasswordError?)
-        case openingToken(VerifiedLink, EnrolmentDetails, livenessRequired: Bool, passwordRequired: Bool)
+        case awaitingApprovalPassword(VerifiedLink, EnrolmentDetails, Registered, PendingEnrolmentApproval, lastError: PasswordError?)
+        case provingPassword(VerifiedLink, EnrolmentDetails, Registered, PendingEnrolmentApproval, EnrolmentPassword)
+        case awaitingApproval(VerifiedLink, EnrolmentDetails, Registered, PendingEnrolmentApproval, proven: EnrolmentPassword?)
+        case awaitingTokenPassword(VerifiedLink, EnrolmentDetails, Registered, livenessRequired: Bool, lastError: PasswordError?)
+        case openingToken(VerifiedLink, EnrolmentDetails, Registered, livenessRequired: Bool, passwordRequired: Bool)
         case awaitingFaceCapture(VerifiedLink, EnrolmentDetails, Enrolment, Capture)
         case checkingLiveness(VerifiedLink, EnrolmentDetails, Enrolment, Capture, CapturedFace)
         case verifyingFace(VerifiedLink, EnrolmentDetails, Enrolment, Capture)
-        case creatingKeys(VerifiedLink, EnrolmentDetails, Enrolment)
-        case registering(VerifiedLink, EnrolmentDetails, DeviceKeys)
+        /// `firstDevicePassword` is `.some(password)` on a first device (the token's password, if any), `nil` on a further one.
+        case creatingKeys(VerifiedLink, EnrolmentDetails, firstDevicePassword: EnrolmentPassword??)
+        case registering(VerifiedLink, EnrolmentDetails, DeviceKeys, isFirstDevice: Bool)
         case storingRecord(EnrolmentDetails, Key, DeviceKeys)
         case succeeded(Key)
         case failed(FailureReason)
@@ -113,10 +130,13 @@ struct RegistrationStateMachine: Sendable {
         switch state {
         case .awaitingLink(let refusal): .awaitingLink(refusal: refusal)
         case .verifyingLink: .awaitingLink(refusal: nil)
-        case .fetchingDetails, .downloadingToken: .downloadingFaceToken(passwordRequired: false, lastPasswordError: nil)
+        case .fetchingDetails: .downloadingFaceToken(passwordRequired: false, lastPasswordError: nil)
         case .choosingPassword(_, _, _, let error): .choosingPassword(lastPasswordError: error)
-        case .awaitingTokenPassword(_, _, _, let error): .downloadingFaceToken(passwordRequired: true, lastPasswordError: error)
-        case .openingToken(_, _, _, let passwordRequired): .downloadingFaceToken(passwordRequired: passwordRequired, lastPasswordError: nil)
+        case .awaitingApprovalPassword(_, _, _, _, let error): .downloadingFaceToken(passwordRequired: true, lastPasswordError: error)
+        case .provingPassword: .downloadingFaceToken(passwordRequired: true, lastPasswordError: nil)
+        case .awaitingApproval(_, _, _, let approval, _): .awaitingApproval(approval)
+        case .awaitingTokenPassword(_, _, _, _, let error): .downloadingFaceToken(passwordRequired: true, lastPasswordError: error)
+        case .openingToken(_, _, _, _, let passwordRequired): .downloadingFaceToken(passwordRequired: passwordRequired, lastPasswordError: nil)
         case .awaitingFaceCapture(_, let details, _, let capture): .awaitingFaceCapture(details, capture)
         case .checkingLiveness, .verifyingFace: .verifying
         case .creatingKeys, .registering, .storingRecord: .registeringKeys
@@ -145,12 +165,20 @@ struct RegistrationStateMachine: Sendable {
                 Capture(attemptsLeft: details.attemptsMax, lastRetryReason: nil, livenessChallenge: details.livenessRequired ? challenge : nil)
             )
             return .none
-        case .awaitingTokenPassword(let link, let details, let liveness, _):
-            guard !password.isEmpty else {
-                state = .awaitingTokenPassword(link, details, livenessRequired: liveness, lastError: .empty)
+        case .awaitingApprovalPassword(let link, let details, let registered, let approval, _):
+            guard !password.isEmpty, let header = approval.tokenHeader else {
+                state = .awaitingApprovalPassword(link, details, registered, approval, lastError: .empty)
                 return .none
             }
-            state = .openingToken(link, details, livenessRequired: liveness, passwordRequired: true)
+            let typed = EnrolmentPassword(value: password)
+            state = .provingPassword(link, details, registered, approval, typed)
+            return .provePassword(requestId: details.requestId, password: typed, tokenHeader: header)
+        case .awaitingTokenPassword(let link, let details, let registered, let liveness, _):
+            guard !password.isEmpty else {
+                state = .awaitingTokenPassword(link, details, registered, livenessRequired: liveness, lastError: .empty)
+                return .none
+            }
+            state = .openingToken(link, details, registered, livenessRequired: liveness, passwordRequired: true)
             return .openFaceToken(password: EnrolmentPassword(value: password))
         default:
             return .none
@@ -174,6 +202,11 @@ struct RegistrationStateMachine: Sendable {
         case .succeeded, .failed, .creatingKeys, .registering, .storingRecord:
             return .none
         default:
+            if let registered = registered {
+                // The keys are registered (pending or active): withdraw them there, then here.
+                state = .failed(.cancelled)
+                return .withdrawEnrolment(requestId: registered.requestId, registered.keys)
+            }
             state = .failed(.cancelled)
             return .none
         }
@@ -227,8 +260,9 @@ struct RegistrationStateMachine: Sendable {
                 return .none
             }
             if details.hasFaceToken {
-                state = .downloadingToken(link, details)
-                return .downloadFaceToken(requestId: details.requestId)
+                // A further device registers its keys first: the token is released only to them, after the approval.
+                state = .creatingKeys(link, details, firstDevicePassword: nil)
+                return .createDeviceKeys(requestId: details.requestId)
             }
             if details.passwordPolicyRequiresPassword {
                 state = .choosingPassword(link, details, challenge: challenge, lastError: nil)
@@ -246,29 +280,55 @@ struct RegistrationStateMachine: Sendable {
         }
     }
 
-    mutating func faceTokenDownloaded(passwordRequired: Bool, livenessRequired: Bool) -> Action {
+    /// Further device: the authority answered the password proof.
+    mutating func passwordProved(_ outcome: PasswordProofOutcome) -> Action {
         switch state {
-        case .downloadingToken(let link, let details):
-            // The stricter of the token header and the tenant's current policy, as for an approval.
-            let livenessRequired = livenessRequired || details.livenessRequired
-            if passwordRequired {
-                state = .awaitingTokenPassword(link, details, livenessRequired: livenessRequired, lastError: nil)
-                return .none
+        case .provingPassword(let link, let details, let registered, let approval, let password):
+            if outcome.accepted {
+                state = .awaitingApproval(link, details, registered, approval, proven: password)
+                return .awaitApproval(requestId: details.requestId)
             }
-            state = .openingToken(link, details, livenessRequired: livenessRequired, passwordRequired: false)
-            return .openFaceToken(password: nil)
+            guard outcome.attemptsLeft > 0 else {
+                // The authority ended the enrolment with the last wrong proof.
+                state = .failed(.attemptsExhausted)
+                return .withdrawEnrolment(requestId: details.requestId, registered.keys)
+            }
+            state = .awaitingApprovalPassword(link, details, registered, approval, lastError: .incorrect)
+            return .none
         case .succeeded, .failed:
             return .none
         default:
-            preconditionFailure("faceTokenDownloaded in state \(state)")
+            preconditionFailure("passwordProved in state \(state)")
+        }
+    }
+
+    /// Further device: the approval released the token (the driver holds it); its header says what opening needs.
+    mutating func faceTokenReleased(passwordRequired: Bool, livenessRequired: Bool) -> Action {
+        switch state {
+        case .awaitingApproval(let link, let details, let registered, _, let proven):
+            let liveness = livenessRequired || details.livenessRequired
+            guard passwordRequired else {
+                state = .openingToken(link, details, registered, livenessRequired: liveness, passwordRequired: false)
+                return .openFaceToken(password: nil)
+            }
+            if let proven {
+                state = .openingToken(link, details, registered, livenessRequired: liveness, passwordRequired: true)
+                return .openFaceToken(password: proven)
+            }
+            state = .awaitingTokenPassword(link, details, registered, livenessRequired: liveness, lastError: nil)
+            return .none
+        case .succeeded, .failed:
+            return .none
+        default:
+            preconditionFailure("faceTokenReleased in state \(state)")
         }
     }
 
     mutating func faceTokenOpened(challenge: LivenessChallenge?) -> Action {
         switch state {
-        case .openingToken(let link, let details, let liveness, _):
+        case .openingToken(let link, let details, let registered, let liveness, _):
             state = .awaitingFaceCapture(
-                link, details, .furtherDevice(livenessRequired: liveness),
+                link, details, .furtherDevice(livenessRequired: liveness, registered: registered),
                 Capture(attemptsLeft: details.attemptsMax, lastRetryReason: nil, livenessChallenge: liveness ? challenge : nil)
             )
             return .none
@@ -281,14 +341,15 @@ struct RegistrationStateMachine: Sendable {
 
     mutating func faceTokenOpenFailed(_ error: FaceTokenOpenError) -> Action {
         switch state {
-        case .openingToken(let link, let details, let liveness, let passwordRequired):
+        case .openingToken(let link, let details, let registered, let liveness, let passwordRequired):
             switch error {
             case .wrongPassword where passwordRequired:
-                state = .awaitingTokenPassword(link, details, livenessRequired: liveness, lastError: .incorrect)
+                state = .awaitingTokenPassword(link, details, registered, livenessRequired: liveness, lastError: .incorrect)
             case .passwordRequired:
-                state = .awaitingTokenPassword(link, details, livenessRequired: liveness, lastError: nil)
+                state = .awaitingTokenPassword(link, details, registered, livenessRequired: liveness, lastError: nil)
             case .wrongPassword, .unusable:
                 state = .failed(.faceTokenUnusable)
+                return .withdrawEnrolment(requestId: details.requestId, registered.keys)
             }
             return .none
         case .succeeded, .failed:
@@ -322,19 +383,20 @@ struct RegistrationStateMachine: Sendable {
     mutating func faceMatchChecked(_ outcome: FaceCheckOutcome, nextChallenge: LivenessChallenge?) -> Action {
         switch state {
         case .verifyingFace(let link, let details, let enrolment, var progress):
-            guard case .furtherDevice = enrolment else {
+            guard case .furtherDevice(_, let registered) = enrolment else {
                 preconditionFailure("faceMatchChecked on a first enrolment")
             }
             switch outcome {
             case .passed:
-                state = .creatingKeys(link, details, enrolment)
-                return .createDeviceKeys(requestId: details.requestId)
+                state = .storingRecord(details, registered.key, registered.keys)
+                return .storeKeyRecord(registered.key, registered.keys, issuer: link.issuer)
             case .retry(let reason):
                 if reason.spendsAttempt {
                     progress.attemptsLeft -= 1
                     if progress.attemptsLeft <= 0 {
+                        // The token was released to these keys: a face that does not match withdraws them.
                         state = .failed(.attemptsExhausted)
-                        return .none
+                        return .withdrawEnrolment(requestId: details.requestId, registered.keys)
                     }
                 }
                 progress.lastRetryReason = reason
@@ -353,11 +415,11 @@ struct RegistrationStateMachine: Sendable {
     mutating func templatesExtracted(retry reason: FaceCaptureRetryReason?, nextChallenge: LivenessChallenge?) -> Action {
         switch state {
         case .verifyingFace(let link, let details, let enrolment, var progress):
-            guard case .firstDevice = enrolment else {
+            guard case .firstDevice(let password) = enrolment else {
                 preconditionFailure("templatesExtracted on a further-device enrolment")
             }
             guard let reason else {
-                state = .creatingKeys(link, details, enrolment)
+                state = .creatingKeys(link, details, firstDevicePassword: .some(password))
                 return .createDeviceKeys(requestId: details.requestId)
             }
             progress.lastRetryReason = reason
@@ -372,7 +434,7 @@ struct RegistrationStateMachine: Sendable {
     }
 
     mutating func deviceKeysCreated(_ keys: DeviceKeys) -> Action {
-        guard case .creatingKeys(let link, let details, let enrolment) = state else {
+        guard case .creatingKeys(let link, let details, let firstDevicePassword) = state else {
             preconditionFailure("deviceKeysCreated in state \(state)")
         }
         guard keys.ambient.protection == .ambient, keys.userPresent.protection == .userPresent,
@@ -380,18 +442,9 @@ struct RegistrationStateMachine: Sendable {
         else {
             preconditionFailure("device keys with wrong protections or a shared id: \(keys)")
         }
-        state = .registering(link, details, keys)
-        let password: EnrolmentPassword?
-        let isFirst: Bool
-        switch enrolment {
-        case .firstDevice(let chosen):
-            password = chosen
-            isFirst = true
-        case .furtherDevice:
-            password = nil
-            isFirst = false
-        }
-        return .registerEnrolment(details, keys, firstDevicePassword: password, isFirstDevice: isFirst)
+        let isFirst = firstDevicePassword != nil
+        state = .registering(link, details, keys, isFirstDevice: isFirst)
+        return .registerEnrolment(details, keys, firstDevicePassword: firstDevicePassword ?? nil, isFirstDevice: isFirst)
     }
 
     /// Creating the keys failed; `created` lists the ids that were made before the failure.
@@ -403,16 +456,41 @@ struct RegistrationStateMachine: Sendable {
         return created.isEmpty ? .none : .discardDeviceKeys(created)
     }
 
+    /// The user was not confirmed before the keys were made (the user-present key is created under the proof): no key
+    /// exists and nothing was sent; the code keeps its meaning (SPEC §6.1).
+    mutating func userPresenceFailed(_ code: SignKeypairError.Code) -> Action {
+        guard case .creatingKeys = state else {
+            preconditionFailure("userPresenceFailed in state \(state)")
+        }
+        state = .failed(.userPresence(code))
+        return .none
+    }
+
+    /// First device: registered and active.
     mutating func enrolmentRegistered(_ key: Key) -> Action {
-        guard case .registering(let link, let details, let keys) = state else {
+        guard case .registering(let link, let details, let keys, true) = state else {
             preconditionFailure("enrolmentRegistered in state \(state)")
         }
         state = .storingRecord(details, key, keys)
         return .storeKeyRecord(key, keys, issuer: link.issuer)
     }
 
+    /// Further device: registered pending; the approval releases the token.
+    mutating func enrolmentPending(_ key: Key, approval: PendingEnrolmentApproval) -> Action {
+        guard case .registering(let link, let details, let keys, false) = state else {
+            preconditionFailure("enrolmentPending in state \(state)")
+        }
+        let registered = Registered(key: key, keys: keys)
+        if approval.method == .password {
+            state = .awaitingApprovalPassword(link, details, registered, approval, lastError: nil)
+            return .none
+        }
+        state = .awaitingApproval(link, details, registered, approval, proven: nil)
+        return .awaitApproval(requestId: details.requestId)
+    }
+
     mutating func enrolmentFailed(_ failure: AuthorityFailure) -> Action {
-        guard case .registering(_, let details, let keys) = state else {
+        guard case .registering(_, let details, let keys, _) = state else {
             preconditionFailure("enrolmentFailed in state \(state)")
         }
         switch failure {
@@ -460,9 +538,15 @@ struct RegistrationStateMachine: Sendable {
             default: state = .failed(ApprovalStateMachine.failureReason(for: failure))
             }
             return .none
-        case .downloadingToken:
-            state = .failed(ApprovalStateMachine.failureReason(for: failure))
-            return .none
+        case .awaitingApproval(_, let details, let registered, _, _), .provingPassword(_, let details, let registered, _, _):
+            // Denied, ran out, or the authority is gone: the keys are withdrawn there (if it still knows them) and here.
+            switch failure {
+            case .linkRefused, .refused(code: "invalid_invitation", message: _):
+                state = .failed(.enrolmentFailed("the approval was denied or ran out"))
+            default:
+                state = .failed(ApprovalStateMachine.failureReason(for: failure))
+            }
+            return .withdrawEnrolment(requestId: details.requestId, registered.keys)
         case .succeeded, .failed:
             return .none
         default:
@@ -472,10 +556,26 @@ struct RegistrationStateMachine: Sendable {
 
     // MARK: - Helpers
 
+    /// A further device's registration, once the keys are registered and not yet recorded.
+    private var registered: (requestId: String, keys: DeviceKeys)? {
+        switch state {
+        case .awaitingApprovalPassword(_, let details, let registered, _, _), .provingPassword(_, let details, let registered, _, _),
+             .awaitingApproval(_, let details, let registered, _, _), .awaitingTokenPassword(_, let details, let registered, _, _),
+             .openingToken(_, let details, let registered, _, _):
+            return (details.requestId, registered.keys)
+        case .awaitingFaceCapture(_, let details, .furtherDevice(_, let registered), _),
+             .checkingLiveness(_, let details, .furtherDevice(_, let registered), _, _),
+             .verifyingFace(_, let details, .furtherDevice(_, let registered), _):
+            return (details.requestId, registered.keys)
+        default:
+            return nil
+        }
+    }
+
     private static func livenessRequired(_ details: EnrolmentDetails, _ enrolment: Enrolment) -> Bool {
         switch enrolment {
         case .firstDevice: details.livenessRequired
-        case .furtherDevice(let required): required
+        case .furtherDevice(let required, _): required
         }
     }
 
