@@ -121,11 +121,6 @@ public final class AuthorityMetrics: Sendable {
         webhooks.withLock { $0[outcome, default: 0] &+= 1 }
     }
 
-    /// How many finished requests of `kind` had `outcome` (tests, tools).
-    func finishedCount(kind: String, outcome: Outcome, reason: String = "") -> UInt64 {
-        outcomes.withLock { $0[OutcomeKey(kind: kind, outcome: outcome, reason: reason)] ?? 0 }
-    }
-
     /// Gauges read at scrape time, from the store and the process.
     struct Gauges {
         var pendingRequests: Int?
