@@ -19,7 +19,7 @@ public struct AuthorityConfiguration: Sendable {
     public var enrolmentApprovalWindow: Int
     /// Where operational events go (`faceseal serve --log-format`, `--log-level`).
     public var log: EventLog
-    /// How webhook pushes are sent (docs/PROTOCOL.md §11).
+    /// How webhook pushes are sent (docs/PROTOCOL.md §12).
     public var webhooks: WebhookPolicy
 
     /// Builds a configuration.

@@ -17,6 +17,7 @@ enum AdminCommand {
       tenant create --id ID --name NAME [policy options]
       tenant list
       tenant show TENANT
+      tenant delete TENANT                 (refused while it has users or applications)
       tenant policy TENANT [policy options]
           policy options: --key-algorithms ML-DSA-65,ML-KEM-768  --attempts-max 1…10
                           --liveness-required true|false  --password-mode none|optional|required
@@ -30,6 +31,7 @@ enum AdminCommand {
       app show CLIENT_ID --tenant TENANT
       app update CLIENT_ID --tenant TENANT [app options] [--jwks-file PATH]
       app secret CLIENT_ID --tenant TENANT              (a new client secret, shown once)
+      app delete CLIENT_ID --tenant TENANT              (terminates its enrolments, ends its requests)
           app options: --delivery-mode poll|ping  --notification-endpoint URL  --delivery-endpoint URL
                        --id-token-alg RS256|EdDSA|ES256|ML-DSA-65  --branding-name NAME  --logo-url URL
                        --primary-color '#RRGGBB'  --secondary-color '#RRGGBB'   (update: an empty URL clears it)
@@ -37,7 +39,11 @@ enum AdminCommand {
       user create --tenant TENANT --email EMAIL
       user list --tenant TENANT
       user show SUBJECT|EMAIL --tenant TENANT
+      user delete SUBJECT|EMAIL --tenant TENANT  (erases the face token, revokes every enrolment)
       invite create --tenant TENANT (--email EMAIL | --subject SUBJECT) --client-id CLIENT_ID [--expires-in SECONDS]
+      invite list --tenant TENANT [--subject SUBJECT] [--client-id CLIENT_ID] [--status pending|consumed|cancelled|expired]
+      invite show INVITATION_ID --tenant TENANT
+      invite cancel INVITATION_ID --tenant TENANT
       devices list --tenant TENANT [--subject SUBJECT | --email EMAIL] [--client-id CLIENT_ID] [--status STATUS]
       revoke ENROLMENT_ID --tenant TENANT       (the device's next request gets deviceKeyRevoked)
       terminate ENROLMENT_ID --tenant TENANT    (the device's next request gets deviceKeyTerminated)
@@ -111,13 +117,14 @@ struct AdminRequest {
         self.render = render
     }
 
-    /// A call that needs the user's subject first: looks `email` up under `base` (a tenant path), then GETs
-    /// the path `then(subject)` builds.
-    init(email: String, base: String, then path: @escaping (String) -> String, render: @escaping ([UInt8], AdminClient) throws -> String) {
+    /// A call that needs the user's subject first: looks `email` up under `base` (a tenant path), then sends `method`
+    /// to the path `then(subject)` builds.
+    init(email: String, base: String, method: HTTPMethod = .get, then path: @escaping (String) -> String,
+         render: @escaping ([UInt8], AdminClient) throws -> String) {
         perform = { client throws(AdminFailure) in
             let list = try client.decode(ManagedList<ManagedUser>.self, try await client.call(.get, base + "/users?email=\(escaped(email))"))
             guard let user = list.items.first else { throw .refused(status: 404, code: "not_found", description: "user not found") }
-            return try await client.call(.get, path(user.subject))
+            return try await client.call(method, path(user.subject))
         }
         self.render = render
     }
@@ -150,6 +157,11 @@ struct AdminRequest {
         }
     }
 
+    /// What a deletion did.
+    private static func deletion(_ body: [UInt8], _ client: AdminClient) throws -> String {
+        AdminOutput.deletion(try client.decode(ManagedDeletion.self, body))
+    }
+
     private static func action(_ arguments: inout AdminArguments, _ allowed: [String], of command: String) throws(AdminUsageError) -> String {
         let action = try arguments.word("\(command) action (\(allowed.joined(separator: ", ")))")
         guard allowed.contains(action) else { throw AdminUsageError("unknown action '\(command) \(action)' (\(allowed.joined(separator: ", ")))") }
@@ -158,7 +170,7 @@ struct AdminRequest {
 
     private static func tenant(_ arguments: inout AdminArguments) throws(AdminUsageError) -> AdminRequest {
         let render: ([UInt8], AdminClient) throws -> String = { AdminOutput.tenant(try $1.decode(ManagedTenant.self, $0)) }
-        switch try action(&arguments, ["create", "list", "show", "policy"], of: "tenant") {
+        switch try action(&arguments, ["create", "list", "show", "policy", "delete"], of: "tenant") {
         case "create":
             var members: [String: JSONValue] = ["id": .string(try arguments.required("id")), "name": .string(try arguments.required("name"))]
             let policy = try policyMembers(&arguments)
@@ -168,6 +180,8 @@ struct AdminRequest {
             return AdminRequest(method: .get, path: "/tenants", body: nil) { AdminOutput.tenants(try $1.decode(ManagedList<ManagedTenant>.self, $0).items) }
         case "show":
             return AdminRequest(method: .get, path: "/tenants/\(escaped(try arguments.word("TENANT")))", body: nil, render: render)
+        case "delete":
+            return AdminRequest(method: .delete, path: "/tenants/\(escaped(try arguments.word("TENANT")))", body: nil, render: deletion)
         default:
             let tenant = try arguments.word("TENANT")
             let policy = try policyMembers(&arguments)
@@ -208,8 +222,8 @@ struct AdminRequest {
 
     private static func application(_ arguments: inout AdminArguments) throws(AdminUsageError) -> AdminRequest {
         let render: ([UInt8], AdminClient) throws -> String = { AdminOutput.application(try $1.decode(ManagedApplication.self, $0)) }
-        let action = try action(&arguments, ["create", "list", "show", "update", "secret"], of: "app")
-        let clientID = ["show", "update", "secret"].contains(action) ? try arguments.word("CLIENT_ID") : nil
+        let action = try action(&arguments, ["create", "list", "show", "update", "secret", "delete"], of: "app")
+        let clientID = ["show", "update", "secret", "delete"].contains(action) ? try arguments.word("CLIENT_ID") : nil
         let base = "/tenants/\(escaped(try arguments.required("tenant")))/applications"
         switch action {
         case "create":
@@ -225,6 +239,8 @@ struct AdminRequest {
             if let label = arguments.option("label") { members["label"] = .string(label) }
             guard !members.isEmpty else { throw AdminUsageError("app update: give at least one option to change") }
             return AdminRequest(method: .patch, path: base + "/\(escaped(clientID ?? ""))", body: .object(members), render: render)
+        case "delete":
+            return AdminRequest(method: .delete, path: base + "/\(escaped(clientID ?? ""))", body: nil, render: deletion)
         default:
             return AdminRequest(method: .post, path: base + "/\(escaped(clientID ?? ""))/secret", body: nil, render: render)
         }
@@ -258,8 +274,8 @@ struct AdminRequest {
     }
 
     private static func user(_ arguments: inout AdminArguments) throws(AdminUsageError) -> AdminRequest {
-        let action = try action(&arguments, ["create", "list", "show"], of: "user")
-        let who = action == "show" ? try arguments.word("SUBJECT or EMAIL") : nil
+        let action = try action(&arguments, ["create", "list", "show", "delete"], of: "user")
+        let who = action == "show" || action == "delete" ? try arguments.word("SUBJECT or EMAIL") : nil
         let base = "/tenants/\(escaped(try arguments.required("tenant")))/users"
         switch action {
         case "create":
@@ -270,18 +286,39 @@ struct AdminRequest {
             return AdminRequest(method: .get, path: base, body: nil) { AdminOutput.users(try $1.decode(ManagedList<ManagedUser>.self, $0).items) }
         default:
             let who = who ?? ""
-            if who.contains("@") {
-                return AdminRequest(email: who, base: String(base.dropLast("/users".count)), then: { base + "/\(escaped($0))" }) {
-                    AdminOutput.user(try $1.decode(ManagedUser.self, $0))
-                }
+            let method: HTTPMethod = action == "delete" ? .delete : .get
+            let render: ([UInt8], AdminClient) throws -> String
+            if action == "delete" {
+                render = deletion
+            } else {
+                render = { body, client in AdminOutput.user(try client.decode(ManagedUser.self, body)) }
             }
-            return AdminRequest(method: .get, path: base + "/\(escaped(who))", body: nil) { AdminOutput.user(try $1.decode(ManagedUser.self, $0)) }
+            if who.contains("@") {
+                return AdminRequest(email: who, base: String(base.dropLast("/users".count)), method: method, then: { base + "/\(escaped($0))" },
+                                    render: render)
+            }
+            return AdminRequest(method: method, path: base + "/\(escaped(who))", body: nil, render: render)
         }
     }
 
     private static func invite(_ arguments: inout AdminArguments) throws(AdminUsageError) -> AdminRequest {
-        _ = try action(&arguments, ["create"], of: "invite")
+        let action = try action(&arguments, ["create", "list", "show", "cancel"], of: "invite")
+        let render: ([UInt8], AdminClient) throws -> String = { AdminOutput.invitation(try $1.decode(ManagedInvitation.self, $0)) }
+        if action == "show" || action == "cancel" {
+            let id = try arguments.word("INVITATION_ID")
+            let path = "/tenants/\(escaped(try arguments.required("tenant")))/invitations/\(escaped(id))"
+            return action == "show" ? AdminRequest(method: .get, path: path, body: nil, render: render)
+                : AdminRequest(method: .post, path: path + "/cancel", body: nil, render: render)
+        }
         let tenant = try arguments.required("tenant")
+        if action == "list" {
+            var query: [String] = []
+            for (option, name) in [("subject", "subject"), ("client-id", "client_id"), ("status", "status")] {
+                if let value = arguments.option(option) { query.append("\(name)=\(escaped(value))") }
+            }
+            return AdminRequest(method: .get, path: "/tenants/\(escaped(tenant))/invitations" + (query.isEmpty ? "" : "?" + query.joined(separator: "&")),
+                                body: nil) { AdminOutput.invitations(try $1.decode(ManagedList<ManagedInvitation>.self, $0).items) }
+        }
         var members: [String: JSONValue] = ["client_id": .string(try arguments.required("client-id"))]
         let email = arguments.option("email")
         let subject = arguments.option("subject")
@@ -289,9 +326,7 @@ struct AdminRequest {
         if let email { members["email"] = .string(email) }
         if let subject { members["subject"] = .string(subject) }
         if let expiresIn = try arguments.integer("expires-in") { members["expires_in"] = .integer(Int64(expiresIn)) }
-        return AdminRequest(method: .post, path: "/tenants/\(escaped(tenant))/invitations", body: .object(members)) {
-            AdminOutput.invitation(try $1.decode(ManagedInvitation.self, $0))
-        }
+        return AdminRequest(method: .post, path: "/tenants/\(escaped(tenant))/invitations", body: .object(members), render: render)
     }
 
     private static func devices(_ arguments: inout AdminArguments) throws(AdminUsageError) -> AdminRequest {

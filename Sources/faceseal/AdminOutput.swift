@@ -100,9 +100,23 @@ enum AdminOutput {
     static func invitation(_ invitation: ManagedInvitation) -> String {
         fields([
             ("invitation", invitation.id), ("tenant", invitation.tenantID), ("subject", invitation.subject),
-            ("client id", invitation.clientID), ("status", invitation.status), ("expires", time(invitation.expiresAt)),
-            ("consumed", time(invitation.consumedAt)),
+            ("client id", invitation.clientID), ("status", invitation.status.rawValue), ("expires", time(invitation.expiresAt)),
+            ("consumed", time(invitation.consumedAt)), ("cancelled", time(invitation.cancelledAt)),
         ]) + "\n\nenrolment link:\n\(invitation.link)\n\nuniversal link:\n\(invitation.universalLink)"
+    }
+
+    static func invitations(_ invitations: [ManagedInvitation]) -> String {
+        table(["INVITATION", "SUBJECT", "CLIENT ID", "STATUS", "CREATED", "EXPIRES"], invitations.map {
+            [$0.id, $0.subject, $0.clientID, $0.status.rawValue, time($0.createdAt) ?? "", time($0.expiresAt) ?? ""]
+        })
+    }
+
+    static func deletion(_ deletion: ManagedDeletion) -> String {
+        fields([
+            ("deleted", "\(deletion.deleted) \(deletion.id)"), ("enrolments ended", String(deletion.enrolmentsEnded)),
+            ("requests ended", String(deletion.requestsEnded)), ("invitations cancelled", String(deletion.invitationsCancelled)),
+            ("face tokens erased", String(deletion.faceTokensErased)), ("API keys revoked", String(deletion.apiKeysRevoked)),
+        ])
     }
 
     static func devices(_ devices: [ManagedDevice]) -> String {

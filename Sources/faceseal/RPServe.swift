@@ -170,7 +170,9 @@ enum RPServe {
             }
             return RPControlStatus(state: "verified", authReqId: result.authReqId, checks: result.checks, summary: summary)
         case .denied(let reason):
-            return RPControlStatus(state: "denied", checks: [], summary: reason ?? "the user or the authority refused")
+            let known = reason.flatMap(DenialReason.init(rawValue:))
+            return RPControlStatus(state: "denied", checks: [],
+                                   summary: known.map { "\($0.rawValue) (\($0.explanation))" } ?? reason ?? "the user or the authority refused")
         case .expired:
             return RPControlStatus(state: "expired", checks: [], summary: "the request expired before an answer")
         case .stale:

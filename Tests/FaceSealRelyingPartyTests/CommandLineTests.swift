@@ -119,12 +119,18 @@ import Testing
         let client = HTTPClient()
         var generation: Int64 = 1
 
-        /// Runs one `rp request`, playing the device once it started; returns its output and exit status.
-        func request(_ arguments: [String], deliver: (String) throws -> DeliveryBody?) async throws -> ([String], Int32) {
+        /// Runs one `rp request`, playing the device once it started (denying with `denial` when given); returns its output and
+        /// exit status.
+        func request(_ arguments: [String], denial: DenialReason? = nil, deliver: (String) throws -> DeliveryBody?) async throws -> ([String], Int32) {
             let child = try Child(["rp", "request"] + arguments + ["--user", Self.email, "--state-dir", state, "--timeout", "60"])
             var output: [String] = []
             let started = try #require(await child.line(where: { $0.hasPrefix("started: ") }, seen: &output))
             let authReqId = try #require(started.components(separatedBy: "auth_req_id ").last?.components(separatedBy: ",").first)
+            if let denial {
+                _ = try await store.denyRequest(authReqID: authReqId, reason: denial.rawValue)
+                for await line in child.lines { output.append(line) }
+                return (output, child.process.wait())
+            }
             var receipt: [UInt8]?
             if let body = try deliver(authReqId) {
                 let delivered = try device.deliver(body)
@@ -166,6 +172,11 @@ import Testing
         let (loginOutput, loginStatus) = try await request(["login", "--message", "Sign in to Sample app"]) { _ in nil }
         #expect(loginStatus == 0, "\(loginOutput)")
         #expect(loginOutput.last?.hasPrefix("verified: sign-in of sub ") == true, "\(loginOutput)")
+
+        // The sample application prints why a request was denied (issue 14 item 7).
+        let (deniedOutput, deniedStatus) = try await request(["login", "--message", "Sign in"], denial: .attemptsExhausted) { _ in nil }
+        #expect(deniedStatus == 1)
+        #expect(deniedOutput.last == "denied: attempts_exhausted (the face did not match within the attempts allowed)", "\(deniedOutput)")
 
         serve.terminate()
         await server.stop()

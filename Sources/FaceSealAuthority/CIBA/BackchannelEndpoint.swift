@@ -56,6 +56,11 @@ extension Authority {
         }
 
         let subject = try await resolveUser(request, clientID: application.clientID, tenantID: application.tenantID)
+        // At once rather than a request that would expire unanswered. The same answer as for nobody: the client learns
+        // only whether the hint names a user who can approve its requests (docs/PROTOCOL.md §3, "User enumeration").
+        guard try await store.enrolments(subject: subject).contains(where: { $0.clientID == application.clientID && $0.status == .active }) else {
+            throw CIBAFailure(.unknownUserId, Self.noSuchUser)
+        }
         let tenant = try await store.tenant(id: application.tenantID)
         let lifetime = tenant.policy.requestLifetimeSeconds > 0 ? tenant.policy.requestLifetimeSeconds : configuration.defaultRequestLifetime
         let expiresIn = min(request.requestedExpiry ?? lifetime, lifetime)
@@ -87,16 +92,20 @@ extension Authority {
         return HTTPResponse(jsonBytes: body.encoded(), headers: ["Cache-Control": "no-store", "Pragma": "no-cache"])
     }
 
+    /// The `error_description` of every `unknown_user_id` about the user: no user, a user of another tenant or application,
+    /// one without a device enrolled for the client, a deleted one — the same words, so none of them is told apart.
+    static let noSuchUser = "the hint names no user with a device enrolled for this client"
+
     /// The user the request names, in the client's tenant: `login_hint` is an email or a subject; `id_token_hint` an
     /// ID token this authority issued to this client. A hint naming nobody is `unknown_user_id`.
     private func resolveUser(_ request: BackchannelAuthenticationRequest, clientID: String, tenantID: String) async throws -> String {
         if let hint = request.loginHint {
             guard Self.isPlausibleIdentifier(hint, maxBytes: 320) else {
-                throw CIBAFailure(.unknownUserId, "login_hint names no user of this client's tenant")
+                throw CIBAFailure(.unknownUserId, Self.noSuchUser)
             }
             if let user = try await userIfExists({ try await store.user(tenantID: tenantID, email: hint) }) { return user.subject }
             if let user = try await userIfExists({ try await store.user(subject: hint) }), user.tenantID == tenantID { return user.subject }
-            throw CIBAFailure(.unknownUserId, "login_hint names no user of this client's tenant")
+            throw CIBAFailure(.unknownUserId, Self.noSuchUser)
         }
         if let hint = request.idTokenHint {
             return try await subject(ofIDTokenHint: hint, clientID: clientID, tenantID: tenantID)
@@ -129,7 +138,7 @@ extension Authority {
         guard request.clientID == clientID, request.tenantID == tenantID, let issued = request.idToken,
               constantTimeEquals(Array(issued.utf8), Array(hint.utf8)) else { throw unknown }
         guard try await userIfExists({ try await store.user(subject: request.subject) }) != nil else {
-            throw CIBAFailure(.unknownUserId, "the user of id_token_hint no longer exists")
+            throw CIBAFailure(.unknownUserId, Self.noSuchUser)
         }
         return request.subject
     }

@@ -45,8 +45,8 @@ extension Authority {
                 if request.finishedAt != nil, request.finishedAt == request.lastPolledAt { countOutcome(request) }
                 throw CIBAFailure(.expiredToken, "the request expired; start a new one")
             case .denied:
-                // The reason (`attempts_exhausted`, `user_cancelled`, …) is the description: the application learns why.
-                throw CIBAFailure(.accessDenied, request.denyReason ?? "denied")
+                // The reason (`DenialReason`: `attempts_exhausted`, `user_cancelled`, …) is the description: the application learns why.
+                throw CIBAFailure(.accessDenied, DenialReason(stored: request.denyReason).rawValue)
             case .stale:
                 throw CIBAFailure(.staleToken, "the token was rotated by another completion; start a new request")
             case .completed:

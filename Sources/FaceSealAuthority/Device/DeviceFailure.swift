@@ -72,6 +72,8 @@ struct DeviceFailure: Error, Sendable, Equatable, HTTPResponseConvertible {
             return DeviceFailure(status.errorCode, "the enrolment is \(status.rawValue)")
         case .conflict(let entity, _):
             return DeviceFailure(.invalidRequest, "\(entity.rawValue) already exists")
+        case .inUse(let entity, _, _):
+            return DeviceFailure(.invalidRequest, "\(entity.rawValue) is in use")
         case .invalidInput(let field, let reason):
             return DeviceFailure(.invalidRequest, "invalid \(field): \(reason)")
         case .schemaTooNew, .unavailable, .database:

@@ -6,11 +6,11 @@ import Foundation
 // Enrolment (docs/PROTOCOL.md §8): the invitation id, from the enrolment link's `rid`, authorises the reads; the
 // enrolment itself is signed with the new user-present key, whose public key travels in the body.
 extension Authority {
-    /// An invitation that can still be used: unconsumed and unexpired.
+    /// An invitation that can still be used: unconsumed, not cancelled and unexpired.
     func usableInvitation(_ id: String) async throws -> InvitationRecord {
         guard !id.isEmpty, id.utf8.count <= 256 else { throw DeviceFailure(.invalidInvitation, "the invitation is unknown, used or expired") }
         let invitation = try await store.invitation(id: id)
-        guard invitation.consumedAt == nil, invitation.expiresAt > clock() else {
+        guard invitation.consumedAt == nil, invitation.cancelledAt == nil, invitation.expiresAt > clock() else {
             throw DeviceFailure(.invalidInvitation, "the invitation is unknown, used or expired")
         }
         return invitation

@@ -18,19 +18,29 @@ extension Authority {
         try Self.verifyProof(entry.proof, key: userPresent.public, claims: proofClaims, name: "proof")
         try Self.verifyProof(entry.ambientProof, key: ambient.public, claims: proofClaims, name: "ambient_proof")
         guard device.key.status == .active else {
-            // A repeat of the rotation that was registered (its answer lost) succeeds again; anything else is refused.
-            guard try await isRegisteredSuccessor(of: device.key, ambient: ambient.record, userPresent: userPresent.record),
-                  let overlapUntil = device.key.overlapUntil else {
-                throw DeviceFailure.invalidRequest("this key was already rotated; sign with its successor")
-            }
-            return KeyRotationResponse(kid: userPresent.record.keyID, overlapUntil: Int64(overlapUntil.timeIntervalSince1970))
+            return try await repeatedRotation(of: device.key, ambient: ambient.record, userPresent: userPresent.record)
         }
         let overlapUntil = clock().addingTimeInterval(TimeInterval(configuration.rotationOverlap))
-        _ = try await store.rotateKeys(enrolmentID: device.key.enrolmentID, ambient: ambient.record,
-                                       userPresent: userPresent.record, overlapUntil: overlapUntil)
+        do {
+            _ = try await store.rotateKeys(enrolmentID: device.key.enrolmentID, replacing: device.key.keyID, ambient: ambient.record,
+                                           userPresent: userPresent.record, overlapUntil: overlapUntil)
+        } catch AuthorityStoreError.deviceKeyNotActive(_, .superseded) {
+            // Another rotation signed by this key committed first: this one is its repeat or refused.
+            return try await repeatedRotation(of: try await store.deviceKey(keyID: device.key.keyID),
+                                              ambient: ambient.record, userPresent: userPresent.record)
+        }
         let tenantID = try? await store.enrolment(id: device.key.enrolmentID).tenantID
         await auditDeviceEvent("device.keys_rotated", tenantID: tenantID, key: device.key.keyID, target: userPresent.record.keyID)
         return KeyRotationResponse(kid: userPresent.record.keyID, overlapUntil: Int64(overlapUntil.timeIntervalSince1970))
+    }
+
+    /// The answer to a rotation signed by `old`, a key already rotated: a repeat of the rotation that was registered
+    /// (its answer lost) succeeds again with the original overlap; any other successor is refused.
+    func repeatedRotation(of old: DeviceKeyRecord, ambient: NewDeviceKey, userPresent: NewDeviceKey) async throws -> KeyRotationResponse {
+        guard try await isRegisteredSuccessor(of: old, ambient: ambient, userPresent: userPresent), let overlapUntil = old.overlapUntil else {
+            throw DeviceFailure.invalidRequest("this key was already rotated; sign with its successor")
+        }
+        return KeyRotationResponse(kid: userPresent.keyID, overlapUntil: Int64(overlapUntil.timeIntervalSince1970))
     }
 
     /// Whether `old` (a superseded user-present key) was replaced by exactly these two keys, the enrolment's active ones.

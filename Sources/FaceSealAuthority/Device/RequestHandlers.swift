@@ -49,6 +49,7 @@ extension Authority {
             record = claimed
         }
         try requirePending(record)
+        _ = try await store.markDelivered(authReqID: rid, deviceID: device.key.deviceID)
         let application = try await store.application(clientID: record.clientID)
         let policy = try await store.tenant(id: record.tenantID).policy
         let budget = AttemptBudget(record, policy: policy)
@@ -167,7 +168,7 @@ extension Authority {
         let body = try Self.decodeBody(AbortRequest.self, request)
         guard body.rid == rid else { throw DeviceFailure.invalidRequest("rid does not match the path") }
         let record = try await ownRequest(rid, device: device)
-        _ = try await store.denyRequest(authReqID: rid, reason: body.reason.rawValue)
+        _ = try await store.denyRequest(authReqID: rid, reason: DenialReason(body.reason).rawValue)
         if record.state == .pending {
             await requestFinished(authReqID: rid)
             await approvalDecided(record, approved: false)

@@ -95,6 +95,8 @@ public enum ManagementError: Error, Sendable, Equatable, HTTPResponseConvertible
             self = .conflict("the device key is not active (\(status.rawValue))")
         case .invitationUnusable(_, let reason):
             self = .conflict("invitation unusable: \(reason)")
+        case .inUse(_, _, let reason):
+            self = .conflict(reason)
         case .requestNotPending, .completionMismatch:
             self = .conflict("the request is not pending")
         case .unavailable, .schemaTooNew, .database:

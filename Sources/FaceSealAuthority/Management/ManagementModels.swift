@@ -240,8 +240,10 @@ public struct ManagedInvitation: Codable, Sendable, Equatable {
     public var expiresAt: Date
     /// When a device used it.
     public var consumedAt: Date?
-    /// `pending`, `consumed` or `expired`.
-    public var status: String
+    /// When it was cancelled.
+    public var cancelledAt: Date?
+    /// `pending`, `consumed`, `cancelled` or `expired`.
+    public var status: InvitationStatus
     /// The enrolment link: a compact JWS signed by the authority (`LinkClaims`, kind `enrolment`, with `akey`).
     public var link: String
     /// The same link as a universal link `<issuer>/l/<JWS>` (for a QR code or an e-mail).
@@ -256,7 +258,45 @@ public struct ManagedInvitation: Codable, Sendable, Equatable {
         case createdAt = "created_at"
         case expiresAt = "expires_at"
         case consumedAt = "consumed_at"
+        case cancelledAt = "cancelled_at"
         case universalLink = "universal_link"
+    }
+}
+
+/// What a deletion did (`DELETE` of a user, application or tenant).
+public struct ManagedDeletion: Codable, Sendable, Equatable {
+    /// `user`, `application` or `tenant`.
+    public var deleted: String
+    /// Its subject, client id or tenant id.
+    public var id: String
+    /// Enrolments ended (revoked for a user, terminated for an application).
+    public var enrolmentsEnded: Int
+    /// Pending requests denied.
+    public var requestsEnded: Int
+    /// Unused invitations cancelled.
+    public var invitationsCancelled: Int
+    /// Face tokens erased (the user's, with its server share).
+    public var faceTokensErased: Int
+    /// Management API keys revoked.
+    public var apiKeysRevoked: Int
+
+    enum CodingKeys: String, CodingKey {
+        case deleted, id
+        case enrolmentsEnded = "enrolments_ended"
+        case requestsEnded = "requests_ended"
+        case invitationsCancelled = "invitations_cancelled"
+        case faceTokensErased = "face_tokens_erased"
+        case apiKeysRevoked = "api_keys_revoked"
+    }
+
+    init(kind: String, id: String, _ summary: DeletionSummary) {
+        deleted = kind
+        self.id = id
+        enrolmentsEnded = summary.enrolmentsEnded
+        requestsEnded = summary.requestsEnded
+        invitationsCancelled = summary.invitationsCancelled
+        faceTokensErased = summary.faceTokensErased
+        apiKeysRevoked = summary.apiKeysRevoked
     }
 }
 

@@ -99,7 +99,7 @@ extension Authority {
             id: id, tenantID: tenant.id, subject: user.subject, clientID: application.clientID,
             secretHash: ManagementCredentials.hash(id), expiresAt: expiresAt, kind: kind))
         try await audit(caller, tenant: tenant.id, kind: kind == .recovery ? "invitation.recovery_created" : "invitation.created", target: user.subject,
-                        detail: ["client_id": .string(application.clientID), "expires_at": .integer(Int64(expiresAt.timeIntervalSince1970))])
+                        detail: ["client_id": .string(application.clientID), "expires_at": .string(SQLAuthorityStore.rfc3339(expiresAt))])
         return try ManagementJSON.response(try managedInvitation(invitation), status: .created)
     }
 
@@ -119,12 +119,12 @@ extension Authority {
         let claims = LinkClaims(iss: configuration.issuer, rid: invitation.id, kind: .enrolment, exp: expiry,
                                 nonce: linkNonce(for: invitation.id), akey: Array(keys.deviceKey.publicKey.rawRepresentation))
         let link = try LinkSignature.make(claims, key: keys.deviceKey)
-        let status = invitation.consumedAt != nil ? "consumed" : (expiry <= now ? "expired" : "pending")
         var issuer = configuration.issuer
         while issuer.hasSuffix("/") { issuer.removeLast() }
         return ManagedInvitation(
             id: invitation.id, tenantID: invitation.tenantID, subject: invitation.subject, clientID: invitation.clientID,
-            createdAt: invitation.createdAt, expiresAt: invitation.expiresAt, consumedAt: invitation.consumedAt, status: status,
+            createdAt: invitation.createdAt, expiresAt: invitation.expiresAt, consumedAt: invitation.consumedAt,
+            cancelledAt: invitation.cancelledAt, status: invitation.status(at: clock()),
             link: link, universalLink: issuer + LinkLimits.universalLinkPath + link, kind: invitation.kind)
     }
 }

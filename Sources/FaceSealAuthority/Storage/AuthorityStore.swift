@@ -78,8 +78,9 @@ public protocol AuthorityStore: Sendable {
     func deviceKeys(enrolmentID: String) async throws -> [DeviceKeyRecord]
     /// Rotates an active enrolment's keys, make-before-break: the current active keys become `superseded`
     /// (accepted until `overlapUntil`, pointing at their successor), the new keys become active; keys of
-    /// an earlier rotation stop being accepted.
-    func rotateKeys(enrolmentID: String, ambient: NewDeviceKey, userPresent: NewDeviceKey, overlapUntil: Date) async throws -> [DeviceKeyRecord]
+    /// an earlier rotation stop being accepted. `replacing` is the key that signed the rotation: it must still be
+    /// active inside the transaction (`.deviceKeyNotActive` otherwise), so of two rotations it signed at once one wins.
+    func rotateKeys(enrolmentID: String, replacing: String, ambient: NewDeviceKey, userPresent: NewDeviceKey, overlapUntil: Date) async throws -> [DeviceKeyRecord]
     /// Ends an enrolment: it and every key of it get `status` (`revoked`, `terminated` or `replaced`).
     /// Idempotent for an enrolment already in that status.
     func endEnrolment(id: String, status: DeviceKeyStatus) async throws -> EnrolmentRecord
@@ -198,6 +199,27 @@ public protocol AuthorityStore: Sendable {
     /// one transaction (a second process finds nothing left). Returns how many were re-wrapped.
     func rewrapLegacySecrets(share: @escaping @Sendable (FaceTokenRecord) throws -> [UInt8],
                              signingKey: @escaping @Sendable (SigningKeyRecord) throws -> [UInt8]) async throws -> Int
+
+    // MARK: Deletion and invitation life cycle (docs/PROTOCOL.md §11)
+
+    /// Deletes a user, in one transaction: erases the face token (token, server share), revokes every enrolment and
+    /// its keys, denies the user's pending requests (`user_deleted`), cancels unused invitations, drops the user's
+    /// queued links, clears the requests' messages and ID tokens, frees the email, strips the email from earlier audit
+    /// events, and appends the `user.deleted` tombstone (`actor`). The subject stays, unusable, for the records naming it.
+    func deleteUser(subject: String, actor: String?) async throws -> DeletionSummary
+    /// Deletes an application: terminates its enrolments, denies its pending requests (`application_deleted`), cancels
+    /// its unused invitations; the client id never authenticates again and is not reused. Appends `application.deleted`.
+    func deleteApplication(clientID: String, actor: String?) async throws -> DeletionSummary
+    /// Deletes a tenant that has no users and no applications left (else `.conflict(.tenant)`): revokes its API keys
+    /// and appends `tenant.deleted`. The id is not reused.
+    func deleteTenant(id: String, actor: String?) async throws -> DeletionSummary
+    /// A tenant's invitations (of `subject`, of `clientID`, in `status` when given), newest first, at most `limit`.
+    func invitations(tenantID: String, subject: String?, clientID: String?, status: InvitationStatus?, limit: Int) async throws -> [InvitationRecord]
+    /// Cancels an unused invitation (idempotent for a cancelled one); a used one is `.invitationUnusable`.
+    func cancelInvitation(id: String) async throws -> InvitationRecord
+    /// Records that a device of the request's user opened a pending request (`request.delivered` in the audit, once,
+    /// with `deviceID`). Returns whether this was the first time.
+    func markDelivered(authReqID: String, deviceID: String) async throws -> Bool
 
     // MARK: Webhooks
 

@@ -13,12 +13,14 @@ extension SQLAuthorityStore {
 
     static func invitation(from row: SQLRow) throws -> InvitationRecord {
         guard let kind = InvitationKind(rawValue: try row.text("kind")) else { throw SQLError.typeMismatch(column: "kind") }
-        return InvitationRecord(
+        var invitation = InvitationRecord(
             id: try row.text("id"), tenantID: try row.text("tenant_id"), subject: try row.text("subject"),
             clientID: try row.text("client_id"), secretHash: try row.blob("secret_hash"), expiresAt: try row.date("expires_at"),
             createdAt: try row.date("created_at"), consumedAt: try row.optionalDate("consumed_at"), kind: kind,
             enrolmentID: try row.optionalText("enrolment_id")
         )
+        invitation.cancelledAt = try row.optionalDate("cancelled_at")
+        return invitation
     }
 
     static func device(from row: SQLRow) throws -> DeviceRecord {
@@ -224,6 +226,9 @@ extension SQLAuthorityStore {
             guard invitation.consumedAt == nil else {
                 throw AuthorityStoreError.invitationUnusable(id: invitation.id, reason: "already used")
             }
+            guard invitation.cancelledAt == nil else {
+                throw AuthorityStoreError.invitationUnusable(id: invitation.id, reason: "cancelled")
+            }
             guard invitation.expiresAt > now else {
                 throw AuthorityStoreError.invitationUnusable(id: invitation.id, reason: "expired")
             }
@@ -368,7 +373,7 @@ extension SQLAuthorityStore {
         }
     }
 
-    public func rotateKeys(enrolmentID: String, ambient: NewDeviceKey, userPresent: NewDeviceKey, overlapUntil: Date) async throws -> [DeviceKeyRecord] {
+    public func rotateKeys(enrolmentID: String, replacing: String, ambient: NewDeviceKey, userPresent: NewDeviceKey, overlapUntil: Date) async throws -> [DeviceKeyRecord] {
         try Self.checkNewKey(ambient, field: "ambient")
         try Self.checkNewKey(userPresent, field: "userPresent")
         guard ambient.keyID != userPresent.keyID else {
@@ -382,6 +387,13 @@ extension SQLAuthorityStore {
             guard overlapUntil > now else {
                 throw AuthorityStoreError.invalidInput(field: "overlapUntil", reason: "already passed")
             }
+            // The enrolment row is locked: a concurrent rotation by the same key has either committed (the key is
+            // superseded now) or waits for this one.
+            let signer = try tx.queryOne("SELECT status FROM device_keys WHERE key_id = ? AND enrolment_id = ?",
+                                         [.text(replacing), .text(enrolmentID)])
+            guard let signer else { throw AuthorityStoreError.notFound(.deviceKey, id: replacing) }
+            let status = try Self.status(signer)
+            guard status == .active else { throw AuthorityStoreError.deviceKeyNotActive(keyID: replacing, status: status) }
             // Keys of an earlier rotation stop being accepted: only the newest predecessor overlaps.
             try tx.execute(
                 "UPDATE device_keys SET overlap_until = ? WHERE enrolment_id = ? AND status = 'superseded' AND (overlap_until IS NULL OR overlap_until > ?)",

@@ -1,3 +1,4 @@
+import FaceSealCrypto
 import FaceSealWire
 import Foundation
 
@@ -80,6 +81,10 @@ extension SQLAuthorityStore {
                 .date(request.expiresAt), .int(request.intervalSeconds), .optionalText(request.approvesEnrolment),
             ]
         )
+        var detail: [String: JSONValue] = ["kind": .string(request.kind.rawValue), "expires_at": .string(rfc3339(request.expiresAt))]
+        if let pkiKind = request.pkiKind { detail["pki_kind"] = .string(pkiKind) }
+        if let enrolment = request.approvesEnrolment { detail["approves_enrolment"] = .string(enrolment) }
+        try auditRequest(tx, request, .created, actor: request.clientID, detail: detail, now: now)
     }
 
     // MARK: Operations
@@ -164,6 +169,7 @@ extension SQLAuthorityStore {
                 let reason = budget.attemptsLeft == 0 ? "attempts_exhausted" : "capture_retries_exhausted"
                 try tx.execute("UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
                                [.text(reason), .date(now), .text(authReqID)])
+                try Self.auditRequest(tx, request, .denied, actor: keyID, detail: ["reason": .string(reason)], now: now)
                 try Self.endApprovedEnrolment(tx, of: request, now: now)
             }
             return budget
@@ -183,6 +189,7 @@ extension SQLAuthorityStore {
                 "UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
                 [.text(reason), .date(now), .text(authReqID)]
             )
+            try Self.auditRequest(tx, request, .denied, actor: nil, detail: ["reason": .string(reason)], now: now)
             try Self.endApprovedEnrolment(tx, of: request, now: now)
             return try Self.loadRequest(tx, authReqID: authReqID)
         }
@@ -263,6 +270,8 @@ extension SQLAuthorityStore {
                                [.date(now), .text(enrolmentID)])
             }
             let stored = try Self.loadRequest(tx, authReqID: completion.authReqID)
+            try Self.auditRequest(tx, stored, rotated == 1 ? .completed : .stale, actor: completion.keyID,
+                                  detail: ["generation": .integer(token.generation)], now: now)
             return rotated == 1 ? .completed(stored) : .stale(stored)
         }
     }
@@ -302,6 +311,7 @@ extension SQLAuthorityStore {
                     "UPDATE ciba_requests SET state = 'expired', finished_at = ?, last_polled_at = ? WHERE auth_req_id = ?",
                     [.date(now), .date(now), .text(authReqID)]
                 )
+                try Self.auditRequest(tx, request, .expired, actor: nil, now: now)
             } else {
                 try tx.execute("UPDATE ciba_requests SET last_polled_at = ? WHERE auth_req_id = ?", [.date(now), .text(authReqID)])
             }
@@ -325,10 +335,15 @@ extension SQLAuthorityStore {
 
     public func expireOverdueRequests() async throws -> Int {
         try await transact { tx, now in
-            try tx.execute(
-                "UPDATE ciba_requests SET state = 'expired', finished_at = ? WHERE state = 'pending' AND expires_at <= ?",
-                [.date(now), .date(now)]
-            )
+            let overdue = try tx.query(
+                "SELECT * FROM ciba_requests WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at, auth_req_id" + self.database.dialect.forUpdate,
+                [.date(now)]
+            ).map(Self.request(from:))
+            for request in overdue {
+                try tx.execute("UPDATE ciba_requests SET state = 'expired', finished_at = ? WHERE auth_req_id = ?", [.date(now), .text(request.authReqID)])
+                try Self.auditRequest(tx, request, .expired, actor: nil, now: now)
+            }
+            return overdue.count
         }
     }
 }

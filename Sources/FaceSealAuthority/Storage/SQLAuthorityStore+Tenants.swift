@@ -69,22 +69,24 @@ extension SQLAuthorityStore {
 
     // MARK: Lookups inside a transaction
 
-    static func loadTenant(_ tx: any SQLTransaction, id: String) throws -> TenantRecord {
-        guard let row = try tx.queryOne("SELECT * FROM tenants WHERE id = ?", [.text(id)]) else {
+    /// A tenant, application or user that was deleted is not found by any lookup (its row stays for the records naming it).
+    static func loadTenant(_ tx: any SQLTransaction, id: String, lock: SQLDialect? = nil) throws -> TenantRecord {
+        guard let row = try tx.queryOne("SELECT * FROM tenants WHERE id = ? AND deleted_at IS NULL" + (lock?.forUpdate ?? ""), [.text(id)]) else {
             throw AuthorityStoreError.notFound(.tenant, id: id)
         }
         return try tenant(from: row)
     }
 
-    static func loadApplication(_ tx: any SQLTransaction, clientID: String) throws -> ApplicationRecord {
-        guard let row = try tx.queryOne("SELECT * FROM applications WHERE client_id = ?", [.text(clientID)]) else {
+    static func loadApplication(_ tx: any SQLTransaction, clientID: String, lock: SQLDialect? = nil) throws -> ApplicationRecord {
+        guard let row = try tx.queryOne("SELECT * FROM applications WHERE client_id = ? AND deleted_at IS NULL" + (lock?.forUpdate ?? ""),
+                                        [.text(clientID)]) else {
             throw AuthorityStoreError.notFound(.application, id: clientID)
         }
         return try application(from: row)
     }
 
     static func loadUser(_ tx: any SQLTransaction, subject: String, lock: SQLDialect? = nil) throws -> UserRecord {
-        guard let row = try tx.queryOne("SELECT * FROM users WHERE subject = ?" + (lock?.forUpdate ?? ""), [.text(subject)]) else {
+        guard let row = try tx.queryOne("SELECT * FROM users WHERE subject = ? AND deleted_at IS NULL" + (lock?.forUpdate ?? ""), [.text(subject)]) else {
             throw AuthorityStoreError.notFound(.user, id: subject)
         }
         return try user(from: row)
@@ -154,7 +156,7 @@ extension SQLAuthorityStore {
     }
 
     public func tenants() async throws -> [TenantRecord] {
-        try await read { tx, _ in try tx.query("SELECT * FROM tenants ORDER BY id", []).map(Self.tenant(from:)) }
+        try await read { tx, _ in try tx.query("SELECT * FROM tenants WHERE deleted_at IS NULL ORDER BY id", []).map(Self.tenant(from:)) }
     }
 
     public func updateTenantPolicy(tenantID: String, policy: TenantPolicy) async throws -> TenantRecord {
@@ -258,7 +260,7 @@ extension SQLAuthorityStore {
     public func applications(tenantID: String) async throws -> [ApplicationRecord] {
         try await read { tx, _ in
             _ = try Self.loadTenant(tx, id: tenantID)
-            return try tx.query("SELECT * FROM applications WHERE tenant_id = ? ORDER BY client_id", [.text(tenantID)]).map(Self.application(from:))
+            return try tx.query("SELECT * FROM applications WHERE tenant_id = ? AND deleted_at IS NULL ORDER BY client_id", [.text(tenantID)]).map(Self.application(from:))
         }
     }
 
@@ -308,7 +310,7 @@ extension SQLAuthorityStore {
 
     public func user(tenantID: String, email: String) async throws -> UserRecord {
         try await read { tx, _ in
-            guard let row = try tx.queryOne("SELECT * FROM users WHERE tenant_id = ? AND email = ?", [.text(tenantID), .text(email)]) else {
+            guard let row = try tx.queryOne("SELECT * FROM users WHERE tenant_id = ? AND email = ? AND deleted_at IS NULL", [.text(tenantID), .text(email)]) else {
                 throw AuthorityStoreError.notFound(.user, id: email)
             }
             return try Self.user(from: row)
@@ -318,7 +320,7 @@ extension SQLAuthorityStore {
     public func users(tenantID: String) async throws -> [UserRecord] {
         try await read { tx, _ in
             _ = try Self.loadTenant(tx, id: tenantID)
-            return try tx.query("SELECT * FROM users WHERE tenant_id = ? ORDER BY email", [.text(tenantID)]).map(Self.user(from:))
+            return try tx.query("SELECT * FROM users WHERE tenant_id = ? AND deleted_at IS NULL ORDER BY email", [.text(tenantID)]).map(Self.user(from:))
         }
     }
 }

@@ -46,6 +46,8 @@ public enum AuthorityStoreError: Error, Sendable, Hashable {
     case enrolmentNotActive(id: String, status: DeviceKeyStatus)
     /// A key operation needs an active key, and this one is not.
     case deviceKeyNotActive(keyID: String, status: DeviceKeyStatus)
+    /// The record still has dependants that must go first (a tenant with users or applications).
+    case inUse(StoredEntity, id: String, reason: String)
     /// The database holds a schema newer than this build knows.
     case schemaTooNew(found: Int, known: Int)
     /// The database cannot be opened or reached.

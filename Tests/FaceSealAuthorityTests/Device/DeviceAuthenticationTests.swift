@@ -125,6 +125,30 @@ struct DeviceAuthenticationTests {
         }
     }
 
+    @Test("two rotations signed by one key at once: one registers its successor, the other is refused; two keys stay active",
+          arguments: StoreBackend.underTest)
+    func racingRotations(backend: StoreBackend) async throws {
+        try await withAuthority(backend) { harness in
+            try await seedDeviceWorld(harness)
+            let (old, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
+            let successors = [TestDevice(harness: harness), TestDevice(harness: harness)]
+            var rotations: [(body: KeyRotationRequest, jti: String)] = []
+            for successor in successors { rotations.append(try await rotationRequest(from: old, to: successor)) }
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for rotation in rotations {
+                    group.addTask { try await old.send(.post, DevicePaths.rotation, body: rotation.body.encoded(), as: .userPresent, jti: rotation.jti).status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.sorted() == [200, 400])
+            let enrolment = try await harness.store.deviceKey(keyID: old.userPresentKID).enrolmentID
+            let active = try await harness.store.deviceKeys(enrolmentID: enrolment).filter { $0.status == .active }.map(\.keyID)
+            let winners = successors.filter { active.contains($0.userPresentKID) }
+            #expect(active.count == 2 && winners.count == 1)
+            #expect(try await harness.store.deviceKey(keyID: old.userPresentKID).supersededBy == winners.first?.userPresentKID)
+        }
+    }
+
     @Test("a rotation whose proofs do not verify changes nothing", arguments: StoreBackend.underTest)
     func rotationNeedsProofs(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in

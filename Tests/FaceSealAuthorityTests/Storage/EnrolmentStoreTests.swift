@@ -161,7 +161,7 @@ struct EnrolmentStoreTests {
             try await StoreFixtures.seedEnrolled(store, clock: clock)
             let deadline = clock.now().addingTimeInterval(600)
             let keys = try await store.rotateKeys(
-                enrolmentID: "enr-1",
+                enrolmentID: "enr-1", replacing: "k1-present",
                 ambient: NewDeviceKey(keyID: "k1r-ambient", publicKeyJWK: "{}"),
                 userPresent: NewDeviceKey(keyID: "k1r-present", publicKeyJWK: "{}"),
                 overlapUntil: deadline
@@ -179,8 +179,14 @@ struct EnrolmentStoreTests {
 
             // A second rotation ends the first overlap at once and opens a new one.
             clock.set(deadline.addingTimeInterval(-300))
+            // A second rotation signed by the key already rotated loses: the store re-checks the signer.
+            await expectStoreError(.deviceKeyNotActive(keyID: "k1-present", status: .superseded)) {
+                try await store.rotateKeys(enrolmentID: "enr-1", replacing: "k1-present", ambient: NewDeviceKey(keyID: "x-ambient", publicKeyJWK: "{}"),
+                                           userPresent: NewDeviceKey(keyID: "x-present", publicKeyJWK: "{}"), overlapUntil: clock.now().addingTimeInterval(60))
+            }
+            #expect(try await store.deviceKey(keyID: "k1r-present").status == .active)
             _ = try await store.rotateKeys(
-                enrolmentID: "enr-1",
+                enrolmentID: "enr-1", replacing: "k1r-present",
                 ambient: NewDeviceKey(keyID: "k1s-ambient", publicKeyJWK: "{}"),
                 userPresent: NewDeviceKey(keyID: "k1s-present", publicKeyJWK: "{}"),
                 overlapUntil: clock.now().addingTimeInterval(600)
@@ -190,11 +196,11 @@ struct EnrolmentStoreTests {
 
             // A key id already in use fails the whole rotation.
             await expectStoreError(.conflict(.deviceKey, id: "k1-ambient")) {
-                try await store.rotateKeys(enrolmentID: "enr-1", ambient: NewDeviceKey(keyID: "k1-ambient", publicKeyJWK: "{}"), userPresent: NewDeviceKey(keyID: "k1t-present", publicKeyJWK: "{}"), overlapUntil: clock.now().addingTimeInterval(60))
+                try await store.rotateKeys(enrolmentID: "enr-1", replacing: "k1s-present", ambient: NewDeviceKey(keyID: "k1-ambient", publicKeyJWK: "{}"), userPresent: NewDeviceKey(keyID: "k1t-present", publicKeyJWK: "{}"), overlapUntil: clock.now().addingTimeInterval(60))
             }
             #expect(try await store.deviceKey(keyID: "k1s-present").status == .active)
             await expectStoreError(.notFound(.enrolment, id: "enr-9")) {
-                try await store.rotateKeys(enrolmentID: "enr-9", ambient: NewDeviceKey(keyID: "a", publicKeyJWK: "{}"), userPresent: NewDeviceKey(keyID: "b", publicKeyJWK: "{}"), overlapUntil: clock.now().addingTimeInterval(60))
+                try await store.rotateKeys(enrolmentID: "enr-9", replacing: "k1s-present", ambient: NewDeviceKey(keyID: "a", publicKeyJWK: "{}"), userPresent: NewDeviceKey(keyID: "b", publicKeyJWK: "{}"), overlapUntil: clock.now().addingTimeInterval(60))
             }
         }
     }
@@ -209,7 +215,7 @@ struct EnrolmentStoreTests {
             #expect(try await store.endEnrolment(id: "enr-1", status: .revoked) == revoked)
             await expectStoreError(.enrolmentNotActive(id: "enr-1", status: .revoked)) { try await store.endEnrolment(id: "enr-1", status: .terminated) }
             await expectStoreError(.enrolmentNotActive(id: "enr-1", status: .revoked)) {
-                try await store.rotateKeys(enrolmentID: "enr-1", ambient: NewDeviceKey(keyID: "a", publicKeyJWK: "{}"), userPresent: NewDeviceKey(keyID: "b", publicKeyJWK: "{}"), overlapUntil: clock.now().addingTimeInterval(60))
+                try await store.rotateKeys(enrolmentID: "enr-1", replacing: "k1-present", ambient: NewDeviceKey(keyID: "a", publicKeyJWK: "{}"), userPresent: NewDeviceKey(keyID: "b", publicKeyJWK: "{}"), overlapUntil: clock.now().addingTimeInterval(60))
             }
             await expectStoreError(.invalidInput(field: "status", reason: "an enrolment ends as revoked, terminated or replaced")) {
                 try await store.endEnrolment(id: "enr-1", status: .active)

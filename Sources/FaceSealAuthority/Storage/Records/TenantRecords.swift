@@ -231,6 +231,8 @@ public struct InvitationRecord: Sendable, Hashable {
     public var expiresAt: Date
     /// When an enrolment consumed it.
     public var consumedAt: Date?
+    /// When it was cancelled (management API, or its user or application deleted); set by the store.
+    public var cancelledAt: Date?
 
     /// Creates an invitation record; `createdAt` is set by the store on insert.
     public init(id: String, tenantID: String, subject: String, clientID: String, secretHash: [UInt8], expiresAt: Date, createdAt: Date = Date(timeIntervalSince1970: 0), consumedAt: Date? = nil,

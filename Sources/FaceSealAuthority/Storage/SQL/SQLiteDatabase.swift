@@ -115,6 +115,8 @@ final class SQLiteConnection: SQLTransaction {
             }
             try execute("PRAGMA synchronous = \(synchronous.rawValue)", [])
             try execute("PRAGMA foreign_keys = ON", [])
+            // A deleted row's bytes are overwritten, not left in free pages: a deleted user's face token is gone from the file.
+            _ = try query("PRAGMA secure_delete = ON", [])
         } catch {
             finalizeAll()
             sqlite3_close_v2(db)

@@ -196,6 +196,17 @@ enum SchemaMigrator {
             "CREATE TABLE tenant_webhooks (tenant_id TEXT PRIMARY KEY REFERENCES tenants(id) ON DELETE CASCADE, "
                 + "url TEXT NOT NULL, encrypted_secret {BLOB} NOT NULL, created_at {INT} NOT NULL)",
         ]),
+        SchemaMigration(version: 11, name: "lifecycle: deletions, cancelled invitations, delivered requests", statements: [
+            // A deleted user, application or tenant stays as a row without personal data (enrolments, requests and the
+            // audit name it), hidden from every lookup; the tenant's unique email of a deleted user is freed.
+            "ALTER TABLE users ADD COLUMN deleted_at {INT}",
+            "ALTER TABLE applications ADD COLUMN deleted_at {INT}",
+            "ALTER TABLE tenants ADD COLUMN deleted_at {INT}",
+            "ALTER TABLE invitations ADD COLUMN cancelled_at {INT}",
+            "ALTER TABLE ciba_requests ADD COLUMN delivered_at {INT}",
+            "CREATE INDEX invitations_by_tenant ON invitations (tenant_id, created_at)",
+            "CREATE INDEX audit_events_by_target ON audit_events (target)",
+        ]),
     ]
 
     /// The newest version this build knows.
