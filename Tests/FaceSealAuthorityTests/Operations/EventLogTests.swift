@@ -31,6 +31,7 @@ struct EventLogTests {
         try await withLoggedAuthority(backend, lines.log(level: .info, format: .json)) { harness in
             try await seedDeviceWorld(harness)
             try await TestApplication.register(harness)
+            _ = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
             let health = try await harness.get(OperationsPaths.health)
             let bearerPath = try await harness.get("/device/v1/requests/secret-request-id-123")
             _ = try await TestApplication.start(harness, ceremony: false)

@@ -126,6 +126,7 @@ struct HealthAndMetricsTests {
         try await withAuthority(backend, configure: { $0.rateLimits.pendingRequestsPerUser = 1 }) { harness in
             try await seedDeviceWorld(harness)
             try await TestApplication.register(harness)
+            _ = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
             _ = try await TestApplication.start(harness, ceremony: false)
             await #expect(throws: TestDeviceError.self) { _ = try await TestApplication.start(harness, ceremony: false) }
             let text = harness.authority.metrics.exposition(AuthorityMetrics.Gauges(pendingRequests: nil, outboxWaiters: 0, databaseErrors: 0))
