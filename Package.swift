@@ -36,17 +36,8 @@ let package = Package(
         // FaceSeal's own AVX2 kernels for ML-KEM/ML-DSA (run-time CPU dispatch; the portable Swift path stays).
         .target(name: "CFaceSealPQ", exclude: ["keccak_x4_body.h"]),
         .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "CShims", "CFaceSealPQ"], swiftSettings: swiftSettings),
-        // OpenBLAS's single-threaded build (Debian libopenblas0-serial) at run time: the engine splits its work between
-        // the cores itself, and the default pthread build starts worker threads at load that spin ~0.1 s of CPU in
-        // every process. Same ABI and soname; without the package the loader falls back to the default build.
-        .target(
-            name: "FaceSealFace",
-            dependencies: ["COpenBLAS", "CJPEG", "CPNG", "CShims"],
-            swiftSettings: swiftSettings,
-            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "/usr/lib/x86_64-linux-gnu/openblas-serial",
-                                           "-Xlinker", "-rpath", "-Xlinker", "/usr/lib/aarch64-linux-gnu/openblas-serial"],
-                                          .when(platforms: [.linux]))]
-        ),
+        // The default OpenBLAS (the pthread build): the sequential build is not safe for concurrent callers (`BLAS`).
+        .target(name: "FaceSealFace", dependencies: ["COpenBLAS", "CJPEG", "CPNG", "CShims"], swiftSettings: swiftSettings),
         .target(name: "FaceSealWire", dependencies: ["FaceSealCrypto"], swiftSettings: swiftSettings),
         .target(name: "FaceSealHTTP", dependencies: ["CMicroHTTPD", "CCurl", "CShims"], swiftSettings: swiftSettings),
         .target(
@@ -75,6 +66,8 @@ let package = Package(
         .testTarget(name: "FaceSealHTTPTests", dependencies: ["FaceSealHTTP", "FaceSealTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealAuthorityTests", dependencies: ["FaceSealAuthority", "FaceSealHTTP", "FaceSealWire", "FaceSealTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealSDKTests", dependencies: ["FaceSealSDK", "FaceSealAuthority", "FaceSealTestSupport"], swiftSettings: swiftSettings),
+        // The `faceseal` binary as child processes: its command line, configuration, deploy/ files and the README walkthrough.
+        .testTarget(name: "FaceSealCLITests", dependencies: ["FaceSealTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealRelyingPartyTests", dependencies: ["FaceSealRelyingParty", "FaceSealAuthority", "FaceSealTestSupport"], swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -21,6 +21,7 @@ runs=(
   "--filter ^FaceSealSDKTests\\. --skip impossibleTransitionTraps"
   "--filter ^FaceSealSDKTests\\..*impossibleTransitionTraps"
   "--filter ^FaceSealRelyingPartyTests\\."
+  "--filter ^FaceSealCLITests\\."
 )
 passed=0 failed=0 status=0
 for run in "${runs[@]}"; do

@@ -5,7 +5,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 
 packages=(
   pkgconf libssl-dev libsqlite3-dev libpq-dev postgresql libmicrohttpd-dev
-  libopenblas-dev libopenblas0-serial libjpeg62-turbo-dev libpng-dev libcurl4-openssl-dev libqrencode-dev ca-certificates openssl curl
+  libopenblas-dev libjpeg62-turbo-dev libpng-dev libcurl4-openssl-dev libqrencode-dev ca-certificates openssl curl
   python3-venv gcc libc6-dev chromium chromium-driver
 )
 missing=()

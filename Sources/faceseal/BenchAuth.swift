@@ -12,20 +12,7 @@ import Glibc
 /// `client_secret_post`, the cheapest refusal. CPU is the process's user + system time (authority and client
 /// together, so an upper bound), per request; the rate limit is off so every request reaches the key lookup.
 enum BenchAuth {
-    static let usage = "usage: faceseal bench auth [--requests N (1…100000, default 2000)]"
-
-    static func run(_ arguments: [String]) async -> Int32 {
-        var requests = 2000
-        var index = 0
-        while index < arguments.count {
-            guard arguments[index] == "--requests", index + 1 < arguments.count, let n = Int(arguments[index + 1]),
-                  (1...100_000).contains(n) else {
-                printError("faceseal bench auth: bad arguments\n\(usage)")
-                return 64
-            }
-            requests = n
-            index += 2
-        }
+    static func run(requests: Int) async -> Int32 {
         do {
             try await measure(requests: requests)
             return 0

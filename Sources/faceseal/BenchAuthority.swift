@@ -16,16 +16,11 @@ import Glibc
 /// both in child processes too. CPU comes from `/proc` for the children and `getrusage` for this process (the load
 /// generator shares the machine's cores with the server, so its share is printed).
 enum BenchAuthority {
-    static let usage = """
-    usage: faceseal bench authority [--database sqlite|postgres|postgres://…] [--concurrency N (1…512, default 64)]
-                                    [--seconds N (1…3600, default 10)] [--pending N (0…100000, default 0)]
-                                    [--devices N (default: concurrency)] [--modes poll,ping] [--peer PATH]
-                                    [--instances N (1…8, default 1; PostgreSQL only)]
-      postgres: the URL in FACESEAL_TEST_POSTGRES_URL (scripts/with-postgres.sh sets it)
-      --instances: that many `faceseal serve` processes on the one database; each device talks to another
-                   instance than its application, so every link crosses processes
-      --peer: a C libmicrohttpd responder (scripts/bench-authority.sh builds one) measured as a second ceiling
-    """
+    /// The options `bench chaos` shares.
+    static let options: [OptionSpec] = [
+        .value("database", "DB", "sqlite (default), postgres or a postgres:// URL"),
+        .value("concurrency", "N", "workers, 1…512 (default 64)"),
+    ]
 
     enum Mode: String, Sendable { case poll, ping }
 
@@ -42,14 +37,7 @@ enum BenchAuthority {
         var trivialServer = false
     }
 
-    static func run(_ arguments: [String]) async -> Int32 {
-        let options: Options
-        do {
-            options = try parse(arguments)
-        } catch {
-            printError("faceseal bench authority: \(error)\n\(usage)")
-            return 64
-        }
+    static func run(_ options: Options) async -> Int32 {
         if options.trivialServer { return await serveTrivially() }
         do {
             return try await BenchAuthorityRun(options).drive()
@@ -59,46 +47,37 @@ enum BenchAuthority {
         }
     }
 
-    static func parse(_ arguments: [String]) throws(BenchAuthorityError) -> Options {
+    /// The database and concurrency options of `bench authority` and `bench chaos`.
+    static func common(_ arguments: ParsedArguments) throws(ArgumentError) -> Options {
         var options = Options()
-        var rest = arguments[...]
-        func number(_ text: String, _ flag: String, _ range: ClosedRange<Int>) throws(BenchAuthorityError) -> Int {
-            guard text.utf8.count <= 7, let value = Int(text), range.contains(value) else {
-                throw BenchAuthorityError("\(flag) must be \(range.lowerBound)…\(range.upperBound)")
+        if let database = arguments.string("database") {
+            guard database == "sqlite" || database == "postgres" || database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") else {
+                throw .badValue(option: "database", value: database, expected: "sqlite, postgres or a postgres:// URL")
             }
-            return value
+            options.database = database
         }
-        while let flag = rest.popFirst() {
-            if flag == "--serve-trivial" {
-                options.trivialServer = true
-                continue
-            }
-            guard let value = rest.popFirst() else { throw BenchAuthorityError("\(flag) needs a value") }
-            switch flag {
-            case "--database":
-                guard value == "sqlite" || value == "postgres" || value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") else {
-                    throw BenchAuthorityError("--database is sqlite, postgres or a postgres:// URL")
-                }
-                options.database = value
-            case "--concurrency": options.concurrency = try number(value, flag, 1...512)
-            case "--seconds": options.seconds = try number(value, flag, 1...3600)
-            case "--pending": options.pending = try number(value, flag, 0...100_000)
-            case "--devices": options.devices = try number(value, flag, 1...100_000)
-            case "--peer": options.peer = value
-            case "--instances": options.instances = try number(value, flag, 1...8)
-            case "--modes":
-                let modes = value.split(separator: ",").map { Mode(rawValue: String($0)) }
-                guard !modes.isEmpty, modes.allSatisfy({ $0 != nil }) else { throw BenchAuthorityError("--modes is a list of poll and ping") }
-                options.modes = modes.compactMap { $0 }
-            default:
-                throw BenchAuthorityError("unknown option \(flag)")
-            }
+        options.concurrency = try arguments.integer("concurrency", in: 1...512) ?? options.concurrency
+        return options
+    }
+
+    static func parse(_ arguments: ParsedArguments) throws(ArgumentError) -> Options {
+        var options = try common(arguments)
+        options.trivialServer = arguments.flag("serve-trivial")
+        options.seconds = try arguments.integer("seconds", in: 1...3600) ?? options.seconds
+        options.pending = try arguments.integer("pending", in: 0...100_000) ?? options.pending
+        options.devices = try arguments.integer("devices", in: 1...100_000)
+        options.peer = arguments.string("peer")
+        options.instances = try arguments.integer("instances", in: 1...8) ?? options.instances
+        if let text = arguments.string("modes") {
+            let modes = text.split(separator: ",").map { Mode(rawValue: String($0)) }
+            guard !modes.isEmpty, modes.allSatisfy({ $0 != nil }) else { throw .badValue(option: "modes", value: text, expected: "a list of poll and ping") }
+            options.modes = modes.compactMap { $0 }
         }
         if options.instances > 1 && options.database == "sqlite" {
-            throw BenchAuthorityError("--instances above 1 needs --database postgres (several processes share one PostgreSQL)")
+            throw .invalid("--instances above 1 needs --database postgres (several processes share one PostgreSQL).")
         }
         if let devices = options.devices, devices < options.concurrency {
-            throw BenchAuthorityError("--devices must be at least --concurrency (one ceremony at a time per device)")
+            throw .invalid("--devices must be at least --concurrency (one ceremony at a time per device).")
         }
         return options
     }

@@ -19,30 +19,14 @@ import Glibc
 /// device still completes a ceremony (`locked_out`). Prints `chaos db=… kills=… ceremonies=… lost=… duplicated=…`;
 /// exits 1 unless everything is 0.
 enum BenchChaos {
-    static let usage = """
-    usage: faceseal bench chaos [--database sqlite|postgres|postgres://…] [--kills N (1…1000, default 50)]
-                                [--concurrency N (1…512, default 64)]
-    """
-
-    static func run(_ arguments: [String]) async -> Int32 {
-        var options = BenchAuthority.Options()
+    static func parse(_ arguments: ParsedArguments) throws(ArgumentError) -> (BenchAuthority.Options, kills: Int) {
+        var options = try BenchAuthority.common(arguments)
         options.modes = [.poll]
-        var kills = 50
-        var rest = arguments[...]
-        while let flag = rest.popFirst() {
-            guard let value = rest.popFirst() else {
-                printError("faceseal bench chaos: \(flag) needs a value\n\(usage)")
-                return 64
-            }
-            switch (flag, Int(value)) {
-            case ("--database", _) where value == "sqlite" || value == "postgres" || value.hasPrefix("postgres"): options.database = value
-            case ("--kills", let n?) where (1...1000).contains(n): kills = n
-            case ("--concurrency", let n?) where (1...512).contains(n): options.concurrency = n
-            default:
-                printError("faceseal bench chaos: bad option \(flag) \(value)\n\(usage)")
-                return 64
-            }
-        }
+        return (options, try arguments.integer("kills", in: 1...1000) ?? 50)
+    }
+
+    static func run(_ parsed: (BenchAuthority.Options, kills: Int)) async -> Int32 {
+        let (options, kills) = parsed
         do {
             return try await BenchChaosRun(BenchAuthorityRun(options), kills: kills).drive()
         } catch {

@@ -32,16 +32,7 @@ enum BenchCrypto {
         var profile = false
     }
 
-    static let usage = "usage: faceseal bench crypto [--all] [--peer DIR] [--openssl MODULE --python-library LIB] [--batches N (≥ 1, default 9)] [--only TEXT] [--profile]"
-
-    static func run(_ arguments: [String]) async -> Int32 {
-        let options: Options
-        switch parse(arguments) {
-        case .success(let parsed): options = parsed
-        case .failure(let error):
-            printError("faceseal bench crypto: \(error.message)\n\(usage)")
-            return 64
-        }
+    static func run(_ options: Options) async -> Int32 {
         guard let directory = options.peerDirectory else {
             printError("faceseal bench crypto: no peer given; pass --peer DIR (the directory of pycryptodome 4.4.0's Crypto/PublicKey/_mlkem.abi3.so), or run `make bench-crypto`, which installs it")
             return 1
@@ -105,51 +96,19 @@ enum BenchCrypto {
         return options.profile ? rows.map { BenchOperation(name: $0.name, faceSeal: $0.faceSeal, peers: []) } : rows.map { $0.withPortableColumn() }
     }
 
-    struct UsageError: Error {
-        let message: String
-    }
-
-    static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
+    static func parse(_ arguments: ParsedArguments) throws(ArgumentError) -> Options {
         var options = Options()
-        var index = 0
-        func value(_ name: String) -> String? {
-            guard index + 1 < arguments.count else { return nil }
-            index += 1
-            return arguments[index]
-        }
-        while index < arguments.count {
-            let argument = arguments[index]
-            switch argument {
-            case "--all":
-                options.all = true
-            case "--peer":
-                guard let directory = value(argument) else { return .failure(UsageError(message: "--peer needs a directory")) }
-                options.peerDirectory = directory
-            case "--openssl":
-                guard let path = value(argument) else { return .failure(UsageError(message: "--openssl needs a path")) }
-                options.opensslModule = path
-            case "--python-library":
-                guard let path = value(argument) else { return .failure(UsageError(message: "--python-library needs a path")) }
-                options.pythonLibrary = path
-            case "--profile":
-                options.profile = true
-            case "--only":
-                guard let text = value(argument) else { return .failure(UsageError(message: "--only needs a row name")) }
-                options.only = text
-            case "--batches":
-                guard let text = value(argument), let n = Int(text), (1...1000).contains(n) else {
-                    return .failure(UsageError(message: "--batches needs a number from 1 to 1000"))
-                }
-                options.batches = n
-            default:
-                return .failure(UsageError(message: "unknown option '\(argument)'"))
-            }
-            index += 1
-        }
+        options.all = arguments.flag("all")
+        options.peerDirectory = arguments.string("peer")
+        options.opensslModule = arguments.string("openssl")
+        options.pythonLibrary = arguments.string("python-library")
+        options.profile = arguments.flag("profile")
+        options.only = arguments.string("only")
+        options.batches = try arguments.integer("batches", in: 1...1000) ?? options.batches
         if (options.opensslModule == nil) != (options.pythonLibrary == nil) {
-            return .failure(UsageError(message: "--openssl and --python-library go together"))
+            throw .invalid("--openssl and --python-library go together.")
         }
-        return .success(options)
+        return options
     }
 }
 

@@ -49,24 +49,12 @@ enum BenchFace {
         var rounds: Int
     }
 
-    static let usage = """
-    usage: faceseal bench face [--peer HARNESS] [--models DIR] [--images DIR] [--work DIR] [--iterations N]
-      --peer        dlib harness built by scripts/bench-face.sh (without it only FaceSeal is timed)
-      --models      folder with the dlib .dat files (default $FACESEAL_CACHE/models)
-      --images      folder with the test images (default $FACESEAL_CACHE/images)
-      --work        scratch folder for the frames handed to the harness (default a temporary one)
-      --iterations  timed rounds per input (default 15)
-      --verification-memory  only run a 5-frame verification and print its peak resident memory
-    """
+    /// An input the benchmark cannot run on.
+    struct UsageError: Error, CustomStringConvertible {
+        var description: String
+    }
 
-    static func run(_ arguments: [String]) async -> Int32 {
-        let options: Options
-        do {
-            options = try parse(arguments)
-        } catch {
-            printError("faceseal bench face: \(error)\n\(usage)")
-            return 64
-        }
+    static func run(_ options: Options) -> Int32 {
         do {
             if options.verificationMemory {
                 try verificationMemory(options)
@@ -80,37 +68,20 @@ enum BenchFace {
         }
     }
 
-    struct UsageError: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    static func parse(_ arguments: [String]) throws -> Options {
+    static func parse(_ arguments: ParsedArguments) throws(ArgumentError) -> Options {
         let environment = ProcessInfo.processInfo.environment
         let cache = environment["FACESEAL_CACHE"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/faceseal")
-        var options = Options(peer: nil, models: cache.appendingPathComponent("models"),
-                              images: cache.appendingPathComponent("images"),
+        var options = Options(peer: arguments.string("peer"),
+                              models: URL(fileURLWithPath: arguments.string("models") ?? cache.appendingPathComponent("models").path),
+                              images: URL(fileURLWithPath: arguments.string("images") ?? cache.appendingPathComponent("images").path),
                               work: FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-bench-\(getpid())"))
-        var rest = arguments[...]
-        while let flag = rest.popFirst() {
-            if flag == "--verification-memory" {
-                options.verificationMemory = true
-                continue
-            }
-            guard let value = rest.popFirst() else { throw UsageError(description: "\(flag) needs a value") }
-            switch flag {
-            case "--peer": options.peer = value
-            case "--models": options.models = URL(fileURLWithPath: value)
-            case "--images": options.images = URL(fileURLWithPath: value)
-            case "--work":
-                options.work = URL(fileURLWithPath: value)
-                options.ownsWork = false
-            case "--iterations":
-                guard let n = Int(value), (1...1000).contains(n) else { throw UsageError(description: "bad --iterations \(value)") }
-                options.iterations = n
-            default: throw UsageError(description: "unknown option \(flag)")
-            }
+        if let work = arguments.string("work") {
+            options.work = URL(fileURLWithPath: work)
+            options.ownsWork = false
         }
+        options.iterations = try arguments.integer("iterations", in: 1...1000) ?? options.iterations
+        options.verificationMemory = arguments.flag("verification-memory")
         return options
     }
 

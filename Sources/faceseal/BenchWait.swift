@@ -14,8 +14,6 @@ import Glibc
 /// comes from `wait4`'s rusage; the FaceSeal processes also report the CPU of the window alone (without start-up).
 /// Budget (SPEC §11): under 1 % of a core, i.e. < 0.3 s of CPU for a 30 s wait. Exits 1 when a client misses it.
 enum BenchWait {
-    static let usage = "usage: faceseal bench wait [--seconds N (1…3600, default 30)] [--peer PATH (default /usr/bin/curl)]"
-
     struct Options {
         var seconds = 30
         var peer = "/usr/bin/curl"
@@ -28,14 +26,7 @@ enum BenchWait {
         case client, ping, idle
     }
 
-    static func run(_ arguments: [String]) async -> Int32 {
-        let options: Options
-        do {
-            options = try parse(arguments)
-        } catch {
-            printError("faceseal bench wait: \(error)\n\(usage)")
-            return 64
-        }
+    static func run(_ options: Options) async -> Int32 {
         if let role = options.role, let url = options.url {
             return await runChild(role, url: url, seconds: options.seconds)
         }
@@ -47,28 +38,16 @@ enum BenchWait {
         }
     }
 
-    static func parse(_ arguments: [String]) throws(BenchWaitError) -> Options {
+    static func parse(_ arguments: ParsedArguments) throws(ArgumentError) -> Options {
         var options = Options()
-        var rest = arguments[...]
-        while let flag = rest.popFirst() {
-            guard let value = rest.popFirst() else { throw BenchWaitError("\(flag) needs a value") }
-            switch flag {
-            case "--seconds":
-                guard let seconds = Int(value), (1...3600).contains(seconds) else { throw BenchWaitError("--seconds must be 1…3600") }
-                options.seconds = seconds
-            case "--peer":
-                options.peer = value
-            case "--role":
-                guard let role = Role(rawValue: value) else { throw BenchWaitError("--role must be client, ping or idle") }
-                options.role = role
-            case "--url":
-                guard let url = URL(string: value) else { throw BenchWaitError("--url is not a URL") }
-                options.url = url
-            default:
-                throw BenchWaitError("unknown option \(flag)")
-            }
+        options.seconds = try arguments.integer("seconds", in: 1...3600) ?? options.seconds
+        options.peer = arguments.string("peer") ?? options.peer
+        if let role = arguments.string("role") {
+            guard let parsed = Role(rawValue: role) else { throw .badValue(option: "role", value: role, expected: "client, ping or idle") }
+            options.role = parsed
         }
-        guard (options.role == nil) == (options.url == nil) else { throw BenchWaitError("--role and --url go together") }
+        options.url = try arguments.httpURL("url").flatMap(URL.init(string:))
+        guard (options.role == nil) == (options.url == nil) else { throw .invalid("--role and --url go together.") }
         return options
     }
 

@@ -12,30 +12,19 @@ import Synchronization
 /// application (`FaceSealRelyingParty`) and the authenticator (the SDK, as `faceseal device` runs it) — with real
 /// face images of two people from the set-up cache. Exit 0 only when four requests verified and the impostor was refused.
 enum DemoCommand {
-    static let usage = """
-    usage: faceseal demo [--keep]
+    static let spec = CommandSpec(
+        name: "demo", summary: "Run the whole system on loopback with real face images.", synopsis: "[--keep]",
+        details: """
+        Uses the embedded SQLite default and the photos `make setup` puts in the cache ($FACESEAL_CACHE, default
+        ~/.cache/faceseal): enrols person A from three photos, then public keys, a signature, a decapsulation and a
+        sign-in, each approved with another photo of A, and one signature attempted with person B's photo, which
+        must fail as a face mismatch; then a second device (a laptop) joins, the first approves it with a face scan,
+        and the laptop delivers the same public keys.
+        """,
+        options: [.flag("keep", "keep the temporary data directory (printed at the start)")])
 
-    Runs the whole system on loopback with the embedded SQLite default and real face images from the cache
-    `make setup` fills ($FACESEAL_CACHE, default ~/.cache/faceseal): enrols person A from three photos, then
-    public keys, a signature, a decapsulation and a sign-in, each approved with another photo of A, and one
-    signature attempted with person B's photo, which must fail as a face mismatch; then a second device (a laptop)
-    joins, the first approves it with a face scan, and the laptop delivers the same public keys.
-      --keep   keep the temporary data directory (printed at the start)
-    """
-
-    static func run(_ arguments: [String]) async -> Int32 {
-        var keep = false
-        for argument in arguments {
-            switch argument {
-            case "--keep": keep = true
-            case "--help", "-h":
-                print(usage)
-                return 0
-            default:
-                printError("faceseal demo: unknown option '\(argument)'\n\(usage)")
-                return 64
-            }
-        }
+    static func run(_ parsed: ParsedArguments) async -> Int32 {
+        let keep = parsed.flag("keep")
         let demo = DemoRun()
         let passed = await demo.run(keep: keep)
         return passed ? 0 : 1

@@ -13,182 +13,103 @@ struct DeviceOptions: Equatable {
     /// What to do.
     enum Action: Equatable {
         case enrol(link: String, faces: [String], passwordFile: String?)
-        case inbox(wait: Int)
+        case inbox(wait: Int, take: Bool)
         case approve(link: String?, faces: [String], passwordFile: String?, wait: Int)
         case keys
         case rotate
         case revoke(keyId: String)
         case branding
         case audit(limit: Int)
-        case help
     }
 
     var stateDirectory = "./faceseal-device"
     var presence = Presence.terminal
     var authority: String?
     var deviceName: String?
-    var action = Action.help
-}
-
-/// A command line `faceseal device` cannot run (exit 64).
-enum DeviceArgumentError: Error, Equatable, CustomStringConvertible {
-    case missingSubcommand
-    case unknownSubcommand(String)
-    case unknownFlag(String)
-    case missingValue(String)
-    case badValue(flag: String, value: String, expected: String)
-    case missingOption(String)
-    case conflicting(String, String)
-    case unexpectedArgument(String)
-
-    var description: String {
-        switch self {
-        case .missingSubcommand: "expected a subcommand"
-        case .unknownSubcommand(let name): "unknown subcommand '\(name)'"
-        case .unknownFlag(let flag): "unknown option '\(flag)'"
-        case .missingValue(let flag): "\(flag) needs a value"
-        case .badValue(let flag, let value, let expected): "\(flag) '\(value)': expected \(expected)"
-        case .missingOption(let flag): "\(flag) is required"
-        case .conflicting(let a, let b): "\(a) and \(b) cannot be used together"
-        case .unexpectedArgument(let value): "unexpected argument '\(value)'"
-        }
-    }
+    var action = Action.keys
 }
 
 extension DeviceOptions {
-    static let usage = """
-    usage: faceseal device [--state-dir DIR] [--presence terminal|scripted] [--authority URL] <subcommand> [options]
+    static let spec: CommandSpec = {
+        let link = OptionSpec.value("link", "LINK", "the link text, or @FILE to read it from a file (at most 16 KiB)")
+        let faces = OptionSpec.values("faces", "IMG", "face images: JPEG or PNG photos of one person")
+        let passwordFile = OptionSpec.value("password-file", "F", "the face token's password, from a file")
+        return CommandSpec(
+            name: "device", summary: "The authenticator for Linux, on the FaceSeal SDK.",
+            synopsis: "[--state-dir DIR] [--presence terminal|scripted] [--authority URL] SUBCOMMAND [options]",
+            details: """
+            Its vault and records live in --state-dir (default ./faceseal-device, mode 0700). Every flow state is
+            printed as it changes, one line each. Exit 0 on success, 1 on a refusal, 64 on bad usage.
+            """,
+            options: [
+                .value("state-dir", "DIR", "the device's state directory (default ./faceseal-device)"),
+                .value("presence", "MODE", "terminal (default: asks for the device passphrase, echo off; the first enrolment sets it) or scripted (approves without asking: tests and the demo only)"),
+                .value("authority", "URL", "the authority's http(s) URL (default: learned from the enrolment link)"),
+            ],
+            subcommands: [
+                CommandSpec(name: "enrol", aliases: ["enroll"], summary: "enrol this device from an invitation link and face images",
+                            synopsis: "--link LINK --faces IMG... [--password-file F] [--device-name NAME]",
+                            details: """
+                            A first device seals the face token to the invited user's subject and tenant (named by the
+                            invitation). When the tenant requires liveness, still photos cannot pass its challenge.
+                            """,
+                            options: [link, faces, passwordFile, .value("device-name", "NAME", "how the authority lists this device (default: the host name)")]),
+                CommandSpec(name: "inbox", summary: "show the links waiting for this device (they stay for `approve --next`)",
+                            synopsis: "[--wait S] [--take]",
+                            details: "Links are fetched from the authority's outbox and kept in the state directory until they are approved, taken or expire.",
+                            options: [.value("wait", "S", "long-poll up to S seconds for a link when none is waiting (0…30, default 0)"),
+                                      .flag("take", "remove the links shown from the inbox")]),
+                CommandSpec(name: "approve", summary: "approve a sign-in or a ceremony with face images",
+                            synopsis: "(--link LINK | --next [--wait S]) --faces IMG... [--password-file F]",
+                            details: """
+                            Tries a login flow first, then a ceremony flow. A face mismatch is retried with the same images
+                            until the request's attempts are spent.
+                            """,
+                            options: [link, .flag("next", "the oldest link in the inbox"),
+                                      .value("wait", "S", "with --next: wait up to S seconds for a link (0…30, default 30)"), faces, passwordFile]),
+                CommandSpec(name: "keys", summary: "list the keys this device holds", synopsis: ""),
+                CommandSpec(name: "rotate", summary: "rotate every key (make-before-break)", synopsis: ""),
+                CommandSpec(name: "revoke", summary: "revoke one key", synopsis: "--key ID", options: [.value("key", "ID", "the key id (`faceseal device keys`)")]),
+                CommandSpec(name: "branding", summary: "sync branding and drop keys the authority revoked", synopsis: ""),
+                CommandSpec(name: "audit", summary: "the local activity record", synopsis: "[--limit N]",
+                            options: [.value("limit", "N", "entries, 1…10000 (default 50)")]),
+            ])
+    }()
 
-    The authenticator for Linux, on the FaceSeal SDK. Its vault and records live in --state-dir
-    (default ./faceseal-device, mode 0700). Every flow state is printed as it changes, one line each.
-
-      enrol --link LINK --faces IMG... [--password-file F] [--device-name NAME]
-                 enrol this device from an invitation link with face images (several photos of one person);
-                 a first device seals the token to the invited user's subject and tenant (given by the invitation)
-      inbox [--wait S]          long-polls the outbox (up to S seconds, default 0) and prints each link on a line
-      approve (--link LINK | --next [--wait S]) --faces IMG... [--password-file F]
-                 approves a sign-in or a ceremony (tries a login flow first, then a ceremony flow);
-                 a face mismatch is retried with the same images until the request's attempts are spent
-      keys                      lists the keys this device holds
-      rotate                    rotates every key (make-before-break)
-      revoke --key ID           revokes one key
-      branding                  syncs branding and drops keys the authority revoked
-      audit [--limit N]         the local activity record (default 50)
-
-      --presence terminal|scripted  user presence for the user-present keys. terminal (the default) asks for the
-                                    device passphrase, echo off; the first enrolment has you choose it, and it seals
-                                    the user-present keys. scripted approves without asking anyone, under a fixed
-                                    passphrase: for tests and the demo only (it says so when it runs)
-      --authority URL               the authority (default: learned from the enrolment link)
-      LINK is the link text, or @FILE to read it from a file. Exit 0 on success, 1 on a refusal, 64 on bad usage.
-    """
-
-    /// Parses `faceseal device …` (without the `device` word).
-    static func parse(_ arguments: [String]) throws(DeviceArgumentError) -> DeviceOptions {
+    /// The options of `faceseal device …`, parsed against `spec`.
+    static func parse(_ arguments: ParsedArguments) throws(ArgumentError) -> DeviceOptions {
         var options = DeviceOptions()
-        var subcommand: String?
-        var link: String?
-        var faces: [String] = []
-        var passwordFile: String?
-        var wait: Int?
-        var next = false
-        var keyId: String?
-        var limit: Int?
-        var index = 0
-
-        func value(_ flag: String) throws(DeviceArgumentError) -> String {
-            index += 1
-            guard index < arguments.count, !arguments[index].hasPrefix("--") else { throw .missingValue(flag) }
-            return arguments[index]
+        if let directory = arguments.string("state-dir") {
+            guard !directory.isEmpty else { throw .badValue(option: "state-dir", value: directory, expected: "a path that is not empty") }
+            options.stateDirectory = directory
         }
-        func number(_ flag: String, _ range: ClosedRange<Int>) throws(DeviceArgumentError) -> Int {
-            let text = try value(flag)
-            guard let parsed = Int(text), range.contains(parsed) else {
-                throw .badValue(flag: flag, value: text, expected: "a whole number in \(range.lowerBound)…\(range.upperBound)")
-            }
-            return parsed
+        options.presence = try arguments.choice("presence", Presence.self) ?? options.presence
+        options.authority = try arguments.httpURL("authority")
+        options.deviceName = arguments.string("device-name")
+        let faces = arguments.strings("faces")
+        func requireFaces() throws(ArgumentError) {
+            guard !faces.isEmpty else { throw .missingOption("faces") }
         }
-
-        while index < arguments.count {
-            let argument = arguments[index]
-            switch argument {
-            case "--help", "-h": subcommand = subcommand ?? "help"
-            case "--state-dir": options.stateDirectory = try value(argument)
-            case "--authority": options.authority = try value(argument)
-            case "--device-name": options.deviceName = try value(argument)
-            case "--presence":
-                let text = try value(argument)
-                guard let presence = Presence(rawValue: text) else {
-                    throw .badValue(flag: argument, value: text, expected: "terminal or scripted")
-                }
-                options.presence = presence
-            case "--link": link = try value(argument)
-            case "--faces":
-                _ = try value(argument)
-                faces.append(arguments[index])
-                while index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") {
-                    index += 1
-                    faces.append(arguments[index])
-                }
-            case "--password-file": passwordFile = try value(argument)
-            case "--wait": wait = try number(argument, 0...30)
-            case "--next": next = true
-            case "--key": keyId = try value(argument)
-            case "--limit": limit = try number(argument, 1...10_000)
-            default:
-                if argument.hasPrefix("-") { throw .unknownFlag(argument) }
-                guard subcommand == nil else { throw .unexpectedArgument(argument) }
-                subcommand = argument
-            }
-            index += 1
-        }
-
-        guard let subcommand else { throw .missingSubcommand }
-        let allowed: Set<String>
-        switch subcommand {
-        case "help":
-            options.action = .help
-            return options
-        case "enrol", "enroll":
-            guard let link else { throw .missingOption("--link") }
-            guard !faces.isEmpty else { throw .missingOption("--faces") }
-            options.action = .enrol(link: link, faces: faces, passwordFile: passwordFile)
-            allowed = ["link", "faces", "password"]
+        switch arguments.path[2] {
+        case "enrol":
+            let link = try arguments.required("link")
+            try requireFaces()
+            options.action = .enrol(link: link, faces: faces, passwordFile: arguments.string("password-file"))
         case "inbox":
-            options.action = .inbox(wait: wait ?? 0)
-            allowed = ["wait"]
+            options.action = .inbox(wait: try arguments.integer("wait", in: 0...30) ?? 0, take: arguments.flag("take"))
         case "approve":
-            if link != nil && next { throw .conflicting("--link", "--next") }
-            guard link != nil || next else { throw .missingOption("--link or --next") }
-            guard !faces.isEmpty else { throw .missingOption("--faces") }
-            options.action = .approve(link: link, faces: faces, passwordFile: passwordFile, wait: wait ?? 30)
-            allowed = ["link", "next", "faces", "password", "wait"]
-        case "keys":
-            options.action = .keys
-            allowed = []
-        case "rotate":
-            options.action = .rotate
-            allowed = []
-        case "revoke":
-            guard let keyId else { throw .missingOption("--key") }
-            options.action = .revoke(keyId: keyId)
-            allowed = ["key"]
-        case "branding":
-            options.action = .branding
-            allowed = []
-        case "audit":
-            options.action = .audit(limit: limit ?? 50)
-            allowed = ["limit"]
-        default:
-            throw .unknownSubcommand(subcommand)
-        }
-        // An option that belongs to another subcommand is a mistake worth naming, not something to ignore.
-        let given: [(String, Bool)] = [
-            ("link", link != nil), ("faces", !faces.isEmpty), ("password", passwordFile != nil), ("wait", wait != nil),
-            ("next", next), ("key", keyId != nil), ("limit", limit != nil),
-        ]
-        for (name, present) in given where present && !allowed.contains(name) {
-            throw .unknownFlag("--\(name == "password" ? "password-file" : name) (not an option of `\(subcommand)`)")
+            let link = arguments.string("link")
+            if link != nil && arguments.flag("next") { throw .conflicting("link", "next") }
+            guard link != nil || arguments.flag("next") else { throw .invalid("Give --link LINK or --next.") }
+            if link != nil, arguments.string("wait") != nil { throw .conflicting("link", "wait") }
+            try requireFaces()
+            options.action = .approve(link: link, faces: faces, passwordFile: arguments.string("password-file"),
+                                      wait: try arguments.integer("wait", in: 0...30) ?? 30)
+        case "keys": options.action = .keys
+        case "rotate": options.action = .rotate
+        case "revoke": options.action = .revoke(keyId: try arguments.required("key"))
+        case "branding": options.action = .branding
+        default: options.action = .audit(limit: try arguments.integer("limit", in: 1...10_000) ?? 50)
         }
         return options
     }

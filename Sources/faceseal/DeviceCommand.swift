@@ -4,26 +4,17 @@ import Foundation
 
 /// `faceseal device`: the authenticator for Linux, on the SDK's public API.
 enum DeviceCommand {
-    static func run(_ arguments: [String]) async -> Int32 {
-        let options: DeviceOptions
-        do {
-            options = try DeviceOptions.parse(arguments)
-        } catch {
-            printError("faceseal device: \(error)\n\(DeviceOptions.usage)")
-            return 64
-        }
-        if options.action == .help {
-            print(DeviceOptions.usage)
-            return 0
-        }
+    static let spec = DeviceOptions.spec
+
+    static func run(_ parsed: ParsedArguments) async throws(ArgumentError) -> Int32 {
+        let options = try DeviceOptions.parse(parsed)
         do {
             try await perform(options, say: { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) })
             return 0
         } catch .usage(let text) {
-            printError("faceseal device: \(text)\n\(DeviceOptions.usage)")
-            return 64
+            throw .invalid(text)
         } catch {
-            printError("faceseal device: \(error)")
+            printError("\(parsed.commandName): \(error)")
             return 1
         }
     }
@@ -31,8 +22,6 @@ enum DeviceCommand {
     /// Runs one parsed command, writing every line through `say`.
     static func perform(_ options: DeviceOptions, say: @escaping @Sendable (String) -> Void) async throws(DeviceCommandError) {
         switch options.action {
-        case .help:
-            say(DeviceOptions.usage)
         case .enrol(let linkText, let faces, let passwordFile):
             let link = try readLink(linkText)
             let issuer: String
@@ -51,9 +40,11 @@ enum DeviceCommand {
                 deviceName: options.deviceName, faceEngine: engine, say: say)
             let key = try await session.enrol(link: link, capture: capture, password: password)
             say("enrolled: key \(key.id) for \(key.email) at \(key.appLabel)")
-        case .inbox(let wait):
+        case .inbox(let wait, let take):
             let session = try await open(options, engine: nil, say: say)
-            for link in try await session.pendingLinks(wait: wait) { say(link) }
+            let links = try await session.inbox(wait: wait)
+            for link in links { say(link) }
+            if take { try session.removeFromInbox(links) }
         case .approve(let linkText, let faces, let passwordFile, let wait):
             let password = try passwordFile.map(readPassword)
             try checkReadable(faces)
@@ -66,9 +57,11 @@ enum DeviceCommand {
                 link = try readLink(linkText)
             } else {
                 say("inbox: waiting up to \(wait) s for a link…")
-                guard let first = try await session.pendingLinks(wait: wait).first else {
+                guard let first = try await session.inbox(wait: wait).first else {
                     throw .refused("no link arrived within \(wait) s")
                 }
+                // Taken before the approval: a link that fails is not offered again by the next `--next`.
+                try session.removeFromInbox([first])
                 link = Array(first.utf8)
             }
             switch try await session.approve(link: link, capture: capture, password: password) {

@@ -105,6 +105,40 @@ final class DeviceSession: Sendable {
         }
     }
 
+    /// The inbox: links fetched from the outbox (which hands each out once) and kept in `<state-dir>/inbox`, one a
+    /// line, until they are approved, taken or expire, so `inbox` shows them and a later `approve --next` still finds
+    /// them. Polls the outbox (waiting up to `wait` seconds only when the inbox is empty) and answers every link kept.
+    func inbox(wait: Int, now: Date = Date()) async throws(DeviceCommandError) -> [String] {
+        var links = keptLinks(now: now)
+        for link in try await pendingLinks(wait: links.isEmpty ? wait : 0) where !links.contains(link) { links.append(link) }
+        try keep(links)
+        return links
+    }
+
+    /// Removes `links` from the inbox.
+    func removeFromInbox(_ links: [String], now: Date = Date()) throws(DeviceCommandError) {
+        try keep(keptLinks(now: now).filter { !links.contains($0) })
+    }
+
+    private var inboxFile: URL { directory.appendingPathComponent("inbox") }
+
+    /// The unexpired links of the inbox file (at most 100 of at most the link size each; anything else is dropped).
+    private func keptLinks(now: Date) -> [String] {
+        guard let data = FileManager.default.contents(atPath: inboxFile.path), data.count <= 100 * (LinkLimits.maxBytes + 1) else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").prefix(100).map(String.init).filter { link in
+            guard let claims = try? LinkSignature.parse(Array(link.utf8)).claims else { return false }
+            return claims.exp > Int64(now.timeIntervalSince1970)
+        }
+    }
+
+    private func keep(_ links: [String]) throws(DeviceCommandError) {
+        do {
+            try Data(links.map { $0 + "\n" }.joined().utf8).write(to: inboxFile, options: .atomic)
+        } catch {
+            throw .state("cannot write \(inboxFile.path)")
+        }
+    }
+
     // MARK: Enrolment
 
     /// Runs the registration flow with `link` and the capture; answers the new key.

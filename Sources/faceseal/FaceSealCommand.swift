@@ -1,55 +1,63 @@
 import Foundation
 
-/// Dispatches the first argument to a subcommand; each subcommand lives in its own file.
+/// Parses the whole command line against one tree of `CommandSpec`s and dispatches to the command's file.
 enum FaceSealCommand {
-    static let usage = """
-    usage: faceseal <command> [options]
+    /// The release this binary belongs to (`faceseal --version`).
+    static let version = "0.1.0"
 
-    commands:
-      serve     run the authority
-      admin     the management API from the command line
-      device    the authenticator for Linux
-      rp        a sample application
-      demo      run the whole system on loopback
-      bench     benchmarks against a peer: `bench crypto [--all] [--peer DIR] [--openssl MODULE --python-library LIB]`, `bench face`, `bench auth`, `bench wait`, `bench authority`, `bench chaos`
-    """
+    static let spec = CommandSpec(
+        name: "faceseal", summary: "FaceSeal: an open face-locked public-key infrastructure.", synopsis: "COMMAND [options]",
+        details: """
+        `faceseal --version` prints the version. Every command and subcommand explains itself with --help.
+        Exit status: 0 done, 1 refused or failed, 64 a command line that cannot be run.
+        """,
+        subcommands: [Serve.spec, AdminCommand.spec, DeviceCommand.spec, RPCommand.spec, DemoCommand.spec, BenchCommand.spec])
 
     static func run(_ arguments: [String]) async -> Int32 {
-        guard let command = arguments.first else {
-            printError(usage)
-            return 64
-        }
-        let rest = Array(arguments.dropFirst())
-        switch command {
-        case "help", "--help", "-h":
-            print(usage)
+        if arguments == ["--version"] || arguments == ["version"] {
+            print("faceseal \(version)")
             return 0
-        case "serve":
-            return await Serve.run(rest)
-        case "admin":
-            return await AdminCommand.run(rest)
-        case "bench":
-            switch rest.first {
-            case "crypto": return await BenchCrypto.run(Array(rest.dropFirst()))
-            case "face": return await BenchFace.run(Array(rest.dropFirst()))
-            case "auth": return await BenchAuth.run(Array(rest.dropFirst()))
-            case "wait": return await BenchWait.run(Array(rest.dropFirst()))
-            case "authority": return await BenchAuthority.run(Array(rest.dropFirst()))
-            case "chaos": return await BenchChaos.run(Array(rest.dropFirst()))
-            default:
-                printError("faceseal bench: expected `crypto`, `face`, `auth`, `wait`, `authority` or `chaos`\n\(usage)")
-                return 64
-            }
-        case "rp":
-            return await RPCommand.run(rest)
-        case "device":
-            return await DeviceCommand.run(rest)
-        case "demo":
-            return await DemoCommand.run(rest)
-        default:
-            printError("faceseal: unknown command '\(command)'\n\(usage)")
-            return 64
         }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments.parse(arguments, root: spec)
+        } catch {
+            return usageError(error, command: commandName(arguments))
+        }
+        if parsed.help {
+            print(parsed.helpText(root: spec))
+            return 0
+        }
+        do {
+            switch parsed.path.dropFirst().first {
+            case "serve": return await Serve.run(parsed)
+            case "admin": return await AdminCommand.run(parsed)
+            case "device": return try await DeviceCommand.run(parsed)
+            case "rp": return try await RPCommand.run(parsed)
+            case "demo": return await DemoCommand.run(parsed)
+            default: return try await BenchCommand.run(parsed)
+            }
+        } catch {
+            return usageError(error, command: parsed.commandName)
+        }
+    }
+
+    /// Prints a refused command line and where its help is; exit 64 (EX_USAGE).
+    static func usageError(_ error: ArgumentError, command: String) -> Int32 {
+        printError("\(command): \(error)\nRun `\(command) --help` for usage.")
+        return 64
+    }
+
+    /// The command words of `arguments` as far as they name commands (for a message before parsing succeeded).
+    private static func commandName(_ arguments: [String]) -> String {
+        var current = spec
+        var path = [spec.name]
+        for argument in arguments where !argument.hasPrefix("-") {
+            guard let next = current.subcommand(named: argument) else { break }
+            current = next
+            path.append(next.name)
+        }
+        return path.joined(separator: " ")
     }
 }
 

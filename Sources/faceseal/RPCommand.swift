@@ -2,89 +2,65 @@ import Foundation
 
 /// `faceseal rp`: a sample application built only on `FaceSealRelyingParty`.
 enum RPCommand {
-    static let usage = """
-    usage: faceseal rp serve --issuer URL --client-id ID --client-secret-file PATH [options]
-           faceseal rp request public-keys|sign|decapsulate|login --user EMAIL [--context CTX] --message TEXT [options]
+    static let spec: CommandSpec = {
+        let stateDirectory = OptionSpec.value("state-dir", "DIR", "where control.json and pins.json live (default ./faceseal-rp)")
+        return CommandSpec(
+            name: "rp", summary: "A sample application (relying party) built only on FaceSealRelyingParty, in two processes.",
+            synopsis: "SUBCOMMAND [options]",
+            subcommands: [
+                CommandSpec(
+                    name: "serve", summary: "host the application's endpoints and a local control API",
+                    synopsis: "--issuer URL --client-id ID --client-secret-file PATH [options]",
+                    details: """
+                    Endpoints:
+                      POST <public-url>/faceseal/delivery   the delivery endpoint: register it with the authority
+                                                            (`faceseal admin app update … --delivery-endpoint URL`)
+                      POST <public-url>/faceseal/ping       the ping notification endpoint (--mode ping)
+                      /control/...                          the control API `rp request` talks to (bearer-protected)
+                      GET  <public-url>/                    "Sign in with FaceSeal" in a browser (the code flow with
+                                                            PKCE); register <public-url>/callback as a redirect URI
+                    Once it listens it prints the delivery endpoint and writes <state-dir>/control.json (0600: control
+                    URL and token, delivery and ping URLs); it pins each user's keys per context in <state-dir>/pins.json.
+                    """,
+                    options: [
+                        .value("issuer", "URL", "the authority's issuer (discovery at URL/.well-known/openid-configuration)"),
+                        .value("client-id", "ID", "the application's client id"),
+                        .value("client-secret-file", "PATH", "a file holding the client secret (trailing newline ignored)"),
+                        .value("auth", "METHOD", "post (client_secret_post, default) or basic (client_secret_basic)"),
+                        .value("port", "P", "port to listen on (default 8788; 0 picks one, see control.json)"),
+                        .value("host", "ADDRESS", "address to listen on (default 127.0.0.1)"),
+                        .value("public-url", "URL", "how the authenticator reaches this process (default http://HOST:PORT)"),
+                        .value("mode", "MODE", "how tokens are retrieved: poll (default) or ping"),
+                        stateDirectory,
+                    ]),
+                CommandSpec(
+                    name: "request", summary: "ask the running `rp serve` for a request and print what it verified",
+                    synopsis: "public-keys|sign|decapsulate|login --user EMAIL [--context CTX] --message TEXT [options]",
+                    details: """
+                    Finds `rp serve` through <state-dir>/control.json, starts the request, waits for the user's answer and
+                    prints each check that passed, then `verified: …` (exit 0), or `denied: …` / `expired: …` /
+                    `stale: …` / `failed: …` (exit 1).
+                      public-keys   the user's public keys for the context (pinned on first delivery); ask for them
+                                    before the first `sign`, whose signature is verified with the pinned key
+                      sign          an ML-DSA-65 signature over --data (or --data-file)
+                      decapsulate   a shared secret encapsulated to the pinned ML-KEM-768 key (its SHA-256 is printed)
+                      login         a sign-in (ID token only)
+                    """,
+                    options: [
+                        .value("user", "EMAIL", "the user (login_hint)"),
+                        .value("context", "CTX", "the key context (required except for login)"),
+                        .value("message", "TEXT", "the binding message shown to the user (1–64 printable characters)"),
+                        .value("data", "TEXT", "the message to sign (sign only)"),
+                        .value("data-file", "PATH", "the message to sign, from a file of at most 64 KiB (sign only)"),
+                        .value("timeout", "SECONDS", "give up waiting after this long (1…86400, default 600)"),
+                        stateDirectory,
+                    ],
+                    positionals: ["KIND"]),
+            ])
+    }()
 
-    A sample application (relying party) in two processes:
-
-      serve    hosts the application's endpoints and a local control API, and keeps its state in --state-dir:
-                 POST <public-url>/faceseal/delivery   the delivery endpoint (register it with the authority)
-                 POST <public-url>/faceseal/ping       the ping notification endpoint (--mode ping)
-                 /control/...                          the control API `rp request` talks to (bearer-protected)
-                 GET  <public-url>/                    "Sign in with FaceSeal" in a browser (the code flow with
-                                                       PKCE); register <public-url>/callback as a redirect URI
-               It writes <state-dir>/control.json (0600: control URL and token, delivery and ping URLs) once it
-               listens, and pins each user's keys per context in <state-dir>/pins.json (0600).
-        --issuer URL               the authority's issuer (discovery at URL/.well-known/openid-configuration)
-        --client-id ID             the application's client id
-        --client-secret-file PATH  a file holding the client secret (trailing newline ignored)
-        --auth post|basic          client_secret_post (default) or client_secret_basic
-        --port P                   port to listen on (default 8788; 0 picks one, see control.json)
-        --host ADDRESS             address to listen on (default 127.0.0.1)
-        --public-url URL           how the authenticator reaches this process (default http://HOST:PORT)
-        --mode poll|ping           how tokens are retrieved (default poll)
-        --state-dir DIR            default ./faceseal-rp
-
-      request  asks the running `serve` (found through <state-dir>/control.json) to start a request, waits
-               for the user's answer, and prints each check that passed, one per line, then a final line
-               `verified: …` (exit 0), or `denied: …` / `expired: …` / `stale: …` / `failed: …` (exit 1).
-                 public-keys   the user's public keys for the context (pinned on first delivery)
-                 sign          an ML-DSA-65 signature over --data (or --data-file), verified with the pinned key
-                 decapsulate   a shared secret encapsulated to the pinned ML-KEM-768 key (its SHA-256 is printed)
-                 login         a sign-in (ID token only)
-        --user EMAIL               the user (login_hint)
-        --context CTX              the key context (required except for login)
-        --message TEXT             the binding message shown to the user (1–64 printable characters)
-        --data TEXT | --data-file PATH   the message to sign (sign only)
-        --timeout SECONDS          give up waiting after this long (default 600)
-        --state-dir DIR            default ./faceseal-rp
-    """
-
-    static func run(_ arguments: [String]) async -> Int32 {
-        switch arguments.first {
-        case "serve": return await RPServe.run(Array(arguments.dropFirst()))
-        case "request": return await RPRequest.run(Array(arguments.dropFirst()))
-        case "help", "--help", "-h", nil:
-            print(usage)
-            return arguments.isEmpty ? 64 : 0
-        default:
-            printError("faceseal rp: unknown subcommand '\(arguments[0])'\n\(usage)")
-            return 64
-        }
-    }
-}
-
-/// `--name value` options and positional words, each option at most once.
-struct RPOptions {
-    private(set) var values: [String: String] = [:]
-    private(set) var positional: [String] = []
-
-    struct Failure: Error { var message: String }
-
-    init(_ arguments: [String], known: Set<String>) throws(Failure) {
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument.hasPrefix("--") {
-                let name = String(argument.dropFirst(2))
-                guard known.contains(name) else { throw Failure(message: "unknown option \(argument)") }
-                guard index + 1 < arguments.count else { throw Failure(message: "\(argument) needs a value") }
-                guard values[name] == nil else { throw Failure(message: "\(argument) given twice") }
-                values[name] = arguments[index + 1]
-                index += 2
-            } else {
-                positional.append(argument)
-                index += 1
-            }
-        }
-    }
-
-    subscript(name: String) -> String? { values[name] }
-
-    func required(_ name: String) throws(Failure) -> String {
-        guard let value = values[name], !value.isEmpty else { throw Failure(message: "--\(name) is required") }
-        return value
+    static func run(_ parsed: ParsedArguments) async throws(ArgumentError) -> Int32 {
+        parsed.path[2] == "serve" ? try await RPServe.run(parsed) : try await RPRequest.run(parsed)
     }
 }
 

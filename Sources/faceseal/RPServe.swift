@@ -8,49 +8,59 @@ import Synchronization
 /// `faceseal rp serve`: the sample application's process — delivery and ping endpoints, a control API, and a web page
 /// with "Sign in with FaceSeal" (`RPWeb`).
 enum RPServe {
-    static let known: Set<String> = ["issuer", "client-id", "client-secret-file", "auth", "port", "host", "public-url", "mode", "state-dir"]
-
-    static func run(_ arguments: [String]) async -> Int32 {
+    static func run(_ options: ParsedArguments) async throws(ArgumentError) -> Int32 {
+        let configuration = try configuration(options)
         do {
-            return try await serve(RPOptions(arguments, known: known))
-        } catch let failure as RPOptions.Failure {
-            printError("faceseal rp serve: \(failure.message)\n\(RPCommand.usage)")
-            return 64
+            return try await serve(configuration)
+        } catch let error as ArgumentError {
+            throw error
         } catch {
             printError("faceseal rp serve: \(error)")
             return 1
         }
     }
 
-    private static func serve(_ options: RPOptions) async throws -> Int32 {
-        guard options.positional.isEmpty else { throw RPOptions.Failure(message: "unexpected \(options.positional[0])") }
-        guard let issuer = URL(string: try options.required("issuer")), issuer.scheme != nil else {
-            throw RPOptions.Failure(message: "--issuer must be a URL")
-        }
-        let clientID = try options.required("client-id")
-        let secretPath = try options.required("client-secret-file")
+    /// What the command line asks for, checked before anything starts.
+    private struct Settings {
+        var issuer: URL
+        var clientID: String
+        var secretPath: String
+        var authentication: String
+        var mode: TokenDeliveryMode
+        var port: Int
+        var host: String
+        var publicURL: String?
+        var stateDirectory: String
+    }
+
+    private static func configuration(_ options: ParsedArguments) throws(ArgumentError) -> Settings {
+        guard let issuer = try options.httpURL("issuer").flatMap(URL.init(string:)) else { throw .missingOption("issuer") }
+        let authentication = options.string("auth") ?? "post"
+        guard ["post", "basic"].contains(authentication) else { throw .badValue(option: "auth", value: authentication, expected: "post or basic") }
+        return Settings(issuer: issuer, clientID: try options.required("client-id"), secretPath: try options.required("client-secret-file"),
+                        authentication: authentication, mode: try options.choice("mode", TokenDeliveryMode.self) ?? .poll,
+                        port: try options.integer("port", in: 0...65_535) ?? 8788, host: options.string("host") ?? "127.0.0.1",
+                        publicURL: try options.httpURL("public-url"), stateDirectory: options.string("state-dir") ?? "faceseal-rp")
+    }
+
+    private static func serve(_ settings: Settings) async throws -> Int32 {
+        let issuer = settings.issuer
+        let clientID = settings.clientID
+        let secretPath = settings.secretPath
         guard let secretData = FileManager.default.contents(atPath: secretPath), secretData.count <= 4096 else {
-            throw RPOptions.Failure(message: "cannot read the client secret from \(secretPath)")
+            throw ArgumentError.invalid("Cannot read the client secret from \(secretPath) (at most 4 KiB).")
         }
         var secret = Array(secretData)
         while let last = secret.last, last == 0x0A || last == 0x0D { secret.removeLast() }
-        guard !secret.isEmpty else { throw RPOptions.Failure(message: "\(secretPath) is empty") }
+        guard !secret.isEmpty else { throw ArgumentError.invalid("The client secret file \(secretPath) is empty.") }
         let secretBytes = SecretBytes(secret)
         secureZero(&secret)
-        let authentication: ClientAuthentication
-        switch options["auth"] ?? "post" {
-        case "basic": authentication = .clientSecretBasic(secret: secretBytes)
-        case "post": authentication = .clientSecretPost(secret: secretBytes)
-        default: throw RPOptions.Failure(message: "--auth must be basic or post")
-        }
-        guard let mode = TokenDeliveryMode(rawValue: options["mode"] ?? "poll") else {
-            throw RPOptions.Failure(message: "--mode must be poll or ping")
-        }
-        guard let port = Int(options["port"] ?? "8788"), (0...65535).contains(port) else {
-            throw RPOptions.Failure(message: "--port must be 0–65535")
-        }
-        let host = options["host"] ?? "127.0.0.1"
-        let stateDirectory = options["state-dir"] ?? "faceseal-rp"
+        let authentication: ClientAuthentication = settings.authentication == "basic"
+            ? .clientSecretBasic(secret: secretBytes) : .clientSecretPost(secret: secretBytes)
+        let mode = settings.mode
+        let port = settings.port
+        let host = settings.host
+        let stateDirectory = settings.stateDirectory
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let pins = try FileKeyPinStore(url: URL(fileURLWithPath: stateDirectory).appendingPathComponent("pins.json"))
@@ -106,9 +116,9 @@ enum RPServe {
 
         let server = HTTPServer(configuration: .init(host: host, port: port, maxBodySize: DeliveryVerifier.maxEnvelopeBytes), router: router)
         try server.start()
-        guard let bound = server.port else { throw RPOptions.Failure(message: "the server did not bind") }
+        guard let bound = server.port else { throw RPServeError.notBound }
         let local = "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)"
-        let publicURL = options["public-url"].map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? local
+        let publicURL = settings.publicURL ?? local
         let page = RPWeb(rp: rp, publicURL: publicURL)
         var webRouter = Router()
         page.mount(on: &webRouter)
@@ -185,12 +195,25 @@ enum RPServe {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp")
         try? FileManager.default.removeItem(at: temporary)
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            throw RPOptions.Failure(message: "cannot write \(temporary.path)")
+            throw RPServeError.cannotWrite(temporary.path)
         }
         let handle = try FileHandle(forWritingTo: temporary)
         try handle.write(contentsOf: data)
         try handle.close()
-        guard rename(temporary.path, url.path) == 0 else { throw RPOptions.Failure(message: "cannot write \(url.path)") }
+        guard rename(temporary.path, url.path) == 0 else { throw RPServeError.cannotWrite(url.path) }
+    }
+}
+
+/// Why `faceseal rp serve` stopped.
+enum RPServeError: Error, CustomStringConvertible {
+    case notBound
+    case cannotWrite(String)
+
+    var description: String {
+        switch self {
+        case .notBound: "The server did not bind its port."
+        case .cannotWrite(let path): "Cannot write \(path)."
+        }
     }
 }
 

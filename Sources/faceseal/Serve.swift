@@ -9,172 +9,60 @@ import Glibc
 
 /// `faceseal serve`: runs the authority until SIGINT or SIGTERM.
 enum Serve {
-    static let usage = """
-    usage: faceseal serve [--data-dir DIR] [--database postgres://…] [--host ADDRESS] [--port N]
-                          [--master-key-file PATH] [--issuer URL] [--max-connections-per-address N]
-                          [--request-head-timeout SECONDS] [--client-auth-failures N/SECONDS]
-                          [--device-signature-failures N/SECONDS] [--pending-requests-per-user N]
-                          [--admin-port N] [--log-format text|json] [--log-level debug|info|warn|error]
+    static let spec = CommandSpec(
+        name: "serve", summary: "Run the authority until SIGINT or SIGTERM.",
+        details: """
+        Every setting can also come from a configuration file (--config FILE: `key = value` lines, the keys being the
+        option names, e.g. `port = 8080`; see deploy/faceseal.conf) or from an environment variable FACESEAL_<KEY>
+        (e.g. FACESEAL_PORT=8080, FACESEAL_DATA_DIR=/var/lib/faceseal). A flag wins over the environment, the
+        environment over the file. --print-config shows the effective configuration (a database password is
+        never shown) and exits.
+        """,
+        options: [
+            .value("config", "FILE", "read settings from FILE (also FACESEAL_CONFIG)"),
+            .flag("print-config", "print the effective configuration and where each value came from, then exit"),
+        ] + ServeConfiguration.settings.map { .value($0.name, $0.valueName, $0.help) })
 
-      --data-dir DIR          where the SQLite database, the generated master key and the admin key live
-                              (default ./faceseal-data, created with mode 0700)
-      --database URL          postgres://… to keep everything in PostgreSQL instead of SQLite
-      --host ADDRESS          numeric address to listen on (default 127.0.0.1)
-      --port N                TCP port, 0 for an ephemeral one (default 8080)
-      --master-key-file PATH  32 raw bytes, readable by its owner only (default: <data-dir>/master-key,
-                              generated on first start); every process sharing a PostgreSQL database
-                              must be given the same key
-      --issuer URL            the public base URL (default http://HOST:PORT)
-      --max-connections-per-address N
-                              connections one IP address may hold open (default 128, 0: no limit; behind a
-                              reverse proxy every connection comes from the proxy: raise it or use 0)
-      --request-head-timeout SECONDS
-                              time a connection has to send a complete request head (default 10)
-      --client-auth-failures N/SECONDS
-                              failed client authentications per client id before 429 (default 20/60, 0 off)
-      --device-signature-failures N/SECONDS
-                              failed device signatures per key id before rate_limited (default 20/60, 0 off)
-      --pending-requests-per-user N
-                              pending requests per user and application (default 5, 0 off)
-      --admin-port N          also serve /healthz, /readyz and /metrics (no credentials) on 127.0.0.1:N;
-                              /metrics on the public port needs an administrator API key
-      --log-format FORMAT     text (default) or json: one event per line, each with its request id
-      --log-level LEVEL       debug, info (default), warn or error
-    """
-
-    /// The parsed command line.
-    struct Options: Equatable {
-        var dataDirectory = "./faceseal-data"
-        var database: String?
-        var host = "127.0.0.1"
-        var port = 8080
-        var masterKeyFile: String?
-        var issuer: String?
-        var maxConnectionsPerAddress = HTTPServer.Configuration().perAddressConnectionLimit
-        var requestHeadTimeout = Int(HTTPServer.Configuration().requestHeadTimeout.components.seconds)
-        var rateLimits = RateLimits()
-        var adminPort: Int?
-        var logFormat = EventLog.Format.text
-        var logLevel = EventLog.Level.info
-    }
-
-    /// A command line that cannot be run.
-    enum ArgumentError: Error, Equatable, CustomStringConvertible {
-        case unknownFlag(String)
-        case missingValue(String)
-        case badPort(String)
-        case badValue(flag: String, reason: String)
-
-        var description: String {
-            switch self {
-            case .unknownFlag(let flag): "unknown option '\(flag)'"
-            case .missingValue(let flag): "option \(flag) needs a value"
-            case .badPort(let value): "--port must be a number from 0 to 65535, got '\(value)'"
-            case .badValue(let flag, let reason): "\(flag): \(reason)"
-            }
+    /// The configuration from the file (`--config` or `FACESEAL_CONFIG`), the environment and the flags.
+    static func configuration(_ parsed: ParsedArguments, environment: [String: String]) throws(ServeCommandError)
+        -> (ServeConfiguration, [String: ServeConfiguration.Source]) {
+        var file: (path: String, entries: [ServeConfiguration.FileEntry])?
+        if let path = parsed.string("config") ?? environment["FACESEAL_CONFIG"] {
+            let text = try readConfigurationFile(path)
+            do { file = (path, try ServeConfiguration.parseFile(text, path: path)) } catch { throw .configuration(error) }
         }
-    }
-
-    /// Parses `--flag value` and `--flag=value` forms.
-    static func parse(_ arguments: [String]) throws(ArgumentError) -> Options {
-        var options = Options()
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            var flag = argument
-            var inlineValue: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                flag = String(argument[..<equals])
-                inlineValue = String(argument[argument.index(after: equals)...])
-            }
-            func value() throws(ArgumentError) -> String {
-                if let inlineValue { return inlineValue }
-                guard index < arguments.count, !arguments[index].hasPrefix("--") else { throw .missingValue(flag) }
-                index += 1
-                return arguments[index - 1]
-            }
-            switch flag {
-            case "--data-dir":
-                let directory = try value()
-                guard !directory.isEmpty else { throw .badValue(flag: flag, reason: "empty path") }
-                options.dataDirectory = directory
-            case "--database":
-                let url = try value()
-                guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-                    throw .badValue(flag: flag, reason: "expected a postgres:// URL (SQLite is the default, under --data-dir)")
-                }
-                options.database = url
-            case "--host":
-                let host = try value()
-                guard !host.isEmpty else { throw .badValue(flag: flag, reason: "empty address") }
-                options.host = host
-            case "--port":
-                let text = try value()
-                guard let port = Int(text), (0...65_535).contains(port) else { throw .badPort(text) }
-                options.port = port
-            case "--master-key-file":
-                let path = try value()
-                guard !path.isEmpty else { throw .badValue(flag: flag, reason: "empty path") }
-                options.masterKeyFile = path
-            case "--issuer":
-                let issuer = try value()
-                guard let url = URL(string: issuer), url.scheme == "https" || url.scheme == "http", url.host != nil else {
-                    throw .badValue(flag: flag, reason: "expected an http(s) URL")
-                }
-                options.issuer = issuer
-            case "--max-connections-per-address":
-                options.maxConnectionsPerAddress = try count(try value(), flag: flag, in: 0...65_536)
-            case "--request-head-timeout":
-                options.requestHeadTimeout = try count(try value(), flag: flag, in: 1...3_600)
-            case "--client-auth-failures":
-                options.rateLimits.clientAuthenticationFailures = try failureLimit(try value(), flag: flag)
-            case "--device-signature-failures":
-                options.rateLimits.deviceSignatureFailures = try failureLimit(try value(), flag: flag)
-            case "--pending-requests-per-user":
-                options.rateLimits.pendingRequestsPerUser = try count(try value(), flag: flag, in: 0...1_000)
-            case "--admin-port":
-                options.adminPort = try count(try value(), flag: flag, in: 0...65_535)
-            case "--log-format":
-                guard let format = EventLog.Format(rawValue: try value()) else { throw .badValue(flag: flag, reason: "expected text or json") }
-                options.logFormat = format
-            case "--log-level":
-                guard let level = EventLog.Level(rawValue: try value()) else {
-                    throw .badValue(flag: flag, reason: "expected debug, info, warn or error")
-                }
-                options.logLevel = level
-            default:
-                throw .unknownFlag(argument)
-            }
-        }
-        return options
-    }
-
-    private static func count(_ text: String, flag: String, in range: ClosedRange<Int>) throws(ArgumentError) -> Int {
-        guard text.utf8.count <= 6, let number = Int(text), range.contains(number) else {
-            throw .badValue(flag: flag, reason: "expected a number from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return number
-    }
-
-    /// `N/SECONDS`: at most N failures per window of SECONDS (N = 0 switches the limit off).
-    private static func failureLimit(_ text: String, flag: String) throws(ArgumentError) -> RateLimits.FailureLimit {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 2 else { throw .badValue(flag: flag, reason: "expected N/SECONDS, e.g. 20/60") }
-        return RateLimits.FailureLimit(limit: try count(parts[0], flag: flag, in: 0...100_000),
-                                       window: try count(parts[1], flag: flag, in: 1...86_400))
-    }
-
-    static func run(_ arguments: [String]) async -> Int32 {
-        if arguments.contains("--help") || arguments.contains("-h") {
-            print(usage)
-            return 0
-        }
-        let options: Options
+        var flags: [String: String] = [:]
+        for setting in ServeConfiguration.settings { flags[setting.name] = parsed.string(setting.name) }
         do {
-            options = try parse(arguments)
+            return try ServeConfiguration.resolve(file: file, environment: environment, flags: flags)
         } catch {
-            printError("faceseal serve: \(error)\n\(usage)")
+            throw .configuration(error)
+        }
+    }
+
+    /// The file's text: a regular file of at most the format's limit, UTF-8.
+    private static func readConfigurationFile(_ path: String) throws(ServeCommandError) -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw .cannotRead(path) }
+        defer { try? handle.close() }
+        guard let data = try? handle.read(upToCount: ServeConfiguration.maxFileBytes + 1) ?? Data() else { throw .cannotRead(path) }
+        guard data.count <= ServeConfiguration.maxFileBytes else {
+            throw .configuration(.fileTooLarge(path: path, limit: ServeConfiguration.maxFileBytes))
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw .notUTF8(path) }
+        return text
+    }
+
+    static func run(_ parsed: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) async -> Int32 {
+        let options: ServeConfiguration
+        do {
+            let (configuration, sources) = try configuration(parsed, environment: environment)
+            if parsed.flag("print-config") {
+                print(configuration.rendered(sources: sources))
+                return 0
+            }
+            options = configuration
+        } catch {
+            printError("faceseal serve: \(error)")
             return 64
         }
         do {
@@ -186,7 +74,7 @@ enum Serve {
         }
     }
 
-    private static func serve(_ options: Options) async throws {
+    private static func serve(_ options: ServeConfiguration) async throws {
         // Before anything is announced: a supervisor may signal as soon as it reads the URL.
         let termination = TerminationSignal()
         // Everything this process creates — the data directory, the database and its journals, keys — is its owner's
@@ -272,18 +160,34 @@ enum Serve {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
-    /// Writes `text` to a new file readable by its owner only (an existing file is replaced).
-    private static func writeSecretFile(_ text: String, to path: String) throws {
-        unlink(path)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ServeError.cannotWrite(path) }
-        defer { close(descriptor) }
-        let bytes = Array((text + "\n").utf8)
-        guard write(descriptor, bytes, bytes.count) == bytes.count else { throw ServeError.cannotWrite(path) }
+}
+
+/// A configuration `faceseal serve` cannot start with (exit 64).
+enum ServeCommandError: Error, CustomStringConvertible {
+    case cannotRead(String)
+    case notUTF8(String)
+    case configuration(ServeConfigurationError)
+
+    var description: String {
+        switch self {
+        case .cannotRead(let path): "Cannot read the configuration file \(path)."
+        case .notUTF8(let path): "The configuration file \(path) is not UTF-8 text."
+        case .configuration(let error): error.description
+        }
     }
 }
 
-/// Why `faceseal serve` stopped.
+/// Writes `text` and a newline to a new file readable by its owner only (an existing file is replaced).
+func writeSecretFile(_ text: String, to path: String) throws(ServeError) {
+    unlink(path)
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { throw .cannotWrite(path) }
+    defer { close(descriptor) }
+    let bytes = Array((text + "\n").utf8)
+    guard write(descriptor, bytes, bytes.count) == bytes.count else { throw .cannotWrite(path) }
+}
+
+/// Why `faceseal serve` stopped, or a secret file could not be written.
 enum ServeError: Error, CustomStringConvertible {
     case cannotWrite(String)
     case notADirectory(String)

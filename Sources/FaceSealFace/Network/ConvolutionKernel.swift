@@ -1,5 +1,3 @@
-import COpenBLAS
-
 /// A convolution with the following per-channel affine layer folded into its weights and bias,
 /// and optionally the ReLU after it: one im2col + `cblas_sgemm` per band of output rows, then one
 /// pass that adds the bias and clamps.
@@ -65,7 +63,7 @@ struct ConvolutionKernel: Sendable {
     /// `input.channels == channels` and the size.
     ///
     /// The work is split between the cores, each worker running its own im2col + GEMM with OpenBLAS
-    /// single-threaded (`BLASThreading`), so the im2col and bias passes run in parallel too and no BLAS
+    /// single-threaded (`BLAS`), so the im2col and bias passes run in parallel too and no BLAS
     /// thread spins waiting for the next call. A layer with more filters than output positions (the
     /// ResNet's deep levels, where the weights are most of the data) splits its filters, so that each
     /// worker packs only its share of the weights; the others split their output rows.
@@ -159,11 +157,8 @@ struct ConvolutionKernel: Sendable {
                           into output: UnsafeMutablePointer<Float>, stride: Int) {
         let patch = patchSize
         weights.withUnsafeBufferPointer { weightBuffer in
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
-                        Int32(range.count), Int32(count), Int32(patch),
-                        1, weightBuffer.baseAddress! + range.lowerBound * patch, Int32(patch),
-                        columns, Int32(count),
-                        0, output + range.lowerBound * stride, Int32(stride))
+            BLAS.multiply(m: range.count, n: count, k: patch, a: weightBuffer.baseAddress! + range.lowerBound * patch, lda: patch,
+                          b: columns, ldb: count, c: output + range.lowerBound * stride, ldc: stride)
         }
     }
 

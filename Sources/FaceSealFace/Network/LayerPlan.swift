@@ -1,5 +1,3 @@
-import COpenBLAS
-
 /// A DNN file's layers compiled for inference: convolutions with their affine and ReLU fused, and
 /// the residual wiring of dlib's ResNet definitions made explicit.
 ///
@@ -28,7 +26,7 @@ struct LayerPlan: Sendable {
     /// Compiles `layers` for an input with `channels` channels, checking that every layer fits the
     /// one before it.
     init(layers: [DlibLayer], inputChannels: Int) throws {
-        BLASThreading.ensureSingleThreaded()
+        BLAS.configure()
         var steps: [Step] = []
         var index = 0
         var channels = inputChannels
@@ -173,9 +171,8 @@ struct LayerPlan: Sendable {
                     x.values.withUnsafeBufferPointer { inputs in
                         output.withUnsafeMutableBufferPointer { out in
                             // W is (inputs × outputs) row-major, so y = Wᵀ·x.
-                            cblas_sgemv(CblasRowMajor, CblasTrans, Int32(fc.inputs), Int32(fc.outputs),
-                                        1, weights.baseAddress!, Int32(fc.outputs),
-                                        inputs.baseAddress!, 1, 1, out.baseAddress!, 1)
+                            BLAS.addTransposedProduct(rows: fc.inputs, cols: fc.outputs, a: weights.baseAddress!,
+                                                      x: inputs.baseAddress!, y: out.baseAddress!)
                         }
                     }
                 }

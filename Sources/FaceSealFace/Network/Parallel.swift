@@ -1,4 +1,3 @@
-import COpenBLAS
 import Dispatch
 import Foundation
 
@@ -22,23 +21,5 @@ enum Parallel {
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             body(worker, (count * worker / workers)..<(count * (worker + 1) / workers))
         }
-    }
-}
-
-/// OpenBLAS runs single-threaded: the networks split their work between the cores themselves
-/// (`Parallel`), and OpenBLAS's own threads would otherwise spin between the many small calls.
-/// FaceSeal's executables load OpenBLAS's single-threaded build (the run path in Package.swift), which starts no
-/// worker threads; this call covers a host that loads the threaded one. Process-wide; the face engine is the only
-/// BLAS user in the process.
-enum BLASThreading {
-    /// OpenBLAS's thread count before the engine first set it: 1 with the single-threaded build.
-    static let threadsAtLoad: Int = {
-        let threads = Int(openblas_get_num_threads())
-        openblas_set_num_threads(1)
-        return threads
-    }()
-
-    static func ensureSingleThreaded() {
-        _ = threadsAtLoad
     }
 }
