@@ -13,6 +13,7 @@
 // socket of the first one whose deadline passed; libmicrohttpd then sees end of file and closes the connection.
 // The node lives in the connection's socket context from NOTIFY_STARTED to NOTIFY_CLOSED, and libmicrohttpd calls
 // NOTIFY_CLOSED before it closes the socket: under the lock, a node's fd is always still that connection's.
+// With a manual clock (tests) there is no thread: time moves only by `fs_mhd_head_clock_advance`, which sweeps.
 struct fs_mhd_head_node {
     struct fs_mhd_head_watch *watch;
     struct fs_mhd_head_node *prev;
@@ -28,8 +29,12 @@ struct fs_mhd_head_watch {
     pthread_t thread;
     struct fs_mhd_head_node *first;
     struct fs_mhd_head_node *last;
+    pthread_cond_t changed;
     uint64_t timeout_ms;
     uint64_t timed_out;
+    uint64_t armed_count;
+    uint64_t manual_now_ms;
+    int manual;
     int stopping;
 };
 
@@ -39,9 +44,14 @@ static uint64_t fs_monotonic_ms(void) {
     return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
 }
 
-// Both under the watch's lock.
+// All under the watch's lock.
+static uint64_t fs_head_now(const struct fs_mhd_head_watch *watch) {
+    return watch->manual ? watch->manual_now_ms : fs_monotonic_ms();
+}
+
 static void fs_head_unlink(struct fs_mhd_head_watch *watch, struct fs_mhd_head_node *node) {
     if (!node->armed) return;
+    watch->armed_count--;
     if (node->prev != NULL) node->prev->next = node->next; else watch->first = node->next;
     if (node->next != NULL) node->next->prev = node->prev; else watch->last = node->prev;
     node->prev = node->next = NULL;
@@ -50,25 +60,31 @@ static void fs_head_unlink(struct fs_mhd_head_watch *watch, struct fs_mhd_head_n
 
 static void fs_head_arm(struct fs_mhd_head_watch *watch, struct fs_mhd_head_node *node) {
     fs_head_unlink(watch, node);
-    node->deadline_ms = fs_monotonic_ms() + watch->timeout_ms;
+    node->deadline_ms = fs_head_now(watch) + watch->timeout_ms;
     node->prev = watch->last;
     if (watch->last != NULL) watch->last->next = node; else watch->first = node;
     watch->last = node;
     node->armed = 1;
+    watch->armed_count++;
     if (watch->first == node) pthread_cond_signal(&watch->wake);
+    pthread_cond_broadcast(&watch->changed);
+}
+
+static void fs_head_sweep(struct fs_mhd_head_watch *watch) {
+    uint64_t now = fs_head_now(watch);
+    while (watch->first != NULL && watch->first->deadline_ms <= now) {
+        struct fs_mhd_head_node *node = watch->first;
+        fs_head_unlink(watch, node);
+        shutdown(node->fd, SHUT_RDWR);
+        watch->timed_out++;
+    }
 }
 
 static void *fs_head_watch_run(void *argument) {
     struct fs_mhd_head_watch *watch = argument;
     pthread_mutex_lock(&watch->lock);
     while (!watch->stopping) {
-        uint64_t now = fs_monotonic_ms();
-        while (watch->first != NULL && watch->first->deadline_ms <= now) {
-            struct fs_mhd_head_node *node = watch->first;
-            fs_head_unlink(watch, node);
-            shutdown(node->fd, SHUT_RDWR);
-            watch->timed_out++;
-        }
+        fs_head_sweep(watch);
         if (watch->first == NULL) {
             pthread_cond_wait(&watch->wake, &watch->lock);
         } else {
@@ -81,7 +97,14 @@ static void *fs_head_watch_run(void *argument) {
     return NULL;
 }
 
-static struct fs_mhd_head_watch *fs_head_watch_new(unsigned int timeout_seconds) {
+static void fs_head_watch_destroy(struct fs_mhd_head_watch *watch) {
+    pthread_cond_destroy(&watch->changed);
+    pthread_cond_destroy(&watch->wake);
+    pthread_mutex_destroy(&watch->lock);
+    free(watch);
+}
+
+static struct fs_mhd_head_watch *fs_head_watch_new(unsigned int timeout_seconds, int manual_clock) {
     struct fs_mhd_head_watch *watch = calloc(1, sizeof *watch);
     if (watch == NULL) return NULL;
     pthread_condattr_t attributes;
@@ -89,12 +112,12 @@ static struct fs_mhd_head_watch *fs_head_watch_new(unsigned int timeout_seconds)
     pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
     pthread_mutex_init(&watch->lock, NULL);
     pthread_cond_init(&watch->wake, &attributes);
+    pthread_cond_init(&watch->changed, &attributes);
     pthread_condattr_destroy(&attributes);
     watch->timeout_ms = (uint64_t)timeout_seconds * 1000;
-    if (pthread_create(&watch->thread, NULL, fs_head_watch_run, watch) != 0) {
-        pthread_cond_destroy(&watch->wake);
-        pthread_mutex_destroy(&watch->lock);
-        free(watch);
+    watch->manual = manual_clock != 0;
+    if (!watch->manual && pthread_create(&watch->thread, NULL, fs_head_watch_run, watch) != 0) {
+        fs_head_watch_destroy(watch);
         return NULL;
     }
     return watch;
@@ -102,14 +125,14 @@ static struct fs_mhd_head_watch *fs_head_watch_new(unsigned int timeout_seconds)
 
 static void fs_head_watch_free(struct fs_mhd_head_watch *watch) {
     if (watch == NULL) return;
-    pthread_mutex_lock(&watch->lock);
-    watch->stopping = 1;
-    pthread_cond_signal(&watch->wake);
-    pthread_mutex_unlock(&watch->lock);
-    pthread_join(watch->thread, NULL);
-    pthread_cond_destroy(&watch->wake);
-    pthread_mutex_destroy(&watch->lock);
-    free(watch);
+    if (!watch->manual) {
+        pthread_mutex_lock(&watch->lock);
+        watch->stopping = 1;
+        pthread_cond_signal(&watch->wake);
+        pthread_mutex_unlock(&watch->lock);
+        pthread_join(watch->thread, NULL);
+    }
+    fs_head_watch_destroy(watch);
 }
 
 static void fs_head_notify(void *cls, struct MHD_Connection *connection, void **socket_context,
@@ -165,6 +188,26 @@ uint64_t fs_mhd_heads_timed_out(struct fs_mhd_head_watch *watch) {
     return count;
 }
 
+void fs_mhd_head_clock_advance(struct fs_mhd_head_watch *watch, uint64_t milliseconds) {
+    if (watch == NULL || !watch->manual) return;
+    pthread_mutex_lock(&watch->lock);
+    watch->manual_now_ms += milliseconds;
+    fs_head_sweep(watch);
+    pthread_mutex_unlock(&watch->lock);
+}
+
+int fs_mhd_heads_await_watched(struct fs_mhd_head_watch *watch, uint64_t count, unsigned int bound_ms) {
+    if (watch == NULL) return 0;
+    uint64_t until_ms = fs_monotonic_ms() + bound_ms;
+    struct timespec until = { (time_t)(until_ms / 1000), (long)(until_ms % 1000) * 1000000 };
+    pthread_mutex_lock(&watch->lock);
+    int result = 0;
+    while (watch->armed_count < count && result == 0) result = pthread_cond_timedwait(&watch->changed, &watch->lock, &until);
+    int reached = watch->armed_count >= count;
+    pthread_mutex_unlock(&watch->lock);
+    return reached;
+}
+
 void fs_mhd_stop(struct MHD_Daemon *daemon, struct fs_mhd_head_watch *watch) {
     MHD_stop_daemon(daemon);
     fs_head_watch_free(watch);
@@ -202,7 +245,7 @@ struct MHD_Daemon *fs_mhd_start(const struct fs_mhd_settings *settings,
     *watch_out = NULL;
     struct fs_mhd_head_watch *watch = NULL;
     if (settings->request_head_timeout_seconds > 0) {
-        watch = fs_head_watch_new(settings->request_head_timeout_seconds);
+        watch = fs_head_watch_new(settings->request_head_timeout_seconds, settings->request_head_manual_clock);
         if (watch == NULL) {
             *error_out = FS_MHD_START_FAILED;
             return NULL;

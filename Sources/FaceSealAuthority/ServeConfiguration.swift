@@ -101,14 +101,14 @@ public struct ServeConfiguration: Sendable, Equatable {
         Setting(name: "request-head-timeout", valueName: "SECONDS", help: "time a connection has to send a complete request head (default 10)",
                 apply: { configuration, value throws(ServeConfigurationError.Reason) in configuration.requestHeadTimeout = try number(value, 1...3_600) },
                 show: { String($0.requestHeadTimeout) }),
-        Setting(name: "client-auth-failures", valueName: "N/SECONDS",
-                help: "failed client authentications per client id before 429 (default 20/60, 0/… off)",
+        Setting(name: "client-auth-failures", valueName: "N/SECONDS[/TOTAL]",
+                help: "failed client authentications per client id and source address before 429, TOTAL from all sources (default 20/60/200, 0/… off); a valid credential from an address that has not failed always passes",
                 apply: { configuration, value throws(ServeConfigurationError.Reason) in
                     configuration.rateLimits.clientAuthenticationFailures = try failureLimit(value)
                 },
                 show: { show($0.rateLimits.clientAuthenticationFailures) }),
-        Setting(name: "device-signature-failures", valueName: "N/SECONDS",
-                help: "failed device signatures per key id before rate_limited (default 20/60, 0/… off)",
+        Setting(name: "device-signature-failures", valueName: "N/SECONDS[/TOTAL]",
+                help: "failed device signatures per key id and source address before rate_limited, TOTAL from all sources (default 20/60/200, 0/… off)",
                 apply: { configuration, value throws(ServeConfigurationError.Reason) in
                     configuration.rateLimits.deviceSignatureFailures = try failureLimit(value)
                 },
@@ -118,6 +118,17 @@ public struct ServeConfiguration: Sendable, Equatable {
                     configuration.rateLimits.pendingRequestsPerUser = try number(value, 0...1_000)
                 },
                 show: { String($0.rateLimits.pendingRequestsPerUser) }),
+        Setting(name: "trusted-proxies", valueName: "ADDRESS[,ADDRESS…]",
+                help: "reverse proxies whose X-Forwarded-For names a request's source address for the rate limits (default none: the connection's peer)",
+                apply: { configuration, value throws(ServeConfigurationError.Reason) in
+                    let entries = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                    let addresses = entries.count <= 64 ? entries.compactMap { IPAddress($0) } : []
+                    guard !entries.isEmpty, addresses.count == entries.count else {
+                        throw .expected("up to 64 numeric IP addresses separated by commas, e.g. 10.0.0.1,10.0.0.2")
+                    }
+                    configuration.rateLimits.trustedProxies = Set(addresses)
+                },
+                show: { $0.rateLimits.trustedProxies.isEmpty ? nil : $0.rateLimits.trustedProxies.map(\.description).sorted().joined(separator: ",") }),
         Setting(name: "admin-port", valueName: "N",
                 help: "also serve /healthz, /readyz and /metrics without credentials on 127.0.0.1:N (on the public port /metrics needs an administrator API key)",
                 apply: { configuration, value throws(ServeConfigurationError.Reason) in configuration.adminPort = try number(value, 0...65_535) },
@@ -285,16 +296,22 @@ public struct ServeConfiguration: Sendable, Equatable {
         return number
     }
 
-    /// `N/SECONDS`: at most N failures per window of SECONDS (N = 0 switches the limit off).
+    /// `N/SECONDS[/TOTAL]`: at most N failures per source address and TOTAL from all sources per window of SECONDS
+    /// (N = 0 switches the limit off; TOTAL defaults to 10 N).
     private static func failureLimit(_ value: String) throws(ServeConfigurationError.Reason) -> RateLimits.FailureLimit {
         let parts = value.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 2, let limit = try? number(parts[0], 0...100_000), let window = try? number(parts[1], 1...86_400) else {
-            throw .expected("N/SECONDS with N from 0 to 100000 and SECONDS from 1 to 86400, e.g. 20/60")
+        guard parts.count == 2 || parts.count == 3, let limit = try? number(parts[0], 0...100_000),
+              let window = try? number(parts[1], 1...86_400) else {
+            throw .expected("N/SECONDS[/TOTAL] with N from 0 to 100000, SECONDS from 1 to 86400 and TOTAL from 0 to 1000000, e.g. 20/60/200")
         }
-        return RateLimits.FailureLimit(limit: limit, window: window)
+        guard parts.count == 3 else { return RateLimits.FailureLimit(limit: limit, window: window) }
+        guard let total = try? number(parts[2], 0...1_000_000) else {
+            throw .expected("N/SECONDS[/TOTAL] with N from 0 to 100000, SECONDS from 1 to 86400 and TOTAL from 0 to 1000000, e.g. 20/60/200")
+        }
+        return RateLimits.FailureLimit(limit: limit, window: window, totalLimit: total)
     }
 
-    private static func show(_ limit: RateLimits.FailureLimit) -> String { "\(limit.limit)/\(limit.window)" }
+    private static func show(_ limit: RateLimits.FailureLimit) -> String { "\(limit.limit)/\(limit.window)/\(limit.totalLimit)" }
 }
 
 /// A configuration `faceseal serve` cannot start with; each description is a sentence naming where the value came from.

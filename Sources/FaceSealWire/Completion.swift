@@ -134,8 +134,8 @@ extension AttemptReport {
 extension AttemptsRemaining {
     public func checkRanges() throws(WireError) {
         try WireRange.check(v, WireRange.version, "v")
-        try WireRange.check(attemptsLeft, 0...WireRange.attempts.upperBound, "attempts_left")
-        try WireRange.check(captureRetriesLeft, 0...WireRange.attempts.upperBound, "capture_retries_left")
+        try WireRange.check(budget.attemptsLeft, 0...WireRange.attempts.upperBound, "attempts_left")
+        try WireRange.check(budget.captureRetriesLeft, 0...WireRange.attempts.upperBound, "capture_retries_left")
     }
 }
 
@@ -168,17 +168,33 @@ public struct AttemptReport: WireMessage {
     }
 }
 
-/// The authority's answer to an `AttemptReport`: what the request has left. When either is 0 the request is denied
-/// (`attempts_exhausted` or `capture_retries_exhausted`).
+/// What a request has left after a reported failure, as the authority counts it (the authority's store and the SDK
+/// both speak it). When either count is 0 the authority has denied the request (`attempts_exhausted` or
+/// `capture_retries_exhausted`).
+public struct AttemptBudget: Sendable, Hashable {
+    /// Face mismatches left.
+    public var attemptsLeft: Int
+    /// Liveness and capture-quality failures left.
+    public var captureRetriesLeft: Int
+
+    /// Creates a budget.
+    public init(attemptsLeft: Int, captureRetriesLeft: Int) {
+        self.attemptsLeft = attemptsLeft
+        self.captureRetriesLeft = captureRetriesLeft
+    }
+
+    /// Whether a budget is spent: the request was denied.
+    public var isSpent: Bool { attemptsLeft == 0 || captureRetriesLeft == 0 }
+}
+
+/// The authority's answer to an `AttemptReport`: the request's `AttemptBudget`, its counts as top-level fields.
 public struct AttemptsRemaining: WireMessage {
     /// Protocol version.
     public var v: Int
     /// The request id.
     public var rid: String
-    /// Face mismatches left.
-    public var attemptsLeft: Int
-    /// Liveness and capture-quality failures left.
-    public var captureRetriesLeft: Int
+    /// What the request has left.
+    public var budget: AttemptBudget
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case v, rid
@@ -187,10 +203,25 @@ public struct AttemptsRemaining: WireMessage {
     }
 
     /// Builds the answer.
-    public init(v: Int = ProtocolVersion.current, rid: String, attemptsLeft: Int, captureRetriesLeft: Int) {
+    public init(v: Int = ProtocolVersion.current, rid: String, budget: AttemptBudget) {
         self.v = v
         self.rid = rid
-        self.attemptsLeft = attemptsLeft
-        self.captureRetriesLeft = captureRetriesLeft
+        self.budget = budget
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        v = try container.decode(Int.self, forKey: .v)
+        rid = try container.decode(String.self, forKey: .rid)
+        budget = AttemptBudget(attemptsLeft: try container.decode(Int.self, forKey: .attemptsLeft),
+                               captureRetriesLeft: try container.decode(Int.self, forKey: .captureRetriesLeft))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(v, forKey: .v)
+        try container.encode(rid, forKey: .rid)
+        try container.encode(budget.attemptsLeft, forKey: .attemptsLeft)
+        try container.encode(budget.captureRetriesLeft, forKey: .captureRetriesLeft)
     }
 }

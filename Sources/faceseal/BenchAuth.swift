@@ -10,7 +10,8 @@ import Glibc
 /// whatever a client registered). A client registers 16 RSA-4096 keys for `private_key_jwt`; forged assertions naming
 /// each of them (and one without `kid`) go to `/token` over loopback. The peer, in the same run: requests with a wrong
 /// `client_secret_post`, the cheapest refusal. CPU is the process's user + system time (authority and client
-/// together, so an upper bound), per request; the rate limit is off so every request reaches the key lookup.
+/// together, so an upper bound), per request; the rate limit is off so every request reaches the key lookup. A third
+/// line: the same forgeries under the default limits from a source that has spent its budget (refused unverified).
 enum BenchAuth {
     static func run(requests: Int) async -> Int32 {
         do {
@@ -62,20 +63,27 @@ enum BenchAuth {
         }
         let secretForm = FormParameters(grant + [.init(name: "client_id", value: "secret-client"), .init(name: "client_secret", value: "wrong")])
         let client = HTTPClient()
-        func cost(_ forms: [FormParameters]) async throws -> Double {
+        func cost(_ forms: [FormParameters], status: Int = 401) async throws -> Double {
             for form in forms { _ = try await client.send(.form(url: url, form: form)) }  // warm-up
             let start = cpuSeconds()
             for index in 0..<requests {
                 let response = try await client.send(.form(url: url, form: forms[index % forms.count]))
-                guard response.status.code == 401 else { throw HTTPServerError.invalidConfiguration("expected 401, got \(response.status.code)") }
+                guard response.status.code == status else {
+                    throw HTTPServerError.invalidConfiguration("expected \(status), got \(response.status.code)")
+                }
             }
             return (cpuSeconds() - start) / Double(requests) * 1000
         }
         let jwtCost = try await cost(assertionForms)
         let secretCost = try await cost([secretForm])
+        // The default limits: after the warm-up the source has spent its budget, so no forgery is verified.
+        slot.set(Authority(configuration: AuthorityConfiguration(issuer: base), store: store, keys: authority.keys).makeRouter())
+        let refusedCost = try await cost(Array(repeating: assertionForms[0], count: RateLimits().clientAuthenticationFailures.limit), status: 429)
         print(String(format: "private_key_jwt, 16 x RSA-4096 registered, forged assertions  cpu=%.3fms/request  (%d requests)", jwtCost, requests))
+        print(String(format: "private_key_jwt, forged, source past its budget (429)       cpu=%.3fms/request  (%d requests)", refusedCost, requests))
         print(String(format: "client_secret_post, wrong secret (peer)                     cpu=%.3fms/request  (%d requests)", secretCost, requests))
-        print(String(format: "ratio=%.2f (private_key_jwt / peer); budget: < 5 ms CPU per unauthenticated request", jwtCost / secretCost))
+        print(String(format: "ratio=%.2f (private_key_jwt / peer), %.2f (past the budget / peer); budget: < 5 ms CPU per unauthenticated request",
+                     jwtCost / secretCost, refusedCost / secretCost))
         await server.stop()
         await store.close()
     }

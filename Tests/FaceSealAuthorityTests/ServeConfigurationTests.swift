@@ -1,4 +1,5 @@
 import FaceSealAuthority
+import FaceSealHTTP
 import Testing
 
 /// `ServeConfiguration`: the file format, the precedence flags > environment > file > defaults, and typed errors that
@@ -62,6 +63,20 @@ import Testing
         #expect(configuration.rateLimits.pendingRequestsPerUser == 0)
         #expect(configuration.masterKeyFile == "/etc/faceseal/master-key")
         #expect(configuration.database == "postgres://faceseal@db/faceseal")
+    }
+
+    @Test func failureBudgetsAndTrustedProxies() throws {
+        let (configuration, _) = try ServeConfiguration.resolve(flags: [
+            "client-auth-failures": "5/30/12", "device-signature-failures": "4/60", "trusted-proxies": "10.0.0.1, ::1",
+        ])
+        #expect(configuration.rateLimits.clientAuthenticationFailures == RateLimits.FailureLimit(limit: 5, window: 30, totalLimit: 12))
+        #expect(configuration.rateLimits.deviceSignatureFailures.totalLimit == 40)
+        #expect(configuration.rateLimits.trustedProxies == [IPAddress("10.0.0.1")!, IPAddress("::1")!])
+        #expect(try ServeConfiguration.resolve().0.rateLimits.trustedProxies.isEmpty)
+        for bad in ["10.0.0.1,", "proxy.example", "10.0.0.1, 10.0.0.300"] {
+            #expect(throws: ServeConfigurationError.self) { try ServeConfiguration.resolve(flags: ["trusted-proxies": bad]) }
+        }
+        #expect(throws: ServeConfigurationError.self) { try ServeConfiguration.resolve(flags: ["client-auth-failures": "5/30/x"]) }
     }
 
     @Test(arguments: [

@@ -36,30 +36,38 @@ import Testing
         }
     }
 
-    @Test("a request head that is not complete by its deadline loses its connection, long before the idle timeout")
+    @Test("a request head not complete by its deadline loses its connection: trickled bytes do not extend it")
     func requestHeadDeadline() async throws {
-        let configuration = HTTPServer.Configuration(connectionTimeout: .seconds(60), requestHeadTimeout: .seconds(1))
+        var configuration = HTTPServer.Configuration(connectionTimeout: .seconds(60), requestHeadTimeout: .seconds(10))
+        configuration.requestHeadClock = .manual
         try await withServer(Self.router, configuration: configuration) { server, _ in
             let port = try #require(server.port)
-            let closed = try await blocking {
-                let slow = try RawConnection(port: port)
-                slow.setReceiveTimeout(milliseconds: 30_000)
-                try slow.send("GET /ping HTTP/1.1\r\nHost: slow\r\n")
-                return slow.isClosedByPeer()
-            }
-            #expect(closed)
+            let slow = try RawConnection(port: port)
+            try slow.send("GET /ping HTTP/1.1\r\n")
+            #expect(try await blocking { server.awaitRequestHeadsWatched(1) })
+            server.advanceRequestHeadClock(by: .seconds(6))
+            try slow.send("Host: slow\r\n")
+            server.advanceRequestHeadClock(by: .milliseconds(3_999))
+            #expect(server.requestHeadsTimedOut == 0)
+            #expect(slow.isOpenWithoutData())
+            server.advanceRequestHeadClock(by: .milliseconds(1))
             #expect(server.requestHeadsTimedOut == 1)
+            #expect(try await blocking { slow.isClosedByPeer() })
+
             // A complete head in time is served, and its kept-alive connection gets a fresh deadline after the answer.
-            let served = try await blocking {
-                let quick = try RawConnection(port: port)
-                quick.setReceiveTimeout(milliseconds: 30_000)
+            let quick = try RawConnection(port: port)
+            let response = try await blocking {
                 try quick.send("GET /ping HTTP/1.1\r\nHost: quick\r\n\r\n")
-                let response = try quick.readResponse()
-                return (response.status, quick.isClosedByPeer())
+                return try quick.readResponse()
             }
-            #expect(served.0 == 200)
-            #expect(served.1)
+            #expect(response.status == 200)
+            #expect(try await blocking { server.awaitRequestHeadsWatched(1) })
+            server.advanceRequestHeadClock(by: .milliseconds(9_999))
+            #expect(server.requestHeadsTimedOut == 1)
+            #expect(quick.isOpenWithoutData())
+            server.advanceRequestHeadClock(by: .milliseconds(1))
             #expect(server.requestHeadsTimedOut == 2)
+            #expect(try await blocking { quick.isClosedByPeer() })
         }
     }
 }

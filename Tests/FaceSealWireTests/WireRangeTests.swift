@@ -40,7 +40,7 @@ import Testing
         Sample(CompletionResponse(rid: "r", generation: 2, resultSHA256: nil)),
         Sample(AbortRequest(rid: "r", reason: .userCancelled)),
         Sample(AttemptReport(rid: "r", kind: .faceMismatch)),
-        Sample(AttemptsRemaining(rid: "r", attemptsLeft: 2, captureRetriesLeft: 9)),
+        Sample(AttemptsRemaining(rid: "r", budget: AttemptBudget(attemptsLeft: 2, captureRetriesLeft: 9))),
         Sample(EnrolmentDetails(invitation: "i", email: "e", subject: "s", tenant: "t", clientId: "c", appLabel: "a", branding: nil,
                                 tokenExists: false, passwordRequired: false, livenessRequired: true, keyPolicy: .standard,
                                 expiresAt: 1_800_000_000)),

@@ -27,6 +27,8 @@ struct fs_mhd_settings {
     /// Seconds a connection has to deliver a complete request head, counted from its accept and again from the
     /// end of each request (a deadline, not an idle timeout: trickling bytes does not extend it); 0 = none.
     unsigned int request_head_timeout_seconds;
+    /// Nonzero: the deadlines run on a manual clock that only `fs_mhd_head_clock_advance` moves (tests).
+    int request_head_manual_clock;
 };
 
 /// The request-head deadlines of one daemon (opaque): connections waiting for a head, oldest first, and the
@@ -65,6 +67,14 @@ void fs_mhd_head_expected(struct MHD_Connection *connection);
 
 /// Connections the deadline watch has shut down so far.
 uint64_t fs_mhd_heads_timed_out(struct fs_mhd_head_watch *watch);
+
+/// Manual clock only: moves it on by `milliseconds` and shuts down, before returning, every connection whose request
+/// head deadline has passed. Does nothing for a watch on the monotonic clock.
+void fs_mhd_head_clock_advance(struct fs_mhd_head_watch *watch, uint64_t milliseconds);
+
+/// Waits (at most `bound_ms` of real time) until at least `count` connections are waiting for a request head under a
+/// deadline; returns whether they are.
+int fs_mhd_heads_await_watched(struct fs_mhd_head_watch *watch, uint64_t count, unsigned int bound_ms);
 
 /// The port the daemon's listening socket is bound to, or 0 if unknown.
 uint16_t fs_mhd_bound_port(struct MHD_Daemon *daemon);

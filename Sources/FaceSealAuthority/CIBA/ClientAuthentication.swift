@@ -66,11 +66,11 @@ extension Authority {
         let hasAssertion = form["client_assertion"] != nil || form["client_assertion_type"] != nil
         switch (hasBasic, hasPost, hasAssertion) {
         case (true, false, false):
-            return try await authenticateBasic(authorization ?? "", formClientID: form["client_id"])
+            return try await authenticateBasic(authorization ?? "", formClientID: form["client_id"], request: request)
         case (false, true, false):
-            return try await authenticatePost(form)
+            return try await authenticatePost(form, request: request)
         case (false, false, true):
-            return try await authenticateAssertion(form)
+            return try await authenticateAssertion(form, request: request)
         case (false, false, false):
             throw CIBAFailure(.invalidClient, "client authentication is required (client_secret_basic, client_secret_post or private_key_jwt)",
                               headers: Self.basicChallenge)
@@ -81,7 +81,7 @@ extension Authority {
 
     private static var basicChallenge: HTTPHeaders { ["WWW-Authenticate": #"Basic realm="faceseal", charset="UTF-8""#] }
 
-    private func authenticateBasic(_ header: String, formClientID: String?) async throws -> AuthenticatedClient {
+    private func authenticateBasic(_ header: String, formClientID: String?, request: HTTPRequest) async throws -> AuthenticatedClient {
         let failure = CIBAFailure(.invalidClient, "client authentication failed", headers: Self.basicChallenge)
         let encoded = header.dropFirst("basic ".count).trimmingCharacters(in: .whitespaces)
         guard encoded.utf8.count <= 4 * ClientSecret.maxCharacters, let data = Data(base64Encoded: encoded),
@@ -93,42 +93,35 @@ extension Authority {
             throw CIBAFailure(.invalidClient, "malformed Basic credentials", headers: Self.basicChallenge)
         }
         if let formClientID, formClientID != clientID { throw failure }
-        guard let application = try await verifySecret(clientID: clientID, secret: secret) else { throw failure }
+        guard let application = try await verifySecret(clientID: clientID, secret: secret, request: request) else { throw failure }
         return AuthenticatedClient(application: application, method: .clientSecretBasic)
     }
 
-    private func authenticatePost(_ form: FormParameters) async throws -> AuthenticatedClient {
+    private func authenticatePost(_ form: FormParameters, request: HTTPRequest) async throws -> AuthenticatedClient {
         guard let clientID = form["client_id"], let secret = form["client_secret"],
-              let application = try await verifySecret(clientID: clientID, secret: secret) else {
+              let application = try await verifySecret(clientID: clientID, secret: secret, request: request) else {
             throw CIBAFailure(.invalidClient, "client authentication failed")
         }
         return AuthenticatedClient(application: application, method: .clientSecretPost)
     }
 
     /// The application whose stored secret hash equals the hash of `secret` (constant-time), or nil; a wrong
-    /// secret for a known client counts against its failure limit.
-    private func verifySecret(clientID: String, secret: String) async throws -> ApplicationRecord? {
+    /// secret for a known client counts against its failure budgets (429 once one is spent). A secret is checked
+    /// whatever the budgets say: the check is one SHA-256, and 256 random bits cannot be guessed, so refusing
+    /// unchecked would only lock out the genuine client.
+    private func verifySecret(clientID: String, secret: String, request: HTTPRequest) async throws -> ApplicationRecord? {
         guard Self.isPlausibleIdentifier(clientID), secret.count <= ClientSecret.maxCharacters,
               let application = try await applicationIfExists(clientID: clientID) else { return nil }
-        try await refuseIfFailingTooOften(clientID: clientID)
+        let budget = try await failureBudget(.clientAuthentication(clientID: clientID), request: request)
         let presented = ClientSecret.hash(secret)
         if case .secretHash(let stored) = application.credential, constantTimeEquals(presented, stored) { return application }
-        try await countFailure(.clientAuthentication(clientID: clientID))
+        try await countFailure(budget, as: CIBAFailure.clientRateLimited)
         return nil
-    }
-
-    /// 429 while the known client `clientID` has reached its limit of failed authentications (before any check).
-    private func refuseIfFailingTooOften(clientID: String) async throws {
-        do {
-            try await refuseIfRateLimited(.clientAuthentication(clientID: clientID))
-        } catch let limited as RateLimited {
-            throw CIBAFailure.clientRateLimited(limited)
-        }
     }
 
     /// `private_key_jwt` (RFC 7523 §3, OIDC Core §9): `iss` = `sub` = client id, `aud` naming this authority,
     /// `exp` within `maxClientAssertionLifetime`, a `jti` never seen before, signed by a key of the client's JWKS.
-    private func authenticateAssertion(_ form: FormParameters) async throws -> AuthenticatedClient {
+    private func authenticateAssertion(_ form: FormParameters, request: HTTPRequest) async throws -> AuthenticatedClient {
         guard form["client_assertion_type"] == Self.jwtBearerAssertionType else {
             throw CIBAFailure(.invalidClient, "client_assertion_type must be \(Self.jwtBearerAssertionType)")
         }
@@ -150,11 +143,13 @@ extension Authority {
         guard let application = try await applicationIfExists(clientID: clientID) else {
             throw CIBAFailure(.invalidClient, "client authentication failed")
         }
-        try await refuseIfFailingTooOften(clientID: clientID)
+        // A signature verification is what a forger makes the authority spend: a spent budget refuses it unchecked.
+        let budget = try await failureBudget(.clientAuthentication(clientID: clientID), request: request)
+        try refuseUncheckable(budget, as: CIBAFailure.clientRateLimited)
         do {
             try await checkAssertion(jws, claims: claims, clientID: clientID, application: application)
         } catch let failure as CIBAFailure {
-            try await countFailure(.clientAuthentication(clientID: clientID))
+            try await countFailure(budget, as: CIBAFailure.clientRateLimited)
             throw failure
         }
         return AuthenticatedClient(application: application, method: .privateKeyJWT)

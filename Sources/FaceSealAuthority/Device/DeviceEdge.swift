@@ -42,7 +42,8 @@ typealias SignedDeviceHandler = @Sendable (AuthenticatedDevice, HTTPRequest) asy
 
 extension Authority {
     /// Wraps a handler in the device-request edge: parse the signature header, find the key (refused with
-    /// `rate_limited` while its failed signatures reached the limit; a failed signature counts), verify the
+    /// `rate_limited`, before the signature is checked, while the key id's failure budget for the request's source
+    /// is spent; a failed signature counts, docs/PROTOCOL.md §10), verify the
     /// signature (method, path with query, body hash, `iat` ±120 s) with the stored key, judge the key's status,
     /// refuse a seen `jti`, check the key's role and the announced protocol, then run `handler`. Every answer —
     /// success or error — is signed for the request's `jti`, with the rotation hint when it applies.
@@ -77,17 +78,14 @@ extension Authority {
         } catch AuthorityStoreError.notFound {
             throw DeviceFailure(.invalidSignature, "unknown device key")
         }
-        do {
-            try await refuseIfRateLimited(.deviceSignature(keyID: key.keyID))
-        } catch let limited as RateLimited {
-            throw DeviceFailure.rateLimited(limited)
-        }
+        let budget = try await failureBudget(.deviceSignature(keyID: key.keyID), request: request)
+        try refuseUncheckable(budget, as: DeviceFailure.rateLimited)
         let publicKey = try devicePublicKeys.key(keyID: key.keyID, storedJWK: key.publicKeyJWK)
         do {
             _ = try unverified.verify(with: publicKey, method: request.method.rawValue, path: Self.signedPath(of: request),
                                       body: request.body, now: now)
         } catch .invalidSignature {
-            try await countFailure(.deviceSignature(keyID: key.keyID))
+            try await countFailure(budget, as: DeviceFailure.rateLimited)
             throw DeviceErrorCode.invalidSignature
         }
         switch key.acceptance(at: clock()) {

@@ -160,7 +160,7 @@ extension Authority {
             await requestFinished(authReqID: rid)
             await approvalDecided(record, approved: false)
         }
-        return AttemptsRemaining(rid: rid, attemptsLeft: budget.attemptsLeft, captureRetriesLeft: budget.captureRetriesLeft)
+        return AttemptsRemaining(rid: rid, budget: budget)
     }
 
     /// `POST /device/v1/requests/{rid}/abort`: the request is denied at once (`access_denied` for the application).

@@ -155,11 +155,11 @@ public protocol AuthorityStore: Sendable {
 
     // MARK: Rate limits
 
-    /// Counts one failure under `key` in a fixed window of `window` seconds (a new window starts with the first
-    /// failure after the last one ended); returns the window as counted.
-    func countFailure(key: String, window: TimeInterval) async throws -> FailureWindow
-    /// The current window of `key`, or nil when it has none or it ended.
-    func failureWindow(key: String) async throws -> FailureWindow?
+    /// Counts one failure under each of `keys`, in one transaction, in fixed windows of `window` seconds (a new
+    /// window starts with the first failure after the last one ended); returns the windows as counted.
+    func countFailures(keys: [String], window: TimeInterval) async throws -> [String: FailureWindow]
+    /// The current windows of `keys`, read in one transaction; a key without one, or whose window ended, is absent.
+    func failureWindows(keys: [String]) async throws -> [String: FailureWindow]
 
     // MARK: Link outbox
 

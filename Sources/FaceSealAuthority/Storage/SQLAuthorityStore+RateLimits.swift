@@ -22,37 +22,48 @@ public struct PendingRequestLimitReached: Error, Sendable, Equatable {
 
 // Rate limits kept in the database, so every authority process on one PostgreSQL sees the same counts.
 extension SQLAuthorityStore {
-    public func countFailure(key: String, window: TimeInterval) async throws -> FailureWindow {
-        try Self.checkIdentifier(key, field: "key")
+    public func countFailures(keys: [String], window: TimeInterval) async throws -> [String: FailureWindow] {
+        for key in keys { try Self.checkIdentifier(key, field: "key") }
         guard window > 0, window <= 86_400 else { throw AuthorityStoreError.invalidInput(field: "window", reason: "outside 0…86400 s") }
+        guard !keys.isEmpty else { return [:] }
         let dialect = database.dialect
         return try await transact { tx, now in
-            if let row = try tx.queryOne("SELECT * FROM rate_counters WHERE key = ?" + dialect.forUpdate, [.text(key)]) {
-                let endsAt = try row.date("window_ends_at")
-                if endsAt > now {
-                    let count = try row.int("count") + 1
-                    try tx.execute("UPDATE rate_counters SET count = ? WHERE key = ?", [.integer(count), .text(key)])
-                    return FailureWindow(count: Int(count), endsAt: endsAt)
+            var counted: [String: FailureWindow] = [:]
+            for key in Set(keys) {
+                if let row = try tx.queryOne("SELECT * FROM rate_counters WHERE key = ?" + dialect.forUpdate, [.text(key)]) {
+                    let endsAt = try row.date("window_ends_at")
+                    if endsAt > now {
+                        let count = try row.int("count") + 1
+                        try tx.execute("UPDATE rate_counters SET count = ? WHERE key = ?", [.integer(count), .text(key)])
+                        counted[key] = FailureWindow(count: Int(count), endsAt: endsAt)
+                        continue
+                    }
                 }
+                let endsAt = now.addingTimeInterval(window)
+                try tx.execute(
+                    """
+                    INSERT INTO rate_counters (key, window_ends_at, count) VALUES (?, ?, 1)
+                    ON CONFLICT (key) DO UPDATE SET window_ends_at = excluded.window_ends_at, count = 1
+                    """,
+                    [.text(key), .date(endsAt)]
+                )
+                counted[key] = FailureWindow(count: 1, endsAt: SQLTime.date(SQLTime.millis(endsAt)))
             }
-            let endsAt = now.addingTimeInterval(window)
-            try tx.execute(
-                """
-                INSERT INTO rate_counters (key, window_ends_at, count) VALUES (?, ?, 1)
-                ON CONFLICT (key) DO UPDATE SET window_ends_at = excluded.window_ends_at, count = 1
-                """,
-                [.text(key), .date(endsAt)]
-            )
-            return FailureWindow(count: 1, endsAt: SQLTime.date(SQLTime.millis(endsAt)))
+            return counted
         }
     }
 
-    public func failureWindow(key: String) async throws -> FailureWindow? {
-        try Self.checkIdentifier(key, field: "key")
+    public func failureWindows(keys: [String]) async throws -> [String: FailureWindow] {
+        for key in keys { try Self.checkIdentifier(key, field: "key") }
+        guard !keys.isEmpty else { return [:] }
         return try await read { tx, now in
-            guard let row = try tx.queryOne("SELECT * FROM rate_counters WHERE key = ?", [.text(key)]) else { return nil }
-            let window = FailureWindow(count: Int(try row.int("count")), endsAt: try row.date("window_ends_at"))
-            return window.endsAt > now ? window : nil
+            var windows: [String: FailureWindow] = [:]
+            for key in Set(keys) {
+                guard let row = try tx.queryOne("SELECT * FROM rate_counters WHERE key = ?", [.text(key)]) else { continue }
+                let window = FailureWindow(count: Int(try row.int("count")), endsAt: try row.date("window_ends_at"))
+                if window.endsAt > now { windows[key] = window }
+            }
+            return windows
         }
     }
 

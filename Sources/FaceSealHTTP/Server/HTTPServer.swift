@@ -62,6 +62,28 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// Manual request-head clock only: moves it on by `duration` (whole milliseconds) and, before returning, closes
+    /// every connection whose request-head deadline has passed.
+    func advanceRequestHeadClock(by duration: Duration) {
+        let milliseconds = UInt64(min(max(0, duration / .milliseconds(1)), 1e15))
+        lifecycle.withLock { state in
+            guard case .running(_, let headWatch, _) = state else { return }
+            fs_mhd_head_clock_advance(headWatch, milliseconds)
+        }
+    }
+
+    /// Blocks (at most `bound` of real time) until at least `count` connections wait for a request head under a
+    /// deadline: a test's way to know the server has accepted a connection or finished a response. Only while the
+    /// server runs, never at the same time as `stop()`.
+    func awaitRequestHeadsWatched(_ count: Int, bound: Duration = .seconds(30)) -> Bool {
+        let watch = lifecycle.withLock { state -> OpaquePointer? in
+            guard case .running(_, let headWatch, _) = state else { return nil }
+            return headWatch
+        }
+        guard let watch, count >= 0 else { return false }
+        return fs_mhd_heads_await_watched(watch, UInt64(count), UInt32(clamping: bound.components.seconds * 1000)) != 0
+    }
+
     /// `http://host:port` while running (IPv6 hosts in brackets).
     public var baseURL: URL? {
         guard let port else { return nil }
@@ -108,7 +130,8 @@ public final class HTTPServer: Sendable {
                     thread_pool_size: UInt32(configuration.threadPoolSize),
                     connection_memory_limit: configuration.connectionMemoryLimit,
                     per_address_connection_limit: UInt32(configuration.perAddressConnectionLimit),
-                    request_head_timeout_seconds: headSeconds
+                    request_head_timeout_seconds: headSeconds,
+                    request_head_manual_clock: configuration.requestHeadClock == .manual ? 1 : 0
                 )
                 let daemon = fs_mhd_start(&settings, accessHandler, cls, requestCompleted, cls, uriLogged, cls, &headWatch, &startError)
                 systemError = errno  // read at once, before anything else can overwrite it

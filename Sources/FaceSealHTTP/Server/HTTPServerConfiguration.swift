@@ -22,6 +22,9 @@ extension HTTPServer {
         /// response (whole seconds, fractions rounded up; zero disables it). A deadline, not an idle timeout:
         /// a client trickling one byte at a time is closed when it passes.
         public var requestHeadTimeout: Duration
+        /// Where the request-head deadlines take their time from: the monotonic clock, or (tests) a manual clock that
+        /// only `HTTPServer.advanceRequestHeadClock(by:)` moves.
+        var requestHeadClock = RequestHeadClock.monotonic
         /// Worker threads of libmicrohttpd's internal epoll pool (they only do I/O: handlers run on
         /// Swift's concurrency pool). 1 means a single polling thread.
         public var threadPoolSize: Int
@@ -53,6 +56,15 @@ extension HTTPServer {
             self.connectionMemoryLimit = connectionMemoryLimit
         }
     }
+}
+
+/// The time source of request-head deadlines.
+enum RequestHeadClock: Sendable {
+    /// Real time, watched by a thread of the server's own.
+    case monotonic
+    /// Time that stands still until `HTTPServer.advanceRequestHeadClock(by:)` moves it, so a test decides when a
+    /// deadline passes.
+    case manual
 }
 
 /// Why `HTTPServer.start()` failed.

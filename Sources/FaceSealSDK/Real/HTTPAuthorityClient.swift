@@ -122,14 +122,13 @@ public final class HTTPAuthorityClient: AuthorityClient {
     }
 
     /// `POST …/attempts` with the user-present key that downloaded: one failed face check.
-    public func reportAttempt(requestId: String, kind: AttemptKind, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<RemainingAttempts> {
+    public func reportAttempt(requestId: String, kind: AttemptKind, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<AttemptBudget> {
         let body = AttemptReport(rid: requestId, kind: kind).encoded()
         let reply: AuthorityReply<AttemptsRemaining> = try await signed(.post, DevicePaths.attempts(try Self.segment(requestId)), body: body,
                                                                         signer: signer)
         let answer = reply.value
         guard answer.rid == requestId else { throw .invalidResponse("the attempts answer is for another request") }
-        return AuthorityReply(RemainingAttempts(attemptsLeft: answer.attemptsLeft, captureRetriesLeft: answer.captureRetriesLeft),
-                              rotationHint: reply.rotationHint)
+        return AuthorityReply(answer.budget, rotationHint: reply.rotationHint)
     }
 
     /// `POST …/completion` with the user-present key: the receipt hash and the rotated token.

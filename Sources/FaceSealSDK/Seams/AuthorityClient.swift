@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 /// The authority's device API as the SDK needs it (SPEC §4.2). The real implementation lives on
@@ -18,7 +19,7 @@ public protocol AuthorityClient: Sendable {
     func downloadFaceToken(requestId: String, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<FaceTokenEnvelope>
 
     /// Reports a failed face check (signed by the user-present key that downloaded); answers what the request has left.
-    func reportAttempt(requestId: String, kind: AttemptKind, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<RemainingAttempts>
+    func reportAttempt(requestId: String, kind: AttemptKind, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<AttemptBudget>
 
     /// Posts a completion; answers the time the authority recorded it.
     func complete(_ completion: CompletionSubmission, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<Date>

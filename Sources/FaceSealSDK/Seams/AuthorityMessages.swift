@@ -106,21 +106,6 @@ public struct RequestDetails: Sendable, Hashable {
 /// (`face_mismatch`, `capture_retry`).
 public typealias AttemptKind = FaceSealWire.AttemptKind
 
-/// What a request has left after a reported failure, as the authority counts it. When either is 0 the authority
-/// has denied the request.
-public struct RemainingAttempts: Sendable, Hashable {
-    /// Face mismatches left.
-    public let attemptsLeft: Int
-    /// Liveness and capture-quality failures left.
-    public let captureRetriesLeft: Int
-
-    /// Creates the counts.
-    public init(attemptsLeft: Int, captureRetriesLeft: Int) {
-        self.attemptsLeft = attemptsLeft
-        self.captureRetriesLeft = captureRetriesLeft
-    }
-}
-
 /// A sealed face token as downloaded, with the authority's share needed to open it.
 ///
 /// `serverShare` is secret: the driver keeps it only until the token is opened.

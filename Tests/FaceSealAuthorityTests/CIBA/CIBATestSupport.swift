@@ -82,8 +82,10 @@ enum TestClientAuth {
 }
 
 extension AuthorityHarness {
-    /// POSTs a form to `path` with the client authentication applied.
-    func postForm(_ path: String, _ parameters: [(String, String)], auth: TestClientAuth) async throws -> HTTPClientResponse {
+    /// POSTs a form to `path` with the client authentication applied; with `source`, from that local address
+    /// (127.0.0.2… play other clients); with `forwardedFor`, naming that address in `X-Forwarded-For`.
+    func postForm(_ path: String, _ parameters: [(String, String)], auth: TestClientAuth, source: String? = nil,
+                  forwardedFor: String? = nil) async throws -> HTTPClientResponse {
         var items = parameters.map { FormParameters.Item(name: $0.0, value: $0.1) }
         var headers: HTTPHeaders = [:]
         switch auth {
@@ -99,9 +101,11 @@ extension AuthorityHarness {
         case .none:
             break
         }
+        if let forwardedFor { headers["X-Forwarded-For"] = forwardedFor }
         var request = HTTPClientRequest.form(url: url(path), form: FormParameters(items), headers: headers)
         // Generous: the build machine is shared and heavily loaded; a slow answer is not a failure here.
         request.timeout = .seconds(120)
+        if let source { return try await onItsOwnThread { [request] in try RawHTTPClient.exchange(request, source: source) } }
         return try await client.send(request)
     }
 
@@ -112,11 +116,11 @@ extension AuthorityHarness {
 
     /// A sign-in request for the enrolled user.
     func backchannel(_ extra: [(String, String)] = [], hint: (String, String) = ("login_hint", CIBAFixture.userEmail),
-                     scope: String? = "openid", auth: TestClientAuth = .secretBasic) async throws -> HTTPClientResponse {
+                     scope: String? = "openid", auth: TestClientAuth = .secretBasic, source: String? = nil) async throws -> HTTPClientResponse {
         var parameters: [(String, String)] = []
         if let scope { parameters.append(("scope", scope)) }
         parameters.append(hint)
-        return try await postForm(CIBAPaths.backchannel, parameters + extra, auth: auth)
+        return try await postForm(CIBAPaths.backchannel, parameters + extra, auth: auth, source: source)
     }
 
     /// Starts a request that must succeed; returns its acknowledgement.
@@ -135,9 +139,10 @@ extension AuthorityHarness {
     }
 
     /// A token request.
-    func token(_ authReqID: String, auth: TestClientAuth = .secretBasic,
-               grantType: String = CIBANames.grantType) async throws -> HTTPClientResponse {
-        try await postForm(CIBAPaths.token, [("grant_type", grantType), ("auth_req_id", authReqID)], auth: auth)
+    func token(_ authReqID: String, auth: TestClientAuth = .secretBasic, grantType: String = CIBANames.grantType,
+               source: String? = nil, forwardedFor: String? = nil) async throws -> HTTPClientResponse {
+        try await postForm(CIBAPaths.token, [("grant_type", grantType), ("auth_req_id", authReqID)], auth: auth, source: source,
+                           forwardedFor: forwardedFor)
     }
 
     /// Downloads a request's face token through the store, as the device API would, with the user-present key of the

@@ -72,3 +72,10 @@ enum RawHTTPClient {
         return descriptor
     }
 }
+
+/// Runs blocking socket work on a thread of its own, never on the cooperative pool the server's handlers need.
+func onItsOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}

@@ -229,16 +229,16 @@ struct DevicePolicyTests {
             expectDeviceError(try await device.post(DevicePaths.attempts(rid), mismatch, as: .ambient), .userPresenceRequired)
 
             let retry = try await device.post(DevicePaths.attempts(rid), AttemptReport(rid: rid, kind: .captureRetry))
-            #expect(try retry.decode(AttemptsRemaining.self) == AttemptsRemaining(rid: rid, attemptsLeft: 2, captureRetriesLeft: 2))
+            #expect(try retry.decode(AttemptsRemaining.self) == AttemptsRemaining(rid: rid, budget: AttemptBudget(attemptsLeft: 2, captureRetriesLeft: 2)))
             let first = try await device.post(DevicePaths.attempts(rid), mismatch)
-            #expect(try first.decode(AttemptsRemaining.self).attemptsLeft == 1)
+            #expect(try first.decode(AttemptsRemaining.self).budget.attemptsLeft == 1)
             // A new flow on the same link reads what is left.
             let details = try await device.send(.get, DevicePaths.request(rid)).decode(RequestDetails.self)
             #expect(details.attemptsLeft == 1 && details.captureRetriesLeft == 2 && details.captureRetriesMax == 3)
             #expect(try await TestApplication.token(harness, rid).error == "authorization_pending")
 
             let last = try await device.post(DevicePaths.attempts(rid), mismatch)
-            #expect(try last.decode(AttemptsRemaining.self).attemptsLeft == 0)
+            #expect(try last.decode(AttemptsRemaining.self).budget.attemptsLeft == 0)
             // Denied at once, with no abort from the device.
             let token = try await TestApplication.tokenError(harness, rid)
             #expect(token?.error == .accessDenied && token?.errorDescription == "attempts_exhausted")
@@ -256,8 +256,8 @@ struct DevicePolicyTests {
             let rid = try await TestApplication.start(harness, ceremony: false)
             _ = try await downloadToken(device, rid)
             let report = AttemptReport(rid: rid, kind: .captureRetry)
-            #expect(try await device.post(DevicePaths.attempts(rid), report).decode(AttemptsRemaining.self).captureRetriesLeft == 1)
-            #expect(try await device.post(DevicePaths.attempts(rid), report).decode(AttemptsRemaining.self).captureRetriesLeft == 0)
+            #expect(try await device.post(DevicePaths.attempts(rid), report).decode(AttemptsRemaining.self).budget.captureRetriesLeft == 1)
+            #expect(try await device.post(DevicePaths.attempts(rid), report).decode(AttemptsRemaining.self).budget.captureRetriesLeft == 0)
             let token = try await TestApplication.tokenError(harness, rid)
             #expect(token?.error == .accessDenied && token?.errorDescription == "capture_retries_exhausted")
         }

@@ -187,12 +187,13 @@ struct TestDevice: Sendable {
     /// Signs and sends a request without checking the answer's signature.
     func sendUnverified(_ method: HTTPMethod, _ path: String, body: [UInt8] = [], as role: Role = .ambient,
                         jti: String = DeviceRequestSignature.newJTI(), iat: Int64? = nil,
-                        contentType: String? = "application/json") async throws -> HTTPClientResponse {
+                        contentType: String? = "application/json", forwardedFor: String? = nil) async throws -> HTTPClientResponse {
         let (kid, key) = role == .ambient ? (ambientKID, ambientKey) : (userPresentKID, userPresentKey)
         let signature = try DeviceRequestSignature.make(method: method.rawValue, path: path, body: body, kid: kid, signer: key,
                                                         now: iat ?? now, jti: jti)
         var headers: HTTPHeaders = [DeviceSigning.requestHeader: signature.header, DeviceSigning.protocolHeader: String(protocolVersion)]
         if !body.isEmpty, let contentType { headers["Content-Type"] = contentType }
+        if let forwardedFor { headers["X-Forwarded-For"] = forwardedFor }
         return try await harness.client.send(HTTPClientRequest(method: method, url: harness.url(path), headers: headers, body: body))
     }
 

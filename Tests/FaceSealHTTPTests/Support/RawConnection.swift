@@ -122,6 +122,13 @@ final class RawConnection: Sendable {
         return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
 
+    /// Whether the connection is open with nothing to read, at this instant (never waits).
+    func isOpenWithoutData() -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+    }
+
     /// Shortens the bound on each read (the default is 20 s).
     func setReceiveTimeout(milliseconds: Int) {
         var timeout = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)

@@ -1,3 +1,4 @@
+import struct FaceSealWire.AttemptBudget
 import Foundation
 import Testing
 @testable import FaceSealSDK
@@ -11,7 +12,7 @@ import Testing
         var m = T.machine(mode, at: .matchingFace, attemptsMax: 1)
         #expect(m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: T.challenge2) == .reportAttempt(requestId: "req-1", kind: .faceMismatch))
         #expect(m.view == .verifying)
-        #expect(m.attemptReported(RemainingAttempts(attemptsLeft: 0, captureRetriesLeft: 10)) == .none)
+        #expect(m.attemptReported(AttemptBudget(attemptsLeft: 0, captureRetriesLeft: 10)) == .none)
         #expect(m.view == .failed(reason: .attemptsExhausted))
     }
 
@@ -28,7 +29,7 @@ import Testing
         // Another flow on the same link spent one already: the authority answers what is really left.
         var m = T.machine(mode, at: .matchingFace, attemptsMax: 3)
         _ = m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: T.challenge2)
-        _ = m.attemptReported(RemainingAttempts(attemptsLeft: 1, captureRetriesLeft: 10))
+        _ = m.attemptReported(AttemptBudget(attemptsLeft: 1, captureRetriesLeft: 10))
         #expect(m.view == .awaitingFaceCapture(T.details(mode, attemptsMax: 3), T.capture(attemptsLeft: 1, reason: .faceMismatch, challenge: T.challenge2)))
         // A report refused because the request ended elsewhere ends this flow too.
         _ = m.submitFaceCapture(T.capture)
@@ -45,13 +46,13 @@ import Testing
         for reason in FaceCaptureRetryReason.allCases where reason != .faceMismatch {
             #expect(m.faceMatchChecked(.retry(reason), nextChallenge: T.challenge2) == .reportAttempt(requestId: "req-1", kind: .captureRetry))
             left -= 1
-            _ = m.attemptReported(RemainingAttempts(attemptsLeft: 1, captureRetriesLeft: left))
+            _ = m.attemptReported(AttemptBudget(attemptsLeft: 1, captureRetriesLeft: left))
             #expect(m.view == .awaitingFaceCapture(T.details(mode, attemptsMax: 1),
                                                    T.capture(attemptsLeft: 1, captureRetriesLeft: left, reason: reason, challenge: T.challenge2)))
             _ = m.submitFaceCapture(T.capture)
             #expect(m.livenessChecked(.retry(reason), nextChallenge: T.challenge1) == .reportAttempt(requestId: "req-1", kind: .captureRetry))
             left -= 1
-            _ = m.attemptReported(RemainingAttempts(attemptsLeft: 1, captureRetriesLeft: left))
+            _ = m.attemptReported(AttemptBudget(attemptsLeft: 1, captureRetriesLeft: left))
             #expect(m.view == .awaitingFaceCapture(T.details(mode, attemptsMax: 1),
                                                    T.capture(attemptsLeft: 1, captureRetriesLeft: left, reason: reason, challenge: T.challenge1)))
             _ = m.submitFaceCapture(T.capture)
@@ -59,7 +60,7 @@ import Testing
             if left <= 2 { break }
         }
         _ = m.faceMatchChecked(.retry(.lostFace), nextChallenge: T.challenge2)
-        #expect(m.attemptReported(RemainingAttempts(attemptsLeft: 1, captureRetriesLeft: 0)) == .none)
+        #expect(m.attemptReported(AttemptBudget(attemptsLeft: 1, captureRetriesLeft: 0)) == .none)
         #expect(m.view == .failed(reason: .captureRetriesExhausted))
     }
 

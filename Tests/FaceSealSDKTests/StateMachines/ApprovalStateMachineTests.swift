@@ -1,3 +1,4 @@
+import struct FaceSealWire.AttemptBudget
 import Foundation
 import Testing
 @testable import FaceSealSDK
@@ -140,7 +141,7 @@ import Testing
         case .matchPassed: m.faceMatchChecked(.passed, nextChallenge: challenge2)
         case .matchMismatch: m.faceMatchChecked(.retry(.faceMismatch), nextChallenge: challenge2)
         case .matchNoFace: m.faceMatchChecked(.retry(.noFaceDetected), nextChallenge: challenge2)
-        case .attemptReported: m.attemptReported(RemainingAttempts(attemptsLeft: 2, captureRetriesLeft: 10))
+        case .attemptReported: m.attemptReported(AttemptBudget(attemptsLeft: 2, captureRetriesLeft: 10))
         case .completionPrepared: m.completionPrepared(prepared(mode))
         case .completionPreparationFailed: m.completionPreparationFailed(.notPermitted)
         case .deliveryAccepted: m.deliveryFinished(.accepted)

@@ -1,4 +1,5 @@
 import FaceSealCrypto
+import struct FaceSealWire.AttemptBudget
 import Foundation
 import Synchronization
 @testable import FaceSealSDK
@@ -227,7 +228,7 @@ final class FakeAuthority: AuthorityClient {
         var generation = 4
         var completionResults: [AuthorityFailure?] = []
         /// What each request has left, counted down by reports (starts from its details).
-        var remaining: [String: RemainingAttempts] = [:]
+        var remaining: [String: AttemptBudget] = [:]
         var reportFailure: AuthorityFailure?
         var hintOnNextReply = false
         /// A hint carried by an error answer (what `takeRotationHint()` reports).
@@ -343,16 +344,16 @@ final class FakeAuthority: AuthorityClient {
         return reply(recordedAt)
     }
 
-    func reportAttempt(requestId: String, kind: AttemptKind, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<RemainingAttempts> {
+    func reportAttempt(requestId: String, kind: AttemptKind, signer: any DeviceRequestSigner) async throws(AuthorityFailure) -> AuthorityReply<AttemptBudget> {
         try await check(signer)
         log.append("report:\(kind.rawValue)")
         recorded.withLock { $0.reports.append(kind) }
-        let outcome = script.withLock { s -> Result<RemainingAttempts, AuthorityFailure> in
+        let outcome = script.withLock { s -> Result<AttemptBudget, AuthorityFailure> in
             if let failure = s.reportFailure { return .failure(failure) }
             guard let details = s.details[requestId] else { return .failure(.requestNotPending) }
             let before = s.remaining[requestId]
-                ?? RemainingAttempts(attemptsLeft: details.attemptsLeft, captureRetriesLeft: details.captureRetriesLeft)
-            let after = RemainingAttempts(attemptsLeft: before.attemptsLeft - (kind == .faceMismatch ? 1 : 0),
+                ?? AttemptBudget(attemptsLeft: details.attemptsLeft, captureRetriesLeft: details.captureRetriesLeft)
+            let after = AttemptBudget(attemptsLeft: before.attemptsLeft - (kind == .faceMismatch ? 1 : 0),
                                           captureRetriesLeft: before.captureRetriesLeft - (kind == .captureRetry ? 1 : 0))
             s.remaining[requestId] = after
             return .success(after)

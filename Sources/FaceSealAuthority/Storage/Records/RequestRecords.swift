@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 /// A user's face token as the authority stores it (SPEC §5.1): one per user.
@@ -213,28 +214,12 @@ public enum CompletionOutcome: Sendable, Hashable {
     }
 }
 
-/// What a request has left after a reported failure. When either count is 0 the request was denied in the same
-/// transaction.
-public struct AttemptBudget: Sendable, Hashable {
-    /// Face mismatches left.
-    public var attemptsLeft: Int
-    /// Liveness and capture-quality failures left.
-    public var captureRetriesLeft: Int
-
-    /// Creates a budget.
-    public init(attemptsLeft: Int, captureRetriesLeft: Int) {
-        self.attemptsLeft = attemptsLeft
-        self.captureRetriesLeft = captureRetriesLeft
-    }
-
+extension AttemptBudget {
     /// The budget of `request` under `policy` (never below 0, also after the policy was lowered).
     public init(_ request: CIBARequestRecord, policy: TenantPolicy) {
-        attemptsLeft = max(0, policy.attemptsMax - request.attempts)
-        captureRetriesLeft = max(0, policy.captureRetriesMax - request.captureRetries)
+        self.init(attemptsLeft: max(0, policy.attemptsMax - request.attempts),
+                  captureRetriesLeft: max(0, policy.captureRetriesMax - request.captureRetries))
     }
-
-    /// Whether a budget is spent.
-    public var isSpent: Bool { attemptsLeft == 0 || captureRetriesLeft == 0 }
 }
 
 /// What a token-endpoint poll found (CIBA Core §7.3, §11).

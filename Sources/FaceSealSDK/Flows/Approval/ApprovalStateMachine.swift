@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 /// The pure state machine shared by `PkiCeremonyFlow` and `LoginFlow`.
@@ -405,7 +406,7 @@ struct ApprovalStateMachine: Sendable {
 
     /// The authority counted the failure: what the request has left. A spent budget means the authority has
     /// already denied the request, so no abort is needed.
-    mutating func attemptReported(_ remaining: RemainingAttempts) -> Action {
+    mutating func attemptReported(_ remaining: AttemptBudget) -> Action {
         switch state {
         case .reportingFailure(let details, let info, var progress, _):
             progress.attemptsLeft = remaining.attemptsLeft
