@@ -81,11 +81,13 @@ extension Authority {
         do {
             stored = try await store.createRequest(record, pendingLimit: limit > 0 ? limit : nil, announcing: link)
         } catch let full as PendingRequestLimitReached {
+            metrics.rateLimitHit(.pendingRequests)
             let limited = RateLimited(until: full.retryAt, now: clock())
             throw CIBAFailure(.accessDenied, "the user already has \(limit) pending requests of this client; retry after \(limited.retryAfter) s",
                               headers: limited.headers)
         }
-        for deviceID in stored.deviceIDs { OutboxNotifier.shared.wake(deviceID: deviceID) }
+        metrics.requestCreated(kind: stored.request.pkiKind ?? stored.request.kind.rawValue)
+        try await announceQueued(stored, link: link)
         let body = BackchannelAuthenticationResponse(authReqId: authReqID, expiresIn: expiresIn, interval: stored.request.intervalSeconds)
         return HTTPResponse(jsonBytes: body.encoded(), headers: ["Cache-Control": "no-store", "Pragma": "no-cache"])
     }
