@@ -2,6 +2,7 @@ import FaceSealCrypto
 import FaceSealHTTP
 import FaceSealWire
 import Foundation
+import Synchronization
 
 /// Which device key an endpoint needs (SPEC §4.2).
 enum DeviceKeyRequirement: Sendable {
@@ -24,6 +25,23 @@ struct AuthenticatedDevice: Sendable {
     let rotationHint: Bool
     /// The protocol version the device announced in `FaceSeal-Protocol`.
     let protocolVersion: Int
+    /// The request's `jti`, when the route lets its handler remember it in the handler's own write
+    /// (`signedDeviceRoute(_:registersJTIInHandler:_:)`); nil when the edge registered it before the handler ran.
+    let replay: DeviceReplayGuard?
+}
+
+/// A verified device request's `jti`, for the one store write of its handler to remember (`claim()` hands it out once);
+/// the edge remembers it itself when no write claimed it.
+final class DeviceReplayGuard: Sendable {
+    let registration: JTIRegistration
+    private let claimed = Atomic<Bool>(false)
+
+    init(_ registration: JTIRegistration) { self.registration = registration }
+
+    /// The registration for the first caller, nil after.
+    func claim() -> JTIRegistration? { claimed.exchange(true, ordering: .relaxed) ? nil : registration }
+
+    var isClaimed: Bool { claimed.load(ordering: .relaxed) }
 }
 
 /// What a signed device handler answers: a status and the exact body bytes the response signature covers.
@@ -51,7 +69,13 @@ extension Authority {
     /// The signature is checked before the key's status so that a key-removing answer (`deviceKeyRevoked`, …)
     /// is only ever signed for a genuine request of that key: a man in the middle cannot obtain a signed
     /// removal for a `jti` of its choosing.
-    func signedDeviceRoute(_ requirement: DeviceKeyRequirement, _ handler: @escaping SignedDeviceHandler) -> HTTPHandler {
+    ///
+    /// With `registersJTIInHandler`, the handler's one store write remembers the `jti` in its own transaction
+    /// (`AuthenticatedDevice.replay`; a replay then changes nothing and is answered `replayed_request`), saving a commit;
+    /// only for handlers that write at most once and do nothing before that write but read. The edge remembers the
+    /// `jti` itself after a handler that did not (a read, or a failure).
+    func signedDeviceRoute(_ requirement: DeviceKeyRequirement, registersJTIInHandler: Bool = false,
+                           _ handler: @escaping SignedDeviceHandler) -> HTTPHandler {
         { [self] request in
             var jti: String?
             var hint = false
@@ -59,8 +83,17 @@ extension Authority {
                 try? await refreshDeviceResponseKey()
                 let unverified = try DeviceRequestSignature.parse(request.headers[DeviceSigning.requestHeader])
                 jti = unverified.claims.jti
-                let device = try await authenticateDevice(unverified, request: request, requirement: requirement, hint: &hint)
-                let reply = try await handler(device, request)
+                let device = try await authenticateDevice(unverified, request: request, requirement: requirement,
+                                                          registersJTI: !registersJTIInHandler, hint: &hint)
+                let reply: DeviceReply
+                do {
+                    reply = try await handler(device, request)
+                } catch let error where !(error is ReplayedRequest) {
+                    // A failed request's jti is remembered all the same; its answer stays the failure.
+                    if let replay = device.replay { _ = try? await store.registerJTI(replay.registration.jti, expiresAt: replay.registration.expiresAt) }
+                    throw error
+                }
+                if let replay = device.replay, !replay.isClaimed { try await registerDeviceJTI(replay.registration) }
                 return signedDeviceResponse(reply, jti: unverified.claims.jti, hint: hint)
             } catch {
                 return deviceErrorResponse(error, jti: jti, hint: hint)
@@ -70,8 +103,8 @@ extension Authority {
 
     /// The checks of the edge after parsing (see `signedDeviceRoute`). `hint` is set as soon as the key's status is
     /// judged, so the errors of the later checks carry it too.
-    func authenticateDevice(_ unverified: UnverifiedDeviceRequest, request: HTTPRequest,
-                            requirement: DeviceKeyRequirement, hint: inout Bool) async throws -> AuthenticatedDevice {
+    func authenticateDevice(_ unverified: UnverifiedDeviceRequest, request: HTTPRequest, requirement: DeviceKeyRequirement,
+                            registersJTI: Bool, hint: inout Bool) async throws -> AuthenticatedDevice {
         let claims = unverified.claims
         // The key and its failure budgets in one read.
         let subject = RateSubject.deviceSignature(keyID: claims.kid)
@@ -110,22 +143,37 @@ extension Authority {
             }
             hint = false
         }
-        try await registerDeviceJTI(claims)
-        if requirement != .ambient && key.role != .userPresent {
-            throw DeviceFailure(.userPresenceRequired, "this endpoint needs the user-present key")
+        let registration = Self.jtiRegistration(claims, now: now)
+        var replay: DeviceReplayGuard?
+        if registersJTI {
+            try await registerDeviceJTI(registration)
+        } else {
+            replay = DeviceReplayGuard(registration)
         }
-        let version = try Self.announcedProtocol(request)
-        return AuthenticatedDevice(key: key, claims: claims, rotationHint: hint, protocolVersion: version)
+        do {
+            if requirement != .ambient && key.role != .userPresent {
+                throw DeviceFailure(.userPresenceRequired, "this endpoint needs the user-present key")
+            }
+            let version = try Self.announcedProtocol(request)
+            return AuthenticatedDevice(key: key, claims: claims, rotationHint: hint, protocolVersion: version, replay: replay)
+        } catch {
+            if !registersJTI { try await registerDeviceJTI(registration) }
+            throw error
+        }
     }
 
     /// Remembers a verified request's `jti`; a second use is `replayed_request`. The entry is kept until
     /// `max(now, iat) + skew + 1` s: the first second at which its `iat` is refused as stale, so the `jti` can
     /// never come back while the request would still be accepted (`iat` was checked to be within the skew).
-    func registerDeviceJTI(_ claims: DeviceRequestClaims) async throws {
-        let latest = max(now, claims.iat)
-        let expiresAt = Date(timeIntervalSince1970: TimeInterval(latest + DeviceSigning.clockSkew + 1))
-        let fresh = try await store.registerJTI(claims.jti, expiresAt: expiresAt)
+    func registerDeviceJTI(_ registration: JTIRegistration) async throws {
+        let fresh = try await store.registerJTI(registration.jti, expiresAt: registration.expiresAt)
         guard fresh else { throw DeviceFailure(.replayedRequest, "this request was already received") }
+    }
+
+    /// How long a verified request's `jti` is remembered (see `registerDeviceJTI`).
+    static func jtiRegistration(_ claims: DeviceRequestClaims, now: Int64) -> JTIRegistration {
+        let latest = max(now, claims.iat)
+        return JTIRegistration(jti: claims.jti, expiresAt: Date(timeIntervalSince1970: TimeInterval(latest + DeviceSigning.clockSkew + 1)))
     }
 
     /// The device protocol in `FaceSeal-Protocol`; missing, unreadable or below the minimum is `upgrade_required`.
@@ -169,6 +217,7 @@ extension Authority {
     static func deviceFailure(_ error: any Error) -> DeviceFailure {
         switch error {
         case let failure as DeviceFailure: failure
+        case is ReplayedRequest: DeviceFailure(.replayedRequest, "this request was already received")
         case let code as DeviceErrorCode: DeviceFailure(code, Self.describe(code))
         case let wire as WireError: DeviceFailure.malformed(wire)
         case let stored as AuthorityStoreError: DeviceFailure.store(stored)

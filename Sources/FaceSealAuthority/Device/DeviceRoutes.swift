@@ -17,13 +17,13 @@ extension Authority {
         router.post("/device/v1/enrolments/:inv") { [self] request in await enrolRoute(request) }
         router.get(DevicePaths.authorityKeys, use: unsignedDeviceRoute { [self] _ in .ok(try await authorityKeyChain()) })
 
-        router.get("/device/v1/requests/:rid", use: signedDeviceRoute(.ambient) { [self] device, request in
+        router.get("/device/v1/requests/:rid", use: signedDeviceRoute(.ambient, registersJTIInHandler: true) { [self] device, request in
             .ok(try await requestDetails(rid: request.pathParameter("rid"), device: device))
         })
-        router.get("/device/v1/requests/:rid/token", use: signedDeviceRoute(.userPresent) { [self] device, request in
+        router.get("/device/v1/requests/:rid/token", use: signedDeviceRoute(.userPresent, registersJTIInHandler: true) { [self] device, request in
             .ok(try await requestToken(rid: request.pathParameter("rid"), device: device))
         })
-        router.post("/device/v1/requests/:rid/completion", use: signedDeviceRoute(.userPresent) { [self] device, request in
+        router.post("/device/v1/requests/:rid/completion", use: signedDeviceRoute(.userPresent, registersJTIInHandler: true) { [self] device, request in
             .ok(try await complete(rid: request.pathParameter("rid"), device: device, request: request))
         })
         router.post("/device/v1/requests/:rid/attempts", use: signedDeviceRoute(.userPresent) { [self] device, request in
@@ -43,7 +43,7 @@ extension Authority {
         router.get(DevicePaths.branding, use: signedDeviceRoute(.ambient) { [self] device, request in
             .ok(try await syncBranding(device: device, request: request))
         })
-        router.get(DevicePaths.outbox, use: signedDeviceRoute(.ambient) { [self] device, request in
+        router.get(DevicePaths.outbox, use: signedDeviceRoute(.ambient, registersJTIInHandler: true) { [self] device, request in
             .ok(try await pollOutbox(device: device, request: request))
         })
     }

@@ -106,7 +106,7 @@ extension Authority {
         }
         let claims = try unverified.verify(with: userPresent.public, method: request.method.rawValue,
                                            path: Self.signedPath(of: request), body: request.body, now: now)
-        try await registerDeviceJTI(claims)
+        try await registerDeviceJTI(Self.jtiRegistration(claims, now: now))
         _ = try Self.announcedProtocol(request)
         try Self.verifyProof(body.ambientProof, key: ambient.public, claims: ["inv": invitationID, "jti": claims.jti],
                              name: "ambient_proof")

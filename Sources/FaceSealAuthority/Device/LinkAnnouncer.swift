@@ -57,9 +57,9 @@ extension Authority {
         // A read first (no write for an empty outbox), then the read and its acknowledgement in one transaction.
         var links: [OutboxLink] = []
         if try await !store.links(deviceID: deviceID, afterSequence: 0, limit: 1).isEmpty {
-            links = try await store.takeLinks(deviceID: deviceID, limit: Self.outboxBatch)
+            links = try await store.takeLinks(deviceID: deviceID, limit: Self.outboxBatch, registering: device.replay?.claim())
         } else if wait > 0, await subscription.wait(upTo: .seconds(wait)) {
-            links = try await store.takeLinks(deviceID: deviceID, limit: Self.outboxBatch)
+            links = try await store.takeLinks(deviceID: deviceID, limit: Self.outboxBatch, registering: device.replay?.claim())
         }
         return OutboxResponse(links: links.map(\.link))
     }

@@ -58,6 +58,8 @@ extension Authority {
         do {
             context = try await ownRequestContext(rid, device: device)
         } catch let failure as DeviceFailure where failure.code == .unknownRequest {
+            // Claiming writes: the jti is remembered before it.
+            if let replay = device.replay?.claim() { try await registerDeviceJTI(replay) }
             guard let claimed = try await claimBrowserSignIn(rid, device: device),
                   claimed.subject == device.key.subject, claimed.clientID == device.key.clientID else { throw failure }
             context = try await store.requestContext(authReqID: claimed.authReqID, faceToken: false)
@@ -66,7 +68,7 @@ extension Authority {
         let application = context.application
         let policy = context.tenant.policy
         try requirePending(record)
-        _ = try await store.markDelivered(authReqID: rid, deviceID: device.key.deviceID)
+        _ = try await store.markDelivered(authReqID: rid, deviceID: device.key.deviceID, registering: device.replay?.claim())
         let budget = AttemptBudget(record, policy: policy)
         let ceremony = record.kind == .ceremony
         return RequestDetails(
@@ -89,7 +91,7 @@ extension Authority {
         let record = try await ownRequest(rid, device: device)
         try requirePending(record)
         try Self.requireCeremonyProtocol(record, device: device)
-        let token = try await store.downloadFaceToken(authReqID: rid, keyID: device.key.keyID)
+        let token = try await store.downloadFaceToken(authReqID: rid, keyID: device.key.keyID, registering: device.replay?.claim())
         return try FaceTokenCustody.download(token, wrappingKey: keys.shareWrappingKey)
     }
 
@@ -138,9 +140,10 @@ extension Authority {
         let rotated = try FaceTokenCustody.record(envelope: body.token, header: header, subject: record.subject,
                                                   serverShare: body.serverShare.secret, passwordVerifier: body.passwordVerifier?.bytes,
                                                   wrappingKey: keys.shareWrappingKey)
-        let outcome = try await store.complete(CompletionCommit(
-            authReqID: rid, keyID: device.key.keyID, expectedGeneration: Int64(body.baseGeneration), rotatedToken: rotated,
-            receiptSHA256: receipt, passwordUsed: stored.passwordRequired))
+        var commit = CompletionCommit(authReqID: rid, keyID: device.key.keyID, expectedGeneration: Int64(body.baseGeneration),
+                                      rotatedToken: rotated, receiptSHA256: receipt, passwordUsed: stored.passwordRequired)
+        commit.replay = device.replay?.claim()
+        let outcome = try await store.complete(commit)
         if record.state == .pending {
             requestFinished(outcome.request, application: context.application)
             if case .completed = outcome { await approvalDecided(record, approved: true) }

@@ -118,7 +118,7 @@ public protocol AuthorityStore: Sendable {
     /// overlap). Returns the token (with the encrypted server share) and records the download against the request
     /// and `keyID` (replacing that key's earlier download for the request). A key of another user or application
     /// gets `.notFound(.cibaRequest)`; an ended key `.deviceKeyNotActive`.
-    func downloadFaceToken(authReqID: String, keyID: String) async throws -> FaceTokenRecord
+    func downloadFaceToken(authReqID: String, keyID: String, registering replay: JTIRegistration?) async throws -> FaceTokenRecord
     /// The downloads recorded for a request, by key id.
     func tokenDownloads(authReqID: String) async throws -> [TokenDownloadRecord]
     /// Counts a failed face check of a pending, unexpired request (`face_mismatch` against `attemptsMax`,
@@ -162,7 +162,9 @@ public protocol AuthorityStore: Sendable {
     // MARK: Device-request replay cache
 
     /// Remembers a device request's `jti` until `expiresAt`. Returns `true` if it was new, `false` for a
-    /// replay. Entries whose time has passed are purged in the same transaction.
+    /// replay. Entries whose time has passed are purged in the same transaction. The operations that take a
+    /// `registering` `JTIRegistration` (and `CompletionCommit.replay`) do the same first thing in their own transaction,
+    /// and throw `ReplayedRequest`, changing nothing, for a replay.
     func registerJTI(_ jti: String, expiresAt: Date) async throws -> Bool
 
     // MARK: Rate limits
@@ -189,7 +191,7 @@ public protocol AuthorityStore: Sendable {
     func acknowledgeLinks(deviceID: String, throughSequence: Int64) async throws -> Int
     /// A device's unexpired links, oldest first, at most `limit`, removed (with any expired ones) in the same
     /// transaction: a poll's read and acknowledgement together.
-    func takeLinks(deviceID: String, limit: Int) async throws -> [OutboxLink]
+    func takeLinks(deviceID: String, limit: Int, registering replay: JTIRegistration?) async throws -> [OutboxLink]
 
     // MARK: Audit
 
@@ -238,7 +240,7 @@ public protocol AuthorityStore: Sendable {
     func cancelInvitation(id: String) async throws -> InvitationRecord
     /// Records that a device of the request's user opened a pending request (`request.delivered` in the audit, once,
     /// with `deviceID`). Returns whether this was the first time.
-    func markDelivered(authReqID: String, deviceID: String) async throws -> Bool
+    func markDelivered(authReqID: String, deviceID: String, registering replay: JTIRegistration?) async throws -> Bool
 
     // MARK: Webhooks
 
@@ -265,6 +267,16 @@ public protocol AuthorityStore: Sendable {
 }
 
 extension AuthorityStore {
+    /// `downloadFaceToken(authReqID:keyID:registering:)` for a request whose `jti` the caller registered.
+    public func downloadFaceToken(authReqID: String, keyID: String) async throws -> FaceTokenRecord {
+        try await downloadFaceToken(authReqID: authReqID, keyID: keyID, registering: nil)
+    }
+
+    /// `markDelivered(authReqID:deviceID:registering:)` for a request whose `jti` the caller registered.
+    public func markDelivered(authReqID: String, deviceID: String) async throws -> Bool {
+        try await markDelivered(authReqID: authReqID, deviceID: deviceID, registering: nil)
+    }
+
     /// Stores a new pending request without a limit on the user's pending requests.
     public func createRequest(_ request: CIBARequestRecord) async throws -> CIBARequestRecord {
         try await createRequest(request, pendingLimit: nil)

@@ -191,9 +191,9 @@ extension SQLAuthorityStore {
 
     // MARK: Request delivery
 
-    public func markDelivered(authReqID: String, deviceID: String) async throws -> Bool {
+    public func markDelivered(authReqID: String, deviceID: String, registering replay: JTIRegistration?) async throws -> Bool {
         try Self.checkIdentifier(deviceID, field: "deviceID")
-        return try await transact { tx, now in
+        return try await transact(registering: replay) { tx, now in
             let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
             guard request.state == .pending,
                   try tx.execute("UPDATE ciba_requests SET delivered_at = ? WHERE auth_req_id = ? AND delivered_at IS NULL",

@@ -6,17 +6,20 @@ extension SQLAuthorityStore {
 
     public func registerJTI(_ jti: String, expiresAt: Date) async throws -> Bool {
         try Self.checkIdentifier(jti, field: "jti")
-        return try await transact { tx, now in
-            guard expiresAt > now else {
-                throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed")
-            }
-            try tx.execute("DELETE FROM device_jtis WHERE expires_at <= ?", [.date(now)])
-            let inserted = try tx.execute(
-                "INSERT INTO device_jtis (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING",
-                [.text(jti), .date(expiresAt)]
-            )
-            return inserted == 1
+        return try await transact { tx, now in try Self.insertJTI(tx, JTIRegistration(jti: jti, expiresAt: expiresAt), now: now) }
+    }
+
+    /// Remembers `replay` inside a transaction (its `jti` checked by the caller): `false` for a replay.
+    static func insertJTI(_ tx: any SQLTransaction, _ replay: JTIRegistration, now: Date) throws -> Bool {
+        guard replay.expiresAt > now else {
+            throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed")
         }
+        try tx.execute("DELETE FROM device_jtis WHERE expires_at <= ?", [.date(now)])
+        let inserted = try tx.execute(
+            "INSERT INTO device_jtis (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING",
+            [.text(replay.jti), .date(replay.expiresAt)]
+        )
+        return inserted == 1
     }
 
     // MARK: Link outbox
@@ -84,9 +87,9 @@ extension SQLAuthorityStore {
         }
     }
 
-    public func takeLinks(deviceID: String, limit: Int) async throws -> [OutboxLink] {
+    public func takeLinks(deviceID: String, limit: Int, registering replay: JTIRegistration?) async throws -> [OutboxLink] {
         guard (1...1000).contains(limit) else { throw AuthorityStoreError.invalidInput(field: "limit", reason: "outside 1…1000") }
-        return try await transact { tx, now in
+        return try await transact(registering: replay) { tx, now in
             let links = try tx.query(
                 "SELECT * FROM link_outbox WHERE device_id = ? AND expires_at > ? ORDER BY sequence LIMIT ?",
                 [.text(deviceID), .date(now), .int(limit)]

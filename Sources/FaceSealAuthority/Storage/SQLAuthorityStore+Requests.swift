@@ -166,8 +166,8 @@ extension SQLAuthorityStore {
         }
     }
 
-    public func downloadFaceToken(authReqID: String, keyID: String) async throws -> FaceTokenRecord {
-        try await transact { tx, now in
+    public func downloadFaceToken(authReqID: String, keyID: String, registering replay: JTIRegistration?) async throws -> FaceTokenRecord {
+        try await transact(registering: replay) { tx, now in
             let request = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
             guard let keyRow = try tx.queryOne(Self.deviceKeySelect + " WHERE k.key_id = ?", [.text(keyID)]) else {
                 throw AuthorityStoreError.notFound(.deviceKey, id: keyID)
@@ -263,7 +263,7 @@ extension SQLAuthorityStore {
         if let receipt = completion.receiptSHA256, receipt.count != 32 {
             throw AuthorityStoreError.invalidInput(field: "receiptSHA256", reason: "must be 32 bytes")
         }
-        return try await transact { tx, now -> CompletionOutcome in
+        return try await transact(registering: completion.replay) { tx, now -> CompletionOutcome in
             // The request row lock orders completions of one request; the token row's WHERE orders rotations.
             let request = try Self.loadRequest(tx, authReqID: completion.authReqID, lock: self.database.dialect)
             switch request.state {

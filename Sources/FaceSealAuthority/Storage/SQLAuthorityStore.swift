@@ -69,16 +69,20 @@ public final class SQLAuthorityStore: AuthorityStore {
 
     // MARK: Transactions and error mapping
 
-    /// Runs `body` in one transaction with the clock's current instant. A unique violation becomes
-    /// `.conflict(conflict)`, other database failures typed errors; a throw rolls everything back.
+    /// Runs `body` in one transaction with the clock's current instant, after remembering `replay`'s `jti` (a seen one
+    /// throws `ReplayedRequest`). A unique violation becomes `.conflict(conflict)`, other database failures typed errors;
+    /// a throw rolls everything back.
     func transact<T: Sendable>(
-        conflict: (StoredEntity, String)? = nil, readOnly: Bool = false,
+        conflict: (StoredEntity, String)? = nil, readOnly: Bool = false, registering replay: JTIRegistration? = nil,
         _ body: @escaping @Sendable (any SQLTransaction, Date) throws -> T
     ) async throws -> T {
         let clock = self.clock
+        if let replay { try Self.checkIdentifier(replay.jti, field: "jti") }
         do {
             return try await database.transaction(readOnly: readOnly) { tx in
-                try body(tx, clock.now())
+                let now = clock.now()
+                if let replay, try !Self.insertJTI(tx, replay, now: now) { throw ReplayedRequest(jti: replay.jti) }
+                return try body(tx, now)
             }
         } catch SQLError.uniqueViolation(let message) {
             if let conflict { throw AuthorityStoreError.conflict(conflict.0, id: conflict.1) }
@@ -87,6 +91,8 @@ public final class SQLAuthorityStore: AuthorityStore {
             throw limit
         } catch let limit as BrowserSignInLimitReached {
             throw limit
+        } catch let replayed as ReplayedRequest {
+            throw replayed
         } catch {
             let mapped = Self.storeError(error)
             switch mapped {

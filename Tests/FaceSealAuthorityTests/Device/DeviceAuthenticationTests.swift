@@ -24,6 +24,30 @@ struct DeviceAuthenticationTests {
         }
     }
 
+    @Test("routes that remember the jti in their own write refuse a replay too: download, empty poll, failed request",
+          arguments: StoreBackend.underTest)
+    func replayRefusedWhereTheStepRemembersIt(backend: StoreBackend) async throws {
+        try await withAuthority(backend) { harness in
+            try await seedDeviceWorld(harness)
+            let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
+            try await createPendingRequest(harness, "req-1")
+            let download = DeviceRequestSignature.newJTI()
+            #expect(try await device.send(.get, DevicePaths.requestToken("req-1"), as: .userPresent, jti: download).status == 200)
+            let downloadedAt = try await harness.store.tokenDownloads(authReqID: "req-1").map(\.downloadedAt)
+            harness.clock.advance(by: 1)
+            expectDeviceError(try await device.send(.get, DevicePaths.requestToken("req-1"), as: .userPresent, jti: download), .replayedRequest)
+            #expect(try await harness.store.tokenDownloads(authReqID: "req-1").map(\.downloadedAt) == downloadedAt)
+
+            let poll = DeviceRequestSignature.newJTI()
+            #expect(try await device.send(.get, DevicePaths.outbox, jti: poll).status == 200)
+            expectDeviceError(try await device.send(.get, DevicePaths.outbox, jti: poll), .replayedRequest)
+
+            let unknown = DeviceRequestSignature.newJTI()
+            expectDeviceError(try await device.send(.get, DevicePaths.request("req-9"), jti: unknown), .unknownRequest)
+            expectDeviceError(try await device.send(.get, DevicePaths.request("req-1"), jti: unknown), .replayedRequest)
+        }
+    }
+
     @Test("a request signed with a revoked key gets deviceKeyRevoked", arguments: StoreBackend.underTest)
     func revokedKey(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in

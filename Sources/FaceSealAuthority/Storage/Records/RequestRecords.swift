@@ -185,6 +185,8 @@ public struct CompletionCommit: Sendable, Hashable {
     public var receiptSHA256: [UInt8]?
     /// Whether the stored token needs a password (the ID token's `amr` then carries `pwd`).
     public var passwordUsed: Bool
+    /// The signed device request's `jti`, remembered in the completion's transaction (nil: the caller registered it).
+    public var replay: JTIRegistration?
 
     /// Creates a completion.
     public init(authReqID: String, keyID: String, expectedGeneration: Int64, rotatedToken: FaceTokenRecord, receiptSHA256: [UInt8]?,
@@ -249,4 +251,25 @@ public struct AnnouncedRequest: Sendable, Hashable {
     public var request: CIBARequestRecord
     /// The devices whose outbox holds its link (every device with an active enrolment of the user and application).
     public var deviceIDs: [String]
+}
+
+/// A device request's `jti` to remember in the replay cache until `expiresAt`, inside the transaction of the step it
+/// signed: the step and its replay check commit together, and a replay (`ReplayedRequest`) changes nothing.
+public struct JTIRegistration: Sendable, Hashable {
+    /// The request's `jti`.
+    public var jti: String
+    /// When the entry may be forgotten (the request's `iat` is then refused as stale).
+    public var expiresAt: Date
+
+    /// Creates a registration.
+    public init(jti: String, expiresAt: Date) {
+        self.jti = jti
+        self.expiresAt = expiresAt
+    }
+}
+
+/// The `jti` of a `JTIRegistration` was seen before: the transaction was rolled back.
+public struct ReplayedRequest: Error, Sendable, Equatable {
+    /// The `jti`.
+    public let jti: String
 }
