@@ -111,7 +111,7 @@ extension RelyingPartyError {
         let server = HTTPServer(logger: .disabled) { request in try await slot.respond(request) }
         try server.start()
         let issuer = server.baseURL!
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer.absoluteString), store: store,
+        let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer.absoluteString, callbackDestinations: .any), store: store,
                                   keys: try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)),
                                   clock: { clock.now() })
         slot.set(authority.makeRouter())

@@ -94,7 +94,7 @@ import Testing
         let server = HTTPServer(logger: .disabled) { request in try await slot.respond(request) }
         try server.start()
         let issuer = server.baseURL!.absoluteString
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer, pollInterval: 1), store: store,
+        let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer, pollInterval: 1, callbackDestinations: .any), store: store,
                                   keys: try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)))
         slot.set(authority.makeRouter())
 

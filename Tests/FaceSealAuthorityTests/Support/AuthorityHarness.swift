@@ -23,7 +23,7 @@ func withAuthority(
     _ body: (AuthorityHarness) async throws -> Void
 ) async throws {
     try await withStore(backend) { store, clock in
-        var configuration = AuthorityConfiguration(issuer: "http://127.0.0.1")
+        var configuration = AuthorityConfiguration(issuer: "http://127.0.0.1", callbackDestinations: .any)
         configure(&configuration)
         let keys = try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
         // The issuer must be the served URL, so the router is built after the port is known.

@@ -79,7 +79,7 @@ final class LiveSystem: Sendable {
         try server.start()
         let baseURL = try #require(server.baseURL)
         let keys = try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: baseURL.absoluteString), store: store, keys: keys,
+        let authority = Authority(configuration: AuthorityConfiguration(issuer: baseURL.absoluteString, callbackDestinations: .any), store: store, keys: keys,
                                   clock: { clock.now() })
         box.set(authority.makeRouter())
         let adminKey = try #require(try await authority.bootstrapAdminKey())
