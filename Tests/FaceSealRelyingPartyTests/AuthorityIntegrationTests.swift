@@ -96,19 +96,8 @@ extension RelyingPartyError {
             userPresentKey: NewDeviceKey(keyID: "k-present", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"c","y":"d"}"#),
             initialFaceToken: World.faceToken(generation: 1)))
 
-<<<<<<< HEAD
-        let slot = RouterSlot()
-        let server = HTTPServer(logger: .disabled) { request in try await slot.respond(request) }
-        try server.start()
-        let issuer = server.baseURL!
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer.absoluteString, callbackDestinations: .any), store: store,
-                                  keys: try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)),
-                                  clock: { clock.now() })
-        slot.set(authority.makeRouter())
-=======
         let server = try LoopbackAuthority.start(store: store, clock: { clock.now() })
         let issuer = server.baseURL
->>>>>>> main
         let pins = InMemoryKeyPinStore()
         let configuration = RelyingPartyConfiguration(
             issuer: issuer, clientID: "rp", authentication: authentication ?? .clientSecretBasic(secret: SecretBytes(Array(Self.secret.utf8))),

@@ -81,18 +81,8 @@ import Testing
             ambientKey: NewDeviceKey(keyID: "k9-ambient", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"a","y":"b"}"#),
             userPresentKey: NewDeviceKey(keyID: "k9-present", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"c","y":"d"}"#),
             initialFaceToken: token(1)))
-<<<<<<< HEAD
-        let slot = AuthorityIntegrationTests.RouterSlot()
-        let server = HTTPServer(logger: .disabled) { request in try await slot.respond(request) }
-        try server.start()
-        let issuer = server.baseURL!.absoluteString
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer, pollInterval: 1, callbackDestinations: .any), store: store,
-                                  keys: try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)))
-        slot.set(authority.makeRouter())
-=======
-        let server = try LoopbackAuthority.start(store: store, configuration: AuthorityConfiguration(issuer: "", pollInterval: 1))
+        let server = try LoopbackAuthority.start(store: store, configuration: AuthorityConfiguration(issuer: "", pollInterval: 1, callbackDestinations: .any))
         let issuer = server.baseURL.absoluteString
->>>>>>> main
 
         // The sample application.
         let secretFile = directory.appendingPathComponent("secret")

@@ -50,39 +50,12 @@ final class LiveSystem: Sendable {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let clock = SkewedClock()
-<<<<<<< HEAD
-        let location: StoreLocation
-        var postgresSchema: (url: String, schema: String)?
-        switch backend {
-        case .sqlite:
-            location = .sqlite(path: root.appendingPathComponent("authority.sqlite").path)
-        case .postgres:
-            guard let url = LiveBackend.postgresURL else { throw SetupError("FACESEAL_TEST_POSTGRES_URL is unset (use scripts/with-postgres.sh)") }
-            let schema = "e2e_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-            location = .postgres(url: url, poolSize: 8, schema: schema)
-            postgresSchema = (url, schema)
-        }
-        let store = try await SQLAuthorityStore.open(location, clock: clock)
-        let box = RouterSlot()
-        let server = HTTPServer(logger: .disabled) { request in try await box.router().respond(to: request) }
-        try server.start()
-        let baseURL = try #require(server.baseURL)
-        let keys = try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: baseURL.absoluteString, callbackDestinations: .any), store: store, keys: keys,
-                                  clock: { clock.now() })
-        box.set(authority.makeRouter())
-        let adminKey = try #require(try await authority.bootstrapAdminKey())
-        let application = try RelyingParty()
-        let system = LiveSystem(authority: authority, server: server, baseURL: baseURL, root: root, adminKey: adminKey, application: application,
-                                 clock: clock, postgresSchema: postgresSchema)
-=======
         let database = try await backend.makeScratch()
         let store = try await database.open(clock: clock)
         let served = try LoopbackAuthority.start(store: store, clock: { clock.now() })
         let adminKey = try #require(try await served.authority.bootstrapAdminKey())
         let system = LiveSystem(served: served, root: root, management: ManagementClient(baseURL: served.baseURL.absoluteString, apiKey: adminKey),
                                 application: try RelyingParty(), clock: clock, database: database)
->>>>>>> main
         _ = try await system.manage("POST", "/tenants", [
             "id": "acme", "name": "Acme",
             "policy": ["key_algorithms": policy.algorithms, "attempts_max": policy.attemptsMax, "liveness_required": policy.livenessRequired,
