@@ -90,7 +90,7 @@ extension Authority {
                     reply = try await handler(device, request)
                 } catch let error where !(error is ReplayedRequest) {
                     // A failed request's jti is remembered all the same; its answer stays the failure.
-                    if let replay = device.replay { _ = try? await store.registerJTI(replay.registration.jti, expiresAt: replay.registration.expiresAt) }
+                    if let replay = device.replay { try? await registerDeviceJTI(replay.registration) }
                     throw error
                 }
                 if let replay = device.replay, !replay.isClaimed { try await registerDeviceJTI(replay.registration) }
