@@ -214,8 +214,13 @@ final class DeviceSession: Sendable {
         let stream = flow.stateStream()
         flow.submitLinkPayload(payload: link)
         var printer = StatePrinter(say: say)
-        var retries = 0
-        var submitted = false
+        var steps = ApprovalSteps(capture: capture, password: password, say: say)
+        // One way out on every refusal, so the flow has stopped before the command reports it.
+        func abort(_ error: DeviceCommandError) async -> DeviceCommandError {
+            flow.cancel()
+            await flow.waitUntilIdle()
+            return error
+        }
         for await state in stream {
             printer.show(DeviceStates.describe(state))
             switch state {
@@ -224,37 +229,18 @@ final class DeviceSession: Sendable {
                 await flow.waitUntilIdle()
                 return nil
             case .awaitingLink(let refusal?):
-                flow.cancel()
-                throw .refused("the link was refused: \(refusal.explanation)")
+                throw await abort(.refused("the link was refused: \(refusal.explanation)"))
             case .downloadingFaceToken(true, let error):
-                guard let password, error == nil else {
-                    flow.cancel()
-                    throw .refused(error == nil ? "the face token needs a password (--password-file)" : "the password was refused: \(error!)")
+                switch steps.password(after: error) {
+                case .success(let password): flow.submitPassword(password: password)
+                case .failure(let refusal): throw await abort(refusal)
                 }
-                say("progress: deriving the password key (scrypt)…")
-                flow.submitPassword(password: password)
             case .awaitingFaceCapture(_, _, _, _, let attemptsLeft, let reason, let challenge):
-                guard challenge == nil else {
-                    flow.cancel()
-                    await flow.waitUntilIdle()
-                    throw .refused(Self.livenessRequired)
-                }
-                if submitted, let reason, reason != .faceMismatch {
-                    flow.cancel()
-                    await flow.waitUntilIdle()
-                    throw .refused("the capture was refused: \(reason.rawValue)")
-                }
-                if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
-                submitted = true
-                say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
+                if let refusal = steps.capture(attemptsLeft: attemptsLeft, reason: reason, challenge: challenge) { throw await abort(refusal) }
                 flow.submitFaceCapture(captureSession: capture.session)
-            case .postingResultFailed(let reason) where reason.isRetryable && retries < 2:
-                retries += 1
-                say("retry: the completion failed (\(reason.explanation)); posting it again")
-                flow.retry()
             case .postingResultFailed(let reason):
-                flow.cancel()
-                throw .refused("the completion failed: \(reason.explanation)")
+                if let refusal = steps.completionFailed(reason) { throw await abort(refusal) }
+                flow.retry()
             case .succeeded(let label, _):
                 await flow.waitUntilIdle()
                 return .signedIn(rpLabel: label)
@@ -273,8 +259,13 @@ final class DeviceSession: Sendable {
         let stream = flow.stateStream()
         flow.submitLinkPayload(payload: link)
         var printer = StatePrinter(say: say)
-        var retries = 0
-        var submitted = false
+        var steps = ApprovalSteps(capture: capture, password: password, say: say)
+        // A ceremony the user got as far as seeing is aborted at the authority (signed), not only here.
+        func abort(_ error: DeviceCommandError) async -> DeviceCommandError {
+            flow.cancelCeremony()
+            await flow.waitUntilIdle()
+            return error
+        }
         for await state in stream {
             printer.show(DeviceStates.describe(state))
             switch state {
@@ -282,44 +273,19 @@ final class DeviceSession: Sendable {
                 flow.cancel()
                 throw .refused("the link was refused: \(refusal.explanation)")
             case .downloadingFaceToken(true, let error):
-                guard let password, error == nil else {
-                    flow.cancelCeremony()
-                    await flow.waitUntilIdle()
-                    throw .refused(error == nil ? "the face token needs a password (--password-file)" : "the password was refused: \(error!)")
+                switch steps.password(after: error) {
+                case .success(let password): flow.submitPassword(password: password)
+                case .failure(let refusal): throw await abort(refusal)
                 }
-                say("progress: deriving the password key (scrypt)…")
-                flow.submitPassword(password: password)
             case .awaitingFaceCapture(_, _, _, _, _, let attemptsLeft, let reason, let challenge):
-                guard challenge == nil else {
-                    flow.cancelCeremony()
-                    await flow.waitUntilIdle()
-                    throw .refused(Self.livenessRequired)
-                }
-                if submitted, let reason, reason != .faceMismatch {
-                    flow.cancelCeremony()
-                    await flow.waitUntilIdle()
-                    throw .refused("the capture was refused: \(reason.rawValue)")
-                }
-                if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
-                submitted = true
-                say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
+                if let refusal = steps.capture(attemptsLeft: attemptsLeft, reason: reason, challenge: challenge) { throw await abort(refusal) }
                 flow.submitFaceCapture(captureSession: capture.session)
-            case .deliveryFailed(let status) where retries < 2:
-                retries += 1
-                say("retry: the application did not accept the delivery (\(status.explanation)); sending the same bytes again")
-                flow.retry()
             case .deliveryFailed(let status):
-                flow.cancelCeremony()
-                await flow.waitUntilIdle()
-                throw .refused("the application did not accept the delivery: \(status.explanation)")
-            case .postingResultFailed(let reason) where reason.isRetryable && retries < 2:
-                retries += 1
-                say("retry: the completion failed (\(reason.explanation)); posting it again")
+                if let refusal = steps.deliveryFailed(status) { throw await abort(refusal) }
                 flow.retry()
             case .postingResultFailed(let reason):
-                flow.cancelCeremony()
-                await flow.waitUntilIdle()
-                throw .refused("the completion failed: \(reason.explanation)")
+                if let refusal = steps.completionFailed(reason) { throw await abort(refusal) }
+                flow.retry()
             case .succeeded(let label, let kind, _):
                 await flow.waitUntilIdle()
                 return .ceremony(rpLabel: label, kind: kind)
@@ -402,5 +368,57 @@ final class PolicyFaceTokens: FaceTokenOpener {
                 tenant: String) async throws(KeyOperationError) -> NewFaceToken {
         let tokens = liveness.withLock { $0 } ? withLiveness : withoutLiveness
         return try await tokens.create(templates: templates, password: password, keyPolicy: keyPolicy, subject: subject, tenant: tenant)
+    }
+}
+
+/// The command line's answers to the steps a sign-in and a ceremony share: the password from `--password-file`, the
+/// same images at every face step (a mismatch is tried again while the request has attempts; any other refusal of
+/// the capture, or a liveness challenge, ends it), and two more tries of a failed delivery or completion.
+private struct ApprovalSteps {
+    let capture: ImageCapture
+    let password: String?
+    let say: @Sendable (String) -> Void
+    private var submitted = false
+    private var retries = 0
+
+    init(capture: ImageCapture, password: String?, say: @escaping @Sendable (String) -> Void) {
+        self.capture = capture
+        self.password = password
+        self.say = say
+    }
+
+    /// The password for the face token, or why there is none to give.
+    func password(after error: PasswordError?) -> Result<String, DeviceCommandError> {
+        guard let password, error == nil else {
+            return .failure(.refused(error.map { "the password was refused: \($0)" } ?? "the face token needs a password (--password-file)"))
+        }
+        say("progress: deriving the password key (scrypt)…")
+        return .success(password)
+    }
+
+    /// Nil when the capture is to be submitted (again); else why the approval ends here.
+    mutating func capture(attemptsLeft: Int, reason: FaceCaptureRetryReason?, challenge: FaceSealSDK.LivenessChallenge?) -> DeviceCommandError? {
+        guard challenge == nil else { return .refused(DeviceSession.livenessRequired) }
+        if submitted, let reason, reason != .faceMismatch { return .refused("the capture was refused: \(reason.rawValue)") }
+        if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
+        submitted = true
+        say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
+        return nil
+    }
+
+    /// Nil when the delivery is to be sent again; else why the ceremony ends here.
+    mutating func deliveryFailed(_ status: DeliveryFailureStatus) -> DeviceCommandError? {
+        guard retries < 2 else { return .refused("the application did not accept the delivery: \(status.explanation)") }
+        retries += 1
+        say("retry: the application did not accept the delivery (\(status.explanation)); sending the same bytes again")
+        return nil
+    }
+
+    /// Nil when the completion is to be posted again; else why the approval ends here.
+    mutating func completionFailed(_ reason: CompletionFailureReason) -> DeviceCommandError? {
+        guard reason.isRetryable && retries < 2 else { return .refused("the completion failed: \(reason.explanation)") }
+        retries += 1
+        say("retry: the completion failed (\(reason.explanation)); posting it again")
+        return nil
     }
 }

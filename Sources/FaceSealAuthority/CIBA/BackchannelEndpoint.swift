@@ -64,7 +64,7 @@ extension Authority {
         let tenant = try await store.tenant(id: application.tenantID)
         let lifetime = tenant.policy.requestLifetimeSeconds > 0 ? tenant.policy.requestLifetimeSeconds : configuration.defaultRequestLifetime
         let expiresIn = min(request.requestedExpiry ?? lifetime, lifetime)
-        let expiresAt = clock().addingTimeInterval(TimeInterval(expiresIn))
+        let expiresAt = clock.now().addingTimeInterval(TimeInterval(expiresIn))
         let authReqID = Base64URL.encode(SecureRandom.bytes(count: Self.authReqIDByteCount))
         let record = CIBARequestRecord(
             authReqID: authReqID, tenantID: application.tenantID, clientID: application.clientID, subject: subject,
@@ -79,7 +79,7 @@ extension Authority {
             stored = try await store.createRequest(record, pendingLimit: limit > 0 ? limit : nil)
         } catch let full as PendingRequestLimitReached {
             metrics.rateLimitHit(.pendingRequests)
-            let limited = RateLimited(until: full.retryAt, now: clock())
+            let limited = RateLimited(until: full.retryAt, now: clock.now())
             throw CIBAFailure(.accessDenied, "the user already has \(limit) pending requests of this client; retry after \(limited.retryAfter) s",
                               headers: limited.headers)
         }

@@ -13,7 +13,7 @@ extension Authority {
         guard !id.isEmpty, id.utf8.count <= 256 else { throw DeviceFailure(.invalidInvitation, "the invitation is unknown, expired or cancelled") }
         let invitation = try await store.invitation(id: id)
         guard invitation.consumedAt == nil else { throw DeviceFailure(.invitationUsed, "the invitation was already used") }
-        guard invitation.cancelledAt == nil, invitation.expiresAt > clock() else {
+        guard invitation.cancelledAt == nil, invitation.expiresAt > clock.now() else {
             throw DeviceFailure(.invalidInvitation, "the invitation is unknown, expired or cancelled")
         }
         return invitation
@@ -142,7 +142,7 @@ extension Authority {
             guard body.passwordVerifier == nil, let existing else {
                 throw DeviceFailure.invalidRequest("a further device sends no password_verifier")
             }
-            let expiresAt = clock().addingTimeInterval(TimeInterval(configuration.enrolmentApprovalWindow))
+            let expiresAt = clock.now().addingTimeInterval(TimeInterval(configuration.enrolmentApprovalWindow))
             let code = EnrolmentApproval.code(userPresentKey: body.userPresentKey.x963.bytes)
             insert.approval = PendingApproval(method: method, expiresAt: expiresAt)
             if method == .enrolledDevice {
@@ -217,9 +217,9 @@ extension Authority {
     /// after the approval and within its window; the enrolment becomes active in the same transaction. Before the
     /// approval it waits up to N seconds for it, then answers `approval_pending` (at once while the process drains).
     func enrolmentToken(invitationID: String, device: AuthenticatedDevice, request: HTTPRequest) async throws -> FaceTokenDownload {
-        let wait = try Self.waitSeconds(request)
+        let wait = try waitSeconds(request)
         let enrolment = try await boundEnrolment(invitationID, device: device)
-        let subscription = OutboxNotifier.shared.subscribe(deviceID: enrolment.deviceID, lifecycle: lifecycle)
+        let subscription = outbox.subscribe(deviceID: enrolment.deviceID, lifecycle: lifecycle)
         defer { subscription.cancel() }
         let deadline = ContinuousClock.now + .seconds(wait)
         while true {
@@ -263,7 +263,7 @@ extension Authority {
         guard let enrolmentID = record.approvesEnrolment, let enrolment = try? await store.enrolment(id: enrolmentID) else { return }
         await auditDeviceEvent(approved ? "device.enrolment_approved" : "device.enrolment_denied", tenantID: enrolment.tenantID,
                                key: record.authReqID, target: enrolmentID)
-        OutboxNotifier.shared.wake(deviceID: enrolment.deviceID)
+        outbox.wake(deviceID: enrolment.deviceID)
     }
 
     /// A new token must follow the tenant's policy: a password where one is required (with bounded scrypt

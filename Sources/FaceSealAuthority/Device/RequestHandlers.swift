@@ -24,7 +24,7 @@ extension Authority {
 
     /// A request that can still be acted on.
     func requirePending(_ record: CIBARequestRecord) throws {
-        if record.state == .pending && clock() >= record.expiresAt || record.state == .expired {
+        if record.state == .pending && clock.now() >= record.expiresAt || record.state == .expired {
             throw DeviceFailure(.requestExpired, "the request expired")
         }
         guard record.state == .pending else { throw DeviceFailure(.requestNotPending, "the request is \(record.state.rawValue)") }

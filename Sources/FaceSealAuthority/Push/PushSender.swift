@@ -26,7 +26,7 @@ struct OutboxPushSender: PushSender {
         for deviceID in push.deviceIDs {
             _ = try await authority.store.enqueueLink(OutboxLink(deviceID: deviceID, link: push.link, authReqID: push.request.authReqID,
                                                                  expiresAt: push.request.expiresAt))
-            OutboxNotifier.shared.wake(deviceID: deviceID)
+            authority.outbox.wake(deviceID: deviceID)
         }
     }
 }

@@ -121,7 +121,7 @@ final class WebhookPushSender: PushSender {
     private func deliver(_ delivery: Delivery, from authority: Authority) async {
         var attempt = 1
         while true {
-            if authority.clock() >= delivery.expiresAt {
+            if authority.clock.now() >= delivery.expiresAt {
                 await finish(delivery, authority, attempts: attempt - 1, outcome: "expired", status: nil)
                 return
             }

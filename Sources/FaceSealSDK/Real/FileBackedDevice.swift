@@ -1,4 +1,5 @@
 import FaceSealHTTPClient
+import FaceSealWire
 import Foundation
 
 /// A Linux device with the real seams: the file vault (P-256 keys, AES-256-GCM sealed records) in

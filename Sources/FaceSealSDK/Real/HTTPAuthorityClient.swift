@@ -21,7 +21,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
     private let deviceProtocol: Int
     private let deviceName: String
     private let timeout: Duration
-    private let sleeper: any RetrySleeper
+    private let sleeper: any Sleeper
     private let unavailableRetry: UnavailableRetry
     /// Set by every verified answer that carries the rotation hint, success or error (``takeRotationHint()``).
     private let hintSeen = Mutex(false)
@@ -29,7 +29,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
     /// Creates a client for the authority at `baseURL`.
     public init(baseURL: URL, pin: AuthorityKeyPin, deviceProtocol: Int = AuthenticatorEnvironment.currentDeviceProtocol,
                 deviceName: String = ProcessInfo.processInfo.hostName, clock: any WallClock = SystemWallClock(),
-                http: HTTPClient = HTTPClient(), timeout: Duration = .seconds(30), sleeper: any RetrySleeper = SystemRetrySleeper(),
+                http: HTTPClient = HTTPClient(), timeout: Duration = .seconds(30), sleeper: any Sleeper = TaskSleeper(),
                 unavailableRetry: UnavailableRetry = UnavailableRetry()) {
         self.sleeper = sleeper
         self.unavailableRetry = unavailableRetry

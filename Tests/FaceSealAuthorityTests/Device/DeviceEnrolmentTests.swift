@@ -188,7 +188,7 @@ struct DeviceEnrolmentTests {
             // A poll waiting for up to 20 s is answered as soon as the link is announced.
             let started = ContinuousClock.now
             let poll = Task { try await device.send(.get, DevicePaths.outbox + "?wait=20") }
-            while OutboxNotifier.shared.waiterCount(deviceID: deviceID) == 0 && ContinuousClock.now - started < .seconds(15) {
+            while harness.authority.outbox.waiterCount(deviceID: deviceID) == 0 && ContinuousClock.now - started < .seconds(15) {
                 await Task.yield()
             }
             try await harness.authority.announce(link: "link-for-req-1", for: request)
@@ -218,7 +218,7 @@ struct DeviceEnrolmentTests {
             let answer = try await device.send(.get, DevicePaths.outbox + "?wait=1")
             #expect(ContinuousClock.now - started >= .seconds(1))
             #expect(try answer.decode(OutboxResponse.self).links.isEmpty)
-            #expect(OutboxNotifier.shared.waiterCount(deviceID: deviceID) == 0)
+            #expect(harness.authority.outbox.waiterCount(deviceID: deviceID) == 0)
         }
     }
 }

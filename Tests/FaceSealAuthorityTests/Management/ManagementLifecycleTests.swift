@@ -85,7 +85,7 @@ struct ManagementLifecycleTests {
     @Test("the deleted user's token bytes are gone from the SQLite file, WAL included")
     func deletedTokenLeavesTheFile() async throws {
         try await withScratch(.sqlite) { scratch in
-            let clock = ManualStoreClock()
+            let clock = ManualClock()
             let store = try await scratch.open(clock: clock)
             try await StoreFixtures.seedBasics(store)
             _ = try await store.createInvitation(StoreFixtures.invitation("inv-1", clock: clock))
