@@ -107,7 +107,7 @@ final class DemoRun: Sendable {
         try authorityServer.start()
         guard let authorityURL = authorityServer.baseURL else { throw DemoError("the authority has no address") }
         let issuer = Self.trimmed(authorityURL.absoluteString)
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer, pollInterval: 1), store: store,
+        let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer, pollInterval: 1, callbackDestinations: .any), store: store,
                                   keys: try AuthorityKeys(derivingFrom: SymmetricKey(size: .bits256)))
         try await authority.prepareSigningKeys()
         guard let adminKey = try await authority.bootstrapAdminKey() else { throw DemoError("no admin key was created") }

@@ -81,7 +81,7 @@ import Testing
             ambientKey: NewDeviceKey(keyID: "k9-ambient", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"a","y":"b"}"#),
             userPresentKey: NewDeviceKey(keyID: "k9-present", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"c","y":"d"}"#),
             initialFaceToken: token(1)))
-        let server = try LoopbackAuthority.start(store: store, configuration: AuthorityConfiguration(issuer: "", pollInterval: 1))
+        let server = try LoopbackAuthority.start(store: store, configuration: AuthorityConfiguration(issuer: "", pollInterval: 1, callbackDestinations: .any))
         let issuer = server.baseURL.absoluteString
 
         // The sample application.

@@ -14,7 +14,8 @@ package struct LoopbackAuthority: Sendable {
     package let server: LoopbackServer
 
     /// Serves an authority over `store`; `configuration.issuer` becomes the served URL.
-    package static func start(store: any AuthorityStore, configuration: AuthorityConfiguration = AuthorityConfiguration(issuer: "http://127.0.0.1"),
+    /// The default configuration lets callbacks reach loopback (`callbackDestinations: .any`): every test endpoint is there.
+    package static func start(store: any AuthorityStore, configuration: AuthorityConfiguration = AuthorityConfiguration(issuer: "http://127.0.0.1", callbackDestinations: .any),
                               keys: AuthorityKeys? = nil, logger: RequestLogger = .disabled,
                               clock: any WallClock = SystemWallClock()) throws -> LoopbackAuthority {
         let server = try LoopbackServer(logger: logger)

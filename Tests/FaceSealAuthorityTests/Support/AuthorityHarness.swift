@@ -27,7 +27,7 @@ func withAuthority(
     _ body: (AuthorityHarness) async throws -> Void
 ) async throws {
     try await withStore(backend) { store, clock in
-        var configuration = AuthorityConfiguration(issuer: "http://127.0.0.1")
+        var configuration = AuthorityConfiguration(issuer: "http://127.0.0.1", callbackDestinations: .any)
         configure(&configuration)
         let served = try LoopbackAuthority.start(store: store, configuration: configuration, logger: logger, clock: clock)
         let harness = AuthorityHarness(authority: served.authority, store: store, clock: clock, baseURL: served.baseURL, client: HTTPClient())
