@@ -58,12 +58,12 @@ import Testing
         #expect(try await Self.ceremony(run, "public-keys --context docs --message 'Link your document keys'", photo: "000189_02159361.jpg")
             .contains("verified: public keys"))
 
-        // Refused: a tenant key (403, exit 1), a window out of range (usage, exit 64); nothing rotates.
+        // Refused by the authority (exit 1): a tenant key (403), a window out of range (400); nothing rotates.
         _ = try await run.run(#"TENANT_KEY=$(faceseal admin --url "$AUTHORITY" --get key apikey create --tenant acme --label ops)"#)
-        let forbidden = try await run.run(#"FACESEAL_API_KEY="$TENANT_KEY" faceseal admin --url "$AUTHORITY" keys rotate"#, status: 1)
+        let forbidden = try await run.run(#"env FACESEAL_API_KEY="$TENANT_KEY" faceseal admin --url "$AUTHORITY" keys rotate"#, status: 1)
         #expect(forbidden.contains("forbidden"), "\(forbidden)")
-        let badWindow = try await run.run(#"faceseal admin --url "$AUTHORITY" keys rotate --device --rollover-days 0"#, status: 64)
-        #expect(badWindow.contains("rollover-days"), "\(badWindow)")
+        let badWindow = try await run.run(#"faceseal admin --url "$AUTHORITY" keys rotate --device --rollover-days 0"#, status: 1)
+        #expect(badWindow.contains("'rollover_days': must be within 1…365"), "\(badWindow)")
         #expect(try Self.deviceKey(in: try await run.run(#"faceseal admin --url "$AUTHORITY" keys list"#)) == k0)
 
         // Rotate both: new ID-token keys (the old ones stay in /jwks, retired) and a new device key with a rollover.

@@ -1,3 +1,4 @@
+import FaceSealTestSupport
 import Foundation
 import Testing
 
@@ -36,7 +37,7 @@ import Testing
         ] {
             _ = try await run.run(line)
         }
-        let settings = try String(contentsOf: CLIRun.packageRoot.appendingPathComponent("Tests/Interop/schemathesis.toml"), encoding: .utf8)
+        let settings = try String(contentsOf: FacesealBinary.packageRoot.appendingPathComponent("Tests/Interop/schemathesis.toml"), encoding: .utf8)
         let parameters = run.environment.withLock { variables in
             """
 
@@ -53,7 +54,7 @@ import Testing
         try (settings + parameters).write(to: run.directory.appendingPathComponent("fixed.toml"), atomically: true, encoding: .utf8)
         try settings.write(to: run.directory.appendingPathComponent("stateful.toml"), atomically: true, encoding: .utf8)
 
-        let document = CLIRun.packageRoot.appendingPathComponent("docs/openapi.yaml").path
+        let document = FacesealBinary.packageRoot.appendingPathComponent("docs/openapi.yaml").path
         for (key, scope) in [("$FACESEAL_API_KEY", "administrator"), ("$FS_TENANT_KEY", "tenant")] {
             for (config, phases) in [("fixed.toml", "examples,coverage,fuzzing"), ("stateful.toml", "stateful")] {
                 let command = """
