@@ -163,7 +163,7 @@ extension Authority {
             outcome = try await store.enrol(insert)
         } catch let full as PendingRequestLimitReached {
             let limited = RateLimited(until: full.retryAt, now: clock())
-            var failure = DeviceFailure(.rateLimited, "the user already has \(pendingLimit ?? 0) further devices or requests waiting for approval "
+            var failure = DeviceFailure(.rateLimited, "the user already has \(pendingLimit ?? 0) pending requests or further devices waiting "
                                         + "(approval requests count toward the pending-request limit); retry after \(limited.retryAfter) s")
             failure.headers = limited.headers
             throw failure
@@ -223,9 +223,8 @@ extension Authority {
                                                              pendingLimit: pendingLimit, newID: { Self.randomID() })
         guard !issued.isEmpty else { return }
         try await announceApprovalRequests(issued)
-        if let first = issued.first {
-            await auditDeviceEvent("device.enrolment_approval_reissued", tenantID: first.tenantID, key: first.authReqID, target: enrolmentID)
-        }
+        _ = try? await store.appendAudit(AuditEvent(tenantID: issued[0].tenantID, kind: "device.enrolment_approval_reissued", target: enrolmentID,
+                                                    detailJSON: JSONValue.object(["requests": .integer(Int64(issued.count))]).serializedString))
     }
 
     /// How long a notice waits in a device's outbox: a day, so a device that was off for the approval window still
@@ -291,7 +290,7 @@ extension Authority {
                 return try FaceTokenCustody.download(released.token, wrappingKey: keys.shareWrappingKey)
             } catch AuthorityStoreError.enrolmentNotActive(_, .pending) {
                 // The waiting device asks for a fresh approval request wherever the last one went stale or expired.
-                if enrolment.approval?.method == .enrolledDevice { try await reissueApprovalRequests(enrolmentID: enrolment.id) }
+                if enrolment.approval?.method == .enrolledDevice { try? await reissueApprovalRequests(enrolmentID: enrolment.id) }
                 let remaining = deadline - ContinuousClock.now
                 guard remaining > .zero, await subscription.wait(upTo: remaining), !lifecycle.isDraining else {
                     throw DeviceFailure(.approvalPending, "the enrolment waits for its approval")

@@ -219,6 +219,10 @@ extension SQLAuthorityStore {
 
         return try await transact(conflict: (.enrolment, request.enrolmentID)) { tx, now in
             let dialect = self.database.dialect
+            // The pending limit counts under the user row's lock, taken before the invitation's (deletions lock the user first).
+            if request.pendingLimit != nil, let row = try tx.queryOne("SELECT subject FROM invitations WHERE id = ?", [.text(request.invitationID)]) {
+                _ = try Self.loadUser(tx, subject: try row.text("subject"), lock: dialect)
+            }
             guard let invitationRow = try tx.queryOne("SELECT * FROM invitations WHERE id = ?" + dialect.forUpdate, [.text(request.invitationID)]) else {
                 throw AuthorityStoreError.notFound(.invitation, id: request.invitationID)
             }
@@ -290,8 +294,7 @@ extension SQLAuthorityStore {
             try tx.execute("UPDATE invitations SET consumed_at = ?, enrolment_id = ? WHERE id = ?",
                            [.date(now), .text(request.enrolmentID), .text(invitation.id)])
             if request.approval != nil, let limit = request.pendingLimit {
-                try Self.checkPendingEnrolmentLimit(tx, subject: invitation.subject, excluding: request.enrolmentID, limit: limit,
-                                                    dialect: dialect, now: now)
+                try Self.checkPendingEnrolmentLimit(tx, subject: invitation.subject, excluding: request.enrolmentID, limit: limit, now: now)
             }
             for approvalRequest in request.approvalRequests {
                 try Self.checkRequest(approvalRequest)
@@ -489,11 +492,10 @@ extension SQLAuthorityStore {
         }
     }
 
-    /// Inside `enrol`'s transaction: locks the user row (so concurrent registrations cannot overshoot) and refuses a
+    /// Inside `enrol`'s transaction, the user row locked (so concurrent registrations cannot overshoot): refuses a
     /// further-device enrolment while the user already has `limit` others waiting in their windows.
     static func checkPendingEnrolmentLimit(_ tx: any SQLTransaction, subject: String, excluding enrolmentID: String, limit: Int,
-                                           dialect: SQLDialect, now: Date) throws {
-        _ = try loadUser(tx, subject: subject, lock: dialect)
+                                           now: Date) throws {
         let row = try tx.queryOne(
             """
             SELECT COUNT(*) AS pending, MIN(approval_expires_at) AS first_expiry FROM enrolments
@@ -509,6 +511,8 @@ extension SQLAuthorityStore {
                                         newID: @escaping @Sendable () -> String) async throws -> [CIBARequestRecord] {
         try await transact { tx, now in
             let dialect = self.database.dialect
+            // The user row first, as deletions lock it; then the enrolment's, so concurrent polls re-issue once.
+            _ = try Self.loadUser(tx, subject: try Self.loadEnrolment(tx, id: enrolmentID).subject, lock: dialect)
             let enrolment = try Self.loadEnrolment(tx, id: enrolmentID, lock: dialect)
             guard enrolment.status == .pending, let approval = enrolment.approval, approval.method == .enrolledDevice,
                   approval.approvedAt == nil, approval.releasedAt == nil, now < approval.expiresAt else { return [] }
@@ -525,7 +529,6 @@ extension SQLAuthorityStore {
                     bindingMessage: message, expiresAt: approval.expiresAt, intervalSeconds: intervalSeconds, approvesEnrolment: enrolmentID)
                 try Self.checkRequest(request)
                 if let pendingLimit {
-                    _ = try Self.loadUser(tx, subject: enrolment.subject, lock: dialect)
                     // A full application gets its request at a later poll, once the user's requests there leave room.
                     do { try Self.checkPendingLimit(tx, request: request, limit: pendingLimit, now: now) } catch is PendingRequestLimitReached { continue }
                 }

@@ -198,7 +198,7 @@ struct CustodyOutboxTests {
             let laptop = TestDevice(harness: harness)
             #expect(try await laptop.enrol(invitation: invitation).status == 200)
             #expect(try await CustodyTests.approvalRequestIDs(phone).count == 1)
-            await expectPendingLimit { try await harness.store.createRequest(StoreFixtures.pendingRequest("req-c", clock: harness.clock), pendingLimit: 2) }
+            await expectPendingLimit { _ = try await harness.store.createRequest(StoreFixtures.pendingRequest("req-c", clock: harness.clock), pendingLimit: 2) }
         }
     }
 
