@@ -162,6 +162,7 @@ extension Authority {
         do {
             outcome = try await store.enrol(insert)
         } catch let full as PendingRequestLimitReached {
+            metrics.rateLimitHit(.pendingRequests)
             let limited = RateLimited(until: full.retryAt, now: clock())
             var failure = DeviceFailure(.rateLimited, "the user already has \(pendingLimit ?? 0) pending requests or further devices waiting "
                                         + "(approval requests count toward the pending-request limit); retry after \(limited.retryAfter) s")
@@ -232,14 +233,19 @@ extension Authority {
     static let noticeLifetime = 86_400
 
     /// Under `password` and `none` nobody is asked: every active device of the user is told instead, with a signed
-    /// notice in its outbox (docs/PROTOCOL.md §8.1); the audit log records how many were told.
+    /// notice handed to the push senders like a link (the outbox, the tenant's webhook; docs/PROTOCOL.md §8.1), once
+    /// per device, grouped by application; the audit log records how many were told.
     func sendNewDeviceNotices(_ claims: DeviceNoticeClaims, subject: String, tenantID: String) async throws {
         let notice = try NoticeSignature.make(claims, key: deviceKey)
-        let devices = Set(try await store.enrolments(subject: subject).filter { $0.status == .active }.map(\.deviceID)).sorted()
-        let expiresAt = Date(timeIntervalSince1970: TimeInterval(claims.exp))
-        for deviceID in devices {
-            _ = try await store.enqueueLink(OutboxLink(deviceID: deviceID, link: notice, authReqID: nil, expiresAt: expiresAt))
-            OutboxNotifier.shared.wake(deviceID: deviceID)
+        let active = try await store.enrolments(subject: subject).filter { $0.status == .active }
+        var devices: Set<String> = []
+        for clientID in Set(active.map(\.clientID)).sorted() {
+            let recipients = Set(active.filter { $0.clientID == clientID }.map(\.deviceID)).subtracting(devices).sorted()
+            guard !recipients.isEmpty else { continue }
+            devices.formUnion(recipients)
+            let push = LinkPush(link: notice, kind: .notice, tenantID: tenantID, clientID: clientID, subject: subject, authReqID: nil,
+                                expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)), deviceIDs: recipients)
+            for sender in pushSenders { try await sender.push(push, from: self) }
         }
         _ = try? await store.appendAudit(AuditEvent(tenantID: tenantID, kind: "device.enrolment_notice_sent", actor: nil, target: claims.enrolment,
                                                     detailJSON: JSONValue.object(["devices": .integer(Int64(devices.count)),

@@ -78,6 +78,34 @@ struct CustodyOutboxTests {
         }
     }
 
+    @Test("a notice goes through the push senders like a link: the tenant's webhook gets it as kind notice, without a universal link",
+          arguments: StoreBackend.underTest)
+    func noticeThroughTheWebhook(backend: StoreBackend) async throws {
+        let receiver = try WebhookReceiver(answering: [200])
+        try await withManagement(backend, configure: { $0.webhooks = WebhookPolicy(allowsLoopbackHTTP: true) }) { admin in
+            let harness = admin.harness
+            try await seedDeviceWorld(harness, policy: TenantPolicy(furtherDeviceApproval: .none))
+            let (phone, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
+            let registered = try await admin.expect(200, .put, "/tenants/acme/webhook", body: #"{"url":"\#(receiver.url)"}"#)
+            let secret = try #require(registered["secret"]?.stringValue)
+            _ = try await CustodyTests.registerFurther(harness)
+
+            let pushed = try #require(await receiver.next())
+            #expect(verifyWebhook(pushed, secret: secret, now: phone.now))
+            let payload = try JSONValue.parse(pushed.body)
+            #expect(payload["kind"]?.stringValue == "notice")
+            #expect(payload["client_id"]?.stringValue == "app-1" && payload["sub"]?.stringValue == "user-1")
+            let phoneDevice = try await harness.store.deviceKey(keyID: phone.ambientKID).deviceID
+            #expect(payload["device_ids"]?.arrayValue?.compactMap(\.stringValue) == [phoneDevice])
+            #expect(payload["universal_link"] == nil)
+            let carried = try #require(payload["link"]?.stringValue)
+            #expect(try await Self.outbox(phone) == [carried], "the outbox holds the same notice")
+            #expect(try NoticeSignature.parse(Array(carried.utf8)).verify(with: phone.authorityKey, now: phone.now).method == FurtherDeviceApproval.none)
+            await harness.authority.webhookSender.finishDeliveries()
+        }
+        await receiver.stop()
+    }
+
     @Test("under enrolled_device the devices get the approval request and no notice", arguments: StoreBackend.underTest)
     func approvalRequestNotNotice(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
