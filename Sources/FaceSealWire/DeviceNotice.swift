@@ -90,12 +90,7 @@ public struct UnverifiedNotice: Sendable {
 
     /// Checks the signature with `key` and the expiry against `now` (Unix seconds).
     public func verify(with key: Curve25519.Signing.PublicKey, now: Int64) throws(LinkError) -> DeviceNoticeClaims {
-        do {
-            _ = try JWS.verify(jws, verifier: key)
-        } catch {
-            throw .badSignature
-        }
-        guard claims.exp > now else { throw .expired }
+        try jws.check(key: key, exp: claims.exp, now: now)
         return claims
     }
 }

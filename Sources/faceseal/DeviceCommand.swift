@@ -43,9 +43,9 @@ enum DeviceCommand {
         case .inbox(let wait, let take):
             let session = try await open(options, engine: nil, say: say)
             let inbox = try await session.inbox(wait: wait)
-            for (_, notice) in inbox.notices { say(Self.noticeLine(notice)) }
+            for notice in inbox.notices { say(Self.noticeLine(notice)) }
             for link in inbox.links { say(link) }
-            if take { try session.removeFromInbox(inbox.links + inbox.notices.map(\.entry)) }
+            if take { try session.removeFromInbox(inbox.links + inbox.notices.map { String(decoding: $0.payload, as: UTF8.self) }) }
         case .approve(let linkText, let faces, let passwordFile, let wait):
             let password = try passwordFile.map(readPassword)
             try checkReadable(faces)
@@ -59,7 +59,7 @@ enum DeviceCommand {
             } else {
                 say("inbox: waiting up to \(wait) s for a link…")
                 let inbox = try await session.inbox(wait: wait)
-                for (_, notice) in inbox.notices { say(Self.noticeLine(notice)) }
+                for notice in inbox.notices { say(Self.noticeLine(notice)) }
                 guard let first = inbox.links.first else {
                     throw .refused("no link arrived within \(wait) s")
                 }

@@ -106,7 +106,7 @@ final class DeviceSession: Sendable {
         guard !authenticator.keys.isEmpty else { throw .state("this device holds no key: enrol first") }
         do {
             let outbox = try await authenticator.pendingOutbox(from: client, wait: wait)
-            return outbox.links.map { String(decoding: $0, as: UTF8.self) } + outbox.notices.map { String(decoding: $0.payload, as: UTF8.self) }
+            return (outbox.links + outbox.notices.map(\.payload)).map { String(decoding: $0, as: UTF8.self) }
         } catch {
             throw .refused("cannot read the outbox: \(error)")
         }
@@ -116,19 +116,19 @@ final class DeviceSession: Sendable {
     /// line, until they are approved, taken or expire, so `inbox` shows them and a later `approve --next` still finds
     /// the links. Polls the outbox (waiting up to `wait` seconds only when the inbox holds no link) and answers every link
     /// kept and every notice (verified again with the pinned key; information, nothing to approve).
-    func inbox(wait: Int, now: Date = Date()) async throws(DeviceCommandError) -> (links: [String], notices: [(entry: String, notice: DeviceNotice)]) {
+    func inbox(wait: Int, now: Date = Date()) async throws(DeviceCommandError) -> (links: [String], notices: [DeviceNotice]) {
         var entries = keptEntries(now: now)
         let hasLink = entries.contains { !NoticeSignature.isNotice(Array($0.utf8)) }
         for entry in try await pendingEntries(wait: hasLink ? 0 : wait) where !entries.contains(entry) { entries.append(entry) }
         var links: [String] = []
-        var notices: [(entry: String, notice: DeviceNotice)] = []
+        var notices: [DeviceNotice] = []
         var kept: [String] = []
         for entry in entries {
             if !NoticeSignature.isNotice(Array(entry.utf8)) {
                 links.append(entry)
                 kept.append(entry)
             } else if let notice = await client.verifyNotice(Array(entry.utf8)) {
-                notices.append((entry, notice))
+                notices.append(notice)
                 kept.append(entry)
             }
         }
