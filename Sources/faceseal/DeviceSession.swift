@@ -95,39 +95,64 @@ final class DeviceSession: Sendable {
 
     // MARK: Outbox
 
-    /// The links waiting in the outbox of every enrolment, long-polling up to `wait` seconds when there is one.
+    /// The links waiting in the outbox of every enrolment, long-polling up to `wait` seconds when there is one (notices
+    /// go to the audit log only).
     func pendingLinks(wait: Int) async throws(DeviceCommandError) -> [String] {
+        try await pendingEntries(wait: wait).filter { !NoticeSignature.isNotice(Array($0.utf8)) }
+    }
+
+    /// Every outbox entry — links and notices — of every enrolment; the SDK records the notices in its audit log.
+    private func pendingEntries(wait: Int) async throws(DeviceCommandError) -> [String] {
         guard !authenticator.keys.isEmpty else { throw .state("this device holds no key: enrol first") }
         do {
-            return try await authenticator.pendingLinks(from: client, wait: wait).map { String(decoding: $0, as: UTF8.self) }
+            let outbox = try await authenticator.pendingOutbox(from: client, wait: wait)
+            return (outbox.links + outbox.notices.map(\.payload)).map { String(decoding: $0, as: UTF8.self) }
         } catch {
             throw .refused("cannot read the outbox: \(error)")
         }
     }
 
-    /// The inbox: links fetched from the outbox (which hands each out once) and kept in `<state-dir>/inbox`, one a
+    /// The inbox: entries fetched from the outbox (which hands each out once) and kept in `<state-dir>/inbox`, one a
     /// line, until they are approved, taken or expire, so `inbox` shows them and a later `approve --next` still finds
-    /// them. Polls the outbox (waiting up to `wait` seconds only when the inbox is empty) and answers every link kept.
-    func inbox(wait: Int, now: Date = Date()) async throws(DeviceCommandError) -> [String] {
-        var links = keptLinks(now: now)
-        for link in try await pendingLinks(wait: links.isEmpty ? wait : 0) where !links.contains(link) { links.append(link) }
-        try keep(links)
-        return links
+    /// the links. Polls the outbox (waiting up to `wait` seconds only when the inbox holds no link) and answers every link
+    /// kept and every notice (verified again with the pinned key; information, nothing to approve).
+    func inbox(wait: Int, now: Date = Date()) async throws(DeviceCommandError) -> (links: [String], notices: [DeviceNotice]) {
+        var entries = keptEntries(now: now)
+        let hasLink = entries.contains { !NoticeSignature.isNotice(Array($0.utf8)) }
+        for entry in try await pendingEntries(wait: hasLink ? 0 : wait) where !entries.contains(entry) { entries.append(entry) }
+        var links: [String] = []
+        var notices: [DeviceNotice] = []
+        var kept: [String] = []
+        for entry in entries {
+            if !NoticeSignature.isNotice(Array(entry.utf8)) {
+                links.append(entry)
+                kept.append(entry)
+            } else if let notice = await client.verifyNotice(Array(entry.utf8)) {
+                notices.append(notice)
+                kept.append(entry)
+            }
+        }
+        try keep(kept)
+        return (links, notices)
     }
 
-    /// Removes `links` from the inbox.
-    func removeFromInbox(_ links: [String], now: Date = Date()) throws(DeviceCommandError) {
-        try keep(keptLinks(now: now).filter { !links.contains($0) })
+    /// Removes `entries` from the inbox.
+    func removeFromInbox(_ entries: [String], now: Date = Date()) throws(DeviceCommandError) {
+        try keep(keptEntries(now: now).filter { !entries.contains($0) })
     }
 
     private var inboxFile: URL { directory.appendingPathComponent("inbox") }
 
-    /// The unexpired links of the inbox file (at most 100 of at most the link size each; anything else is dropped).
-    private func keptLinks(now: Date) -> [String] {
+    /// The unexpired links and notices of the inbox file (at most 100 of at most the link size each; anything else is
+    /// dropped).
+    private func keptEntries(now: Date) -> [String] {
         guard let data = FileManager.default.contents(atPath: inboxFile.path), data.count <= 100 * (LinkLimits.maxBytes + 1) else { return [] }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").prefix(100).map(String.init).filter { link in
-            guard let claims = try? LinkSignature.parse(Array(link.utf8)).claims else { return false }
-            return claims.exp > Int64(now.timeIntervalSince1970)
+        let unix = Int64(now.timeIntervalSince1970)
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").prefix(100).map(String.init).filter { entry in
+            let bytes = Array(entry.utf8)
+            if let claims = try? LinkSignature.parse(bytes).claims { return claims.exp > unix }
+            if let notice = try? NoticeSignature.parse(bytes) { return notice.claims.exp > unix }
+            return false
         }
     }
 

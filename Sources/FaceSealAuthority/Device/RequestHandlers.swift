@@ -129,6 +129,7 @@ extension Authority {
         if record.state == .pending {
             await requestFinished(authReqID: rid)
             if case .completed = outcome { await approvalDecided(record, approved: true) }
+            if case .stale = outcome, let enrolmentID = record.approvesEnrolment { try? await reissueApprovalRequests(enrolmentID: enrolmentID) }
         }
         switch outcome {
         case .completed(let stored):

@@ -88,6 +88,16 @@ public final class HTTPAuthorityClient: AuthorityClient {
         return VerifiedLink(kind: verified.kind, requestId: verified.rid, issuer: verified.iss, expiresAtUnix: verified.exp)
     }
 
+    /// An outbox notice (docs/PROTOCOL.md §8.1), once it verifies with the key pinned for its issuer (following a
+    /// rollover, as for links) and has not expired; nil for anything else, which the device then ignores.
+    public func verifyNotice(_ entry: [UInt8]) async -> DeviceNotice? {
+        guard let notice = try? NoticeSignature.parse(entry), let pinned = pin.key(issuer: notice.claims.iss) else { return nil }
+        if let claims = try? notice.verify(with: pinned, now: now()) { return DeviceNotice(claims, payload: entry) }
+        guard await followKeyRollover(), let rolled = pin.key(issuer: notice.claims.iss),
+              let claims = try? notice.verify(with: rolled, now: now()) else { return nil }
+        return DeviceNotice(claims, payload: entry)
+    }
+
     // MARK: Requests
 
     /// `GET /device/v1/requests/{rid}` with the ambient key. An id unknown to this device's user is refused

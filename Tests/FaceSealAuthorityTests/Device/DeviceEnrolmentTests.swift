@@ -181,6 +181,9 @@ struct DeviceEnrolmentTests {
             let (otherApp, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-2")
             let request = try await createPendingRequest(harness, "req-1")
             let deviceID = try await harness.store.deviceKey(keyID: device.ambientKID).deviceID
+            // The second enrolment (approved with `none`) was announced to the first device as a notice.
+            let notice = try await device.send(.get, DevicePaths.outbox + "?wait=0").decode(OutboxResponse.self).links
+            #expect(notice.count == 1 && NoticeSignature.isNotice(Array(notice[0].utf8)))
 
             // Nothing queued: wait=0 answers at once with no links.
             #expect(try await device.send(.get, DevicePaths.outbox + "?wait=0").decode(OutboxResponse.self).links.isEmpty)
