@@ -163,7 +163,7 @@ extension Authority {
             outcome = try await store.enrol(insert)
         } catch let full as PendingRequestLimitReached {
             metrics.rateLimitHit(.pendingRequests)
-            let limited = RateLimited(until: full.retryAt, now: clock())
+            let limited = RateLimited(until: full.retryAt, now: clock.now())
             var failure = DeviceFailure(.rateLimited, "the user already has \(pendingLimit ?? 0) pending requests or further devices waiting "
                                         + "(approval requests count toward the pending-request limit); retry after \(limited.retryAfter) s")
             failure.headers = limited.headers
