@@ -19,18 +19,23 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The browser sign-in's interoperability test drives an OIDC client written by others (PyPI Authlib, over
-# requests) from a virtual environment in the cache; rebuilt only when the pinned versions change.
-python_env="${FACESEAL_CACHE:-$HOME/.cache/faceseal}/python"
-python_requirements="authlib==1.9.10 requests==2.34.2"
-if [ "$(cat "$python_env/.requirements" 2>/dev/null)" != "$python_requirements" ]; then
-  echo "setup: installing $python_requirements into $python_env"
-  rm -rf "$python_env"
-  python3 -m venv "$python_env"
-  # shellcheck disable=SC2086
-  "$python_env/bin/python" -m pip install --quiet --disable-pip-version-check $python_requirements
-  echo "$python_requirements" >"$python_env/.requirements"
-fi
+# Python tools written by others, each in its own virtual environment in the cache, rebuilt only when its pinned
+# versions change: args: directory name, requirements.
+python_tool() {
+  local env="${FACESEAL_CACHE:-$HOME/.cache/faceseal}/$1" requirements="$2"
+  if [ "$(cat "$env/.requirements" 2>/dev/null)" != "$requirements" ]; then
+    echo "setup: installing $requirements into $env"
+    rm -rf "$env"
+    python3 -m venv "$env"
+    # shellcheck disable=SC2086
+    "$env/bin/python" -m pip install --quiet --disable-pip-version-check $requirements
+    echo "$requirements" >"$env/.requirements"
+  fi
+}
+# The browser sign-in's interoperability test drives an OIDC client (PyPI Authlib, over requests).
+python_tool python "authlib==1.9.10 requests==2.34.2"
+# The management API's conformance test runs schemathesis over docs/openapi.yaml against a live `faceseal serve`.
+python_tool schemathesis "schemathesis==4.32.5 hypothesis==6.170.17"
 
 # Face models and test images (PyPI and Debian packages) into the cache; skipped when present.
 bash "$here/setup-face-assets.sh"

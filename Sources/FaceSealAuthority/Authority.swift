@@ -21,6 +21,17 @@ public struct AuthorityConfiguration: Sendable {
     public var log: EventLog
     /// How webhook pushes are sent (docs/PROTOCOL.md §12).
     public var webhooks: WebhookPolicy
+    /// Lifetime of ID tokens and access tokens, seconds.
+    public var tokenLifetime = 600
+    /// How long a ping callback may take before it is given up.
+    public var pingTimeout: Duration = .seconds(5)
+    /// The longest long poll (`wait=N` of the outbox and of the enrolment token), seconds.
+    public var outboxMaximumWait = 30
+    /// An invitation's lifetime when the administrator does not say, and the lifetimes one may ask for, seconds.
+    public var invitationLifetime = (default: 7 * 24 * 3600, range: 60...(30 * 24 * 3600))
+    /// The largest `private_key_jwt` client assertion read, bytes (room for an ML-DSA-65 signature), the longest
+    /// remaining lifetime accepted (it bounds how long its `jti` is remembered) and the clock skew tolerated, seconds.
+    public var clientAssertionLimits = (maxBytes: 16 * 1024, maxLifetime: TimeInterval(600), leeway: TimeInterval(30))
     /// Where the authority's own requests — ping callbacks and webhook pushes, to URLs a tenant registered — may
     /// connect: public addresses only by default, so a tenant cannot aim the authority at its loopback, private
     /// network or a cloud metadata service (docs/PROTOCOL.md §10). `.any` for development on one host.
@@ -53,9 +64,11 @@ public final class Authority: Sendable {
     /// The authority's keys.
     public let keys: AuthorityKeys
     /// The clock every handler reads (injected in tests).
-    public let clock: @Sendable () -> Date
+    public let clock: any WallClock
     /// Serving or draining (`AuthorityService` begins the drain; long polls and readiness read it).
     public let lifecycle = AuthorityLifecycle()
+    /// Wakes this authority's outbox long polls when a link is queued for their device.
+    let outbox = OutboxNotifier()
 
     /// The ID-token signing keys, loaded from the store on first use (`prepareSigningKeys()`).
     let idTokenKeys = IDTokenKeyLoader()
@@ -76,7 +89,7 @@ public final class Authority: Sendable {
 
     /// Builds an authority over `store`.
     public init(configuration: AuthorityConfiguration, store: any AuthorityStore, keys: AuthorityKeys,
-                clock: @escaping @Sendable () -> Date = { Date() }) {
+                clock: any WallClock = SystemWallClock()) {
         self.configuration = configuration
         self.store = store
         self.keys = keys
@@ -104,7 +117,7 @@ public final class Authority: Sendable {
     var log: EventLog { configuration.log }
 
     /// The current time in Unix seconds.
-    var now: Int64 { Int64(clock().timeIntervalSince1970) }
+    var now: Int64 { Int64(clock.now().timeIntervalSince1970) }
 
     /// The nonce of a request's link (and so the seed of its liveness challenge): HMAC-SHA256 of the request id
     /// under a key derived from the master key. Derived, not stored: unpredictable before the link exists,

@@ -157,7 +157,7 @@ extension Authority {
     func refuseUncheckable(_ budget: FailureBudget?, as refusal: (RateLimited) -> any Error) throws {
         if let budget, !budget.allowsCheck {
             metrics.rateLimitHit(budget.subject.metricsLimit)
-            throw refusal(budget.refusal(now: clock()))
+            throw refusal(budget.refusal(now: clock.now()))
         }
     }
 
@@ -172,6 +172,6 @@ extension Authority {
         metrics.rateLimitHit(budget.subject.metricsLimit)
         let after = FailureBudget(subject: budget.subject, limit: budget.limit, sourceKey: budget.sourceKey,
                                   source: counted[budget.sourceKey] ?? budget.source, total: counted[budget.subject.totalKey] ?? budget.total)
-        throw refusal(after.refusal(now: clock()))
+        throw refusal(after.refusal(now: clock.now()))
     }
 }

@@ -31,7 +31,7 @@ final class AuthorityClient: Sendable {
 
     /// The discovery document, from the cache while it is fresh.
     func metadata() async throws(RelyingPartyError) -> ProviderMetadata {
-        let now = configuration.now()
+        let now = configuration.clock.now()
         if let cached = metadataCache.withLock({ $0 }), now.timeIntervalSince(cached.fetchedAt) < configuration.metadataCacheLifetime {
             return cached.value
         }
@@ -51,7 +51,7 @@ final class AuthorityClient: Sendable {
 
     /// The authority's ID-token keys; `refresh` skips the cache (a token named a key the cached set lacks).
     func keySet(refresh: Bool = false) async throws(RelyingPartyError) -> JWKSet {
-        let now = configuration.now()
+        let now = configuration.clock.now()
         if !refresh, let cached = keysCache.withLock({ $0 }), now.timeIntervalSince(cached.fetchedAt) < configuration.metadataCacheLifetime {
             return cached.value
         }
@@ -142,7 +142,7 @@ final class AuthorityClient: Sendable {
             items.append(("client_id", clientID))
             items.append(("client_secret", String(decoding: secret.copyBytes(), as: UTF8.self)))
         case .privateKeyJWT(let signer, let keyID, let lifetime):
-            let now = configuration.now()
+            let now = configuration.clock.now()
             let claims = JWTClaims(issuer: clientID, subject: clientID, audience: [audience], issuedAt: now,
                                    expiresAt: now.addingTimeInterval(lifetime), jwtID: Base64URL.encode(SecureRandom.bytes(count: 16)))
             let assertion: String

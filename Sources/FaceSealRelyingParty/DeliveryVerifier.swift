@@ -21,7 +21,7 @@ public struct DeliveryVerifier: Sendable {
     /// Pinned keys.
     public let keyPins: any KeyPinStore
     /// The current time.
-    public let now: @Sendable () -> Date
+    public let clock: any WallClock
     /// Told about every delivery: its `auth_req_id` (when readable) and what was accepted or why it was refused.
     public let observer: (@Sendable (_ authReqId: String?, _ outcome: Result<AcceptedDelivery, DeliveryRefusal>) -> Void)?
 
@@ -31,11 +31,11 @@ public struct DeliveryVerifier: Sendable {
     public static let maxSignatureHeaderCharacters = 8192
 
     /// A verifier over the given stores.
-    public init(pendingRequests: any PendingRequestStore, keyPins: any KeyPinStore, now: @escaping @Sendable () -> Date = { Date() },
+    public init(pendingRequests: any PendingRequestStore, keyPins: any KeyPinStore, clock: any WallClock = SystemWallClock(),
                 observer: (@Sendable (_ authReqId: String?, _ outcome: Result<AcceptedDelivery, DeliveryRefusal>) -> Void)? = nil) {
         self.pendingRequests = pendingRequests
         self.keyPins = keyPins
-        self.now = now
+        self.clock = clock
         self.observer = observer
     }
 
@@ -103,7 +103,7 @@ public struct DeliveryVerifier: Sendable {
         checks.append("delivery: bearer equals the client_notification_token of this request (constant time)")
 
         // 2. Outstanding and not yet delivered.
-        guard now() < request.expiresAt else { throw .unknownRequest }
+        guard clock.now() < request.expiresAt else { throw .unknownRequest }
         guard existing == nil else { throw .alreadyDelivered }
         checks.append("delivery: auth_req_id \(request.authReqId) is outstanding and not yet delivered")
 

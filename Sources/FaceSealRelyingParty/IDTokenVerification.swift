@@ -62,7 +62,7 @@ extension RelyingParty {
     func verifyIDTokenSignature(_ idToken: String, checks: inout [String])
         async throws(RelyingPartyError) -> (verified: (header: JWSHeader, claims: JWTClaims), subject: String) {
         let metadata = try await authority.metadata()
-        let validation = JWTValidation(now: configuration.now(), leeway: configuration.leeway, issuer: metadata.issuer,
+        let validation = JWTValidation(now: configuration.clock.now(), leeway: configuration.leeway, issuer: metadata.issuer,
                                        audience: configuration.clientID, requireExpiration: true, requireIssuedAt: true)
         let options = JWSParsingOptions(allowedAlgorithms: Self.idTokenAlgorithms)
         let verified: (header: JWSHeader, claims: JWTClaims)

@@ -141,19 +141,19 @@ public final class InMemoryPendingRequestStore: PendingRequestStore {
     }
 
     private let entries = Mutex<[String: Entry]>([:])
-    private let now: @Sendable () -> Date
+    private let clock: any WallClock
 
     /// How long after its expiry an abandoned request (one nobody awaited) is kept.
     public static let retentionAfterExpiry: TimeInterval = 3600
 
-    /// An empty store; `now` decides when abandoned requests are dropped.
-    public init(now: @escaping @Sendable () -> Date = { Date() }) {
-        self.now = now
+    /// An empty store; `clock` decides when abandoned requests are dropped.
+    public init(clock: any WallClock = SystemWallClock()) {
+        self.clock = clock
     }
 
     /// Remembers a new request (and forgets requests expired for more than an hour).
     public func insert(_ request: PendingRequest) async throws {
-        let cutoff = now().addingTimeInterval(-Self.retentionAfterExpiry)
+        let cutoff = clock.now().addingTimeInterval(-Self.retentionAfterExpiry)
         entries.withLock { entries in
             entries = entries.filter { $0.value.request.expiresAt > cutoff }
             entries[request.authReqId] = Entry(request: request)

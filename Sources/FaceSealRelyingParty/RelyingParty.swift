@@ -34,7 +34,7 @@ public final class RelyingParty: Sendable {
         self.configuration = configuration
         self.pendingRequests = pendingRequests
         self.keyPins = keyPins
-        self.deliveryVerifier = DeliveryVerifier(pendingRequests: pendingRequests, keyPins: keyPins, now: configuration.now,
+        self.deliveryVerifier = DeliveryVerifier(pendingRequests: pendingRequests, keyPins: keyPins, clock: configuration.clock,
                                                  observer: configuration.deliveryObserver)
         self.authority = AuthorityClient(configuration: configuration)
     }
@@ -100,7 +100,7 @@ public final class RelyingParty: Sendable {
             pkiContext: kind.pkiKind == nil ? [] : Array(context.utf8), pkiData: data)
         let answer = try await authority.backchannel(request)
         let interval = max(answer.interval ?? 5, 1)
-        let expiresAt = configuration.now().addingTimeInterval(TimeInterval(answer.expiresIn))
+        let expiresAt = configuration.clock.now().addingTimeInterval(TimeInterval(answer.expiresIn))
         let pending = PendingRequest(authReqId: answer.authReqId, user: user, context: kind.pkiKind == nil ? "" : context,
                                      bindingMessage: bindingMessage, bearer: SecretBytes(Array(bearer.utf8)),
                                      expected: expected, expiresAt: expiresAt, interval: interval)
@@ -191,7 +191,7 @@ public final class RelyingParty: Sendable {
     private func poll(_ handle: PendingRequestHandle) async throws(RelyingPartyError) -> RequestOutcome {
         var interval = max(handle.interval, 1)
         var failures = 0
-        while configuration.now() < handle.expiresAt {
+        while configuration.clock.now() < handle.expiresAt {
             do {
                 try await configuration.sleeper.sleep(seconds: interval)
             } catch {
@@ -221,7 +221,7 @@ public final class RelyingParty: Sendable {
     }
 
     private func waitForPing(_ handle: PendingRequestHandle) async throws(RelyingPartyError) -> RequestOutcome {
-        let seconds = max(1, Int(handle.expiresAt.timeIntervalSince(configuration.now()).rounded(.up)))
+        let seconds = max(1, Int(handle.expiresAt.timeIntervalSince(configuration.clock.now()).rounded(.up)))
         let sleeper = configuration.sleeper
         let pings = self.pings
         let pinged: Bool = await withTaskGroup(of: Bool.self) { group in

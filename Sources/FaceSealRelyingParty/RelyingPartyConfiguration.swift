@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 import FaceSealCrypto
 import FaceSealHTTPClient
@@ -30,20 +31,6 @@ public enum TokenDeliveryMode: String, Sendable, CaseIterable {
     case ping
 }
 
-/// Waits; injected so tests never sleep.
-public protocol RelyingPartySleeper: Sendable {
-    /// Returns after `seconds` (or throws `CancellationError`).
-    func sleep(seconds: Int) async throws
-}
-
-/// The real sleeper: `Task.sleep`.
-public struct TaskSleeper: RelyingPartySleeper {
-    /// A sleeper.
-    public init() {}
-    /// Sleeps for real.
-    public func sleep(seconds: Int) async throws { try await Task.sleep(for: .seconds(seconds)) }
-}
-
 /// Everything a relying party needs, in one value.
 public struct RelyingPartyConfiguration: Sendable {
     /// The authority's issuer identifier (discovery is at `issuer + /.well-known/openid-configuration`).
@@ -68,9 +55,9 @@ public struct RelyingPartyConfiguration: Sendable {
     /// How long discovery and the JWKS are cached.
     public var metadataCacheLifetime: TimeInterval
     /// The current time (injected for tests).
-    public var now: @Sendable () -> Date
+    public var clock: any WallClock
     /// Waits between polls and before a retry a draining authority asked for (injected for tests).
-    public var sleeper: any RelyingPartySleeper
+    public var sleeper: any Sleeper
     /// How often, and after how long a `Retry-After` at most, a request a draining authority answered `503` is sent
     /// again (at the token endpoint too: a restarting authority does not end a poll).
     public var unavailableRetry: UnavailableRetry
@@ -83,7 +70,7 @@ public struct RelyingPartyConfiguration: Sendable {
     public init(issuer: URL, clientID: String, authentication: ClientAuthentication, deliveryEndpoint: URL,
                 notificationEndpoint: URL? = nil, tokenDeliveryMode: TokenDeliveryMode = .poll, requestedExpiry: Int? = nil,
                 leeway: TimeInterval = 60, maxStaleRetries: Int = 2, metadataCacheLifetime: TimeInterval = 300,
-                now: @escaping @Sendable () -> Date = { Date() }, sleeper: any RelyingPartySleeper = TaskSleeper(),
+                clock: any WallClock = SystemWallClock(), sleeper: any Sleeper = TaskSleeper(),
                 httpClient: HTTPClient = HTTPClient(configuration: .init(maxResponseBodySize: 1 << 20)),
                 unavailableRetry: UnavailableRetry = UnavailableRetry(),
                 deliveryObserver: (@Sendable (_ authReqId: String?, _ outcome: Result<AcceptedDelivery, DeliveryRefusal>) -> Void)? = nil) {
@@ -97,7 +84,7 @@ public struct RelyingPartyConfiguration: Sendable {
         self.leeway = leeway
         self.maxStaleRetries = maxStaleRetries
         self.metadataCacheLifetime = metadataCacheLifetime
-        self.now = now
+        self.clock = clock
         self.sleeper = sleeper
         self.httpClient = httpClient
         self.unavailableRetry = unavailableRetry

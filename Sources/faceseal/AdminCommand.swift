@@ -17,6 +17,7 @@ enum AdminCommand {
             .value("password-min-length", "N", "the shortest password accepted"),
             .value("one-device-per-user", "BOOL", "true: a second enrolment of a user is refused"),
             .value("request-lifetime", "SECONDS", "how long a request waits for the user, 30…3600"),
+            .value("further-device-approval", "METHOD", "what adds a further device: enrolled_device, password or none (weaker)"),
         ]
         let application: [OptionSpec] = [
             .value("delivery-mode", "MODE", "poll or ping"),
@@ -278,6 +279,7 @@ struct AdminRequest {
         if let liveness = try arguments.boolean("liveness-required") { policy["liveness_required"] = .bool(liveness) }
         if let oneDevice = try arguments.boolean("one-device-per-user") { policy["one_device_per_user"] = .bool(oneDevice) }
         if let lifetime = try arguments.integer("request-lifetime", in: wholeNumbers) { policy["request_lifetime_seconds"] = .integer(Int64(lifetime)) }
+        if let approval = arguments.string("further-device-approval") { policy["further_device_approval"] = .string(approval) }
         var password: [String: JSONValue] = [:]
         if let mode = arguments.string("password-mode") { password["mode"] = .string(mode) }
         if let length = try arguments.integer("password-min-length", in: wholeNumbers) { password["minimum_length"] = .integer(Int64(length)) }

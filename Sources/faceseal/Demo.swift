@@ -225,6 +225,11 @@ final class DemoRun: Sendable {
         let verified = rows.filter { $0.passed && $0.expected == "verified" }.count
         let refused = rows.filter { $0.passed && $0.expected == "refused" }.count
         let passed = verified == 5 && refused == 1 && rows.allSatisfy(\.passed)
+        // What an operator's scraper sees of this run: the authority's ceremony counters, by kind and outcome.
+        step("metrics: GET /metrics, the requests that left pending")
+        for sample in try await admin.metrics().split(separator: "\n") where sample.hasPrefix("faceseal_requests_finished_total{") {
+            line("  " + sample)
+        }
         line("\n\(verified) verified result(s), \(refused) refused impostor(s): \(passed ? "PASS" : "FAIL")")
         return passed
     }
@@ -385,11 +390,22 @@ final class DemoRun: Sendable {
     }
 }
 
-/// The management API with the bootstrap admin key (JSON in, JSON out).
+/// The management API with the bootstrap admin key (JSON in, JSON out), and `/metrics`, which on the public port
+/// needs an administrator key.
 struct DemoManagement {
     let baseURL: String
     let apiKey: String
     let client = HTTPClient()
+
+    /// `GET /metrics`: the Prometheus text.
+    func metrics() async throws -> String {
+        guard let url = URL(string: baseURL + OperationsPaths.metrics) else { throw DemoError("bad URL for /metrics") }
+        var headers = HTTPHeaders()
+        headers["Authorization"] = "Bearer \(apiKey)"
+        let response = try await client.send(HTTPClientRequest(method: .get, url: url, headers: headers, body: []))
+        guard response.status.code == 200 else { throw DemoError("GET /metrics → \(response.status.code)") }
+        return String(decoding: response.body, as: UTF8.self)
+    }
 
     @discardableResult
     func post(_ path: String, _ body: [String: Any]) async throws -> [String: Any] {

@@ -42,9 +42,10 @@ enum DeviceCommand {
             say("enrolled: key \(key.id) for \(key.email) at \(key.appLabel)")
         case .inbox(let wait, let take):
             let session = try await open(options, engine: nil, say: say)
-            let links = try await session.inbox(wait: wait)
-            for link in links { say(link) }
-            if take { try session.removeFromInbox(links) }
+            let inbox = try await session.inbox(wait: wait)
+            for notice in inbox.notices { say(Self.noticeLine(notice)) }
+            for link in inbox.links { say(link) }
+            if take { try session.removeFromInbox(inbox.links + inbox.notices.map { String(decoding: $0.payload, as: UTF8.self) }) }
         case .approve(let linkText, let faces, let passwordFile, let wait):
             let password = try passwordFile.map(readPassword)
             try checkReadable(faces)
@@ -57,7 +58,9 @@ enum DeviceCommand {
                 link = try readLink(linkText)
             } else {
                 say("inbox: waiting up to \(wait) s for a link…")
-                guard let first = try await session.inbox(wait: wait).first else {
+                let inbox = try await session.inbox(wait: wait)
+                for notice in inbox.notices { say(Self.noticeLine(notice)) }
+                guard let first = inbox.links.first else {
                     throw .refused("no link arrived within \(wait) s")
                 }
                 // Taken before the approval: a link that fails is not offered again by the next `--next`.
@@ -123,6 +126,12 @@ enum DeviceCommand {
                 say("\(DeviceStates.time(Int64(entry.timestamp.timeIntervalSince1970)))  \(entry.kind.rawValue)  \(entry.identityId ?? "-")  \(entry.note)")
             }
         }
+    }
+
+    /// A notice, said as information: nothing on this device answers it.
+    static func noticeLine(_ notice: DeviceNotice) -> String {
+        "notice: \(notice.summary) at \(DeviceStates.time(Int64(notice.registeredAt.timeIntervalSince1970))) — information only, "
+            + "nothing to approve; if it was not you, have an administrator revoke that device"
     }
 
     private static func open(_ options: DeviceOptions, engine: DeviceFaceEngine?, say: @escaping @Sendable (String) -> Void) async throws(DeviceCommandError) -> DeviceSession {

@@ -95,39 +95,64 @@ final class DeviceSession: Sendable {
 
     // MARK: Outbox
 
-    /// The links waiting in the outbox of every enrolment, long-polling up to `wait` seconds when there is one.
+    /// The links waiting in the outbox of every enrolment, long-polling up to `wait` seconds when there is one (notices
+    /// go to the audit log only).
     func pendingLinks(wait: Int) async throws(DeviceCommandError) -> [String] {
+        try await pendingEntries(wait: wait).filter { !NoticeSignature.isNotice(Array($0.utf8)) }
+    }
+
+    /// Every outbox entry — links and notices — of every enrolment; the SDK records the notices in its audit log.
+    private func pendingEntries(wait: Int) async throws(DeviceCommandError) -> [String] {
         guard !authenticator.keys.isEmpty else { throw .state("this device holds no key: enrol first") }
         do {
-            return try await authenticator.pendingLinks(from: client, wait: wait).map { String(decoding: $0, as: UTF8.self) }
+            let outbox = try await authenticator.pendingOutbox(from: client, wait: wait)
+            return (outbox.links + outbox.notices.map(\.payload)).map { String(decoding: $0, as: UTF8.self) }
         } catch {
             throw .refused("cannot read the outbox: \(error)")
         }
     }
 
-    /// The inbox: links fetched from the outbox (which hands each out once) and kept in `<state-dir>/inbox`, one a
+    /// The inbox: entries fetched from the outbox (which hands each out once) and kept in `<state-dir>/inbox`, one a
     /// line, until they are approved, taken or expire, so `inbox` shows them and a later `approve --next` still finds
-    /// them. Polls the outbox (waiting up to `wait` seconds only when the inbox is empty) and answers every link kept.
-    func inbox(wait: Int, now: Date = Date()) async throws(DeviceCommandError) -> [String] {
-        var links = keptLinks(now: now)
-        for link in try await pendingLinks(wait: links.isEmpty ? wait : 0) where !links.contains(link) { links.append(link) }
-        try keep(links)
-        return links
+    /// the links. Polls the outbox (waiting up to `wait` seconds only when the inbox holds no link) and answers every link
+    /// kept and every notice (verified again with the pinned key; information, nothing to approve).
+    func inbox(wait: Int, now: Date = Date()) async throws(DeviceCommandError) -> (links: [String], notices: [DeviceNotice]) {
+        var entries = keptEntries(now: now)
+        let hasLink = entries.contains { !NoticeSignature.isNotice(Array($0.utf8)) }
+        for entry in try await pendingEntries(wait: hasLink ? 0 : wait) where !entries.contains(entry) { entries.append(entry) }
+        var links: [String] = []
+        var notices: [DeviceNotice] = []
+        var kept: [String] = []
+        for entry in entries {
+            if !NoticeSignature.isNotice(Array(entry.utf8)) {
+                links.append(entry)
+                kept.append(entry)
+            } else if let notice = await client.verifyNotice(Array(entry.utf8)) {
+                notices.append(notice)
+                kept.append(entry)
+            }
+        }
+        try keep(kept)
+        return (links, notices)
     }
 
-    /// Removes `links` from the inbox.
-    func removeFromInbox(_ links: [String], now: Date = Date()) throws(DeviceCommandError) {
-        try keep(keptLinks(now: now).filter { !links.contains($0) })
+    /// Removes `entries` from the inbox.
+    func removeFromInbox(_ entries: [String], now: Date = Date()) throws(DeviceCommandError) {
+        try keep(keptEntries(now: now).filter { !entries.contains($0) })
     }
 
     private var inboxFile: URL { directory.appendingPathComponent("inbox") }
 
-    /// The unexpired links of the inbox file (at most 100 of at most the link size each; anything else is dropped).
-    private func keptLinks(now: Date) -> [String] {
+    /// The unexpired links and notices of the inbox file (at most 100 of at most the link size each; anything else is
+    /// dropped).
+    private func keptEntries(now: Date) -> [String] {
         guard let data = FileManager.default.contents(atPath: inboxFile.path), data.count <= 100 * (LinkLimits.maxBytes + 1) else { return [] }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").prefix(100).map(String.init).filter { link in
-            guard let claims = try? LinkSignature.parse(Array(link.utf8)).claims else { return false }
-            return claims.exp > Int64(now.timeIntervalSince1970)
+        let unix = Int64(now.timeIntervalSince1970)
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").prefix(100).map(String.init).filter { entry in
+            let bytes = Array(entry.utf8)
+            if let claims = try? LinkSignature.parse(bytes).claims { return claims.exp > unix }
+            if let notice = try? NoticeSignature.parse(bytes) { return notice.claims.exp > unix }
+            return false
         }
     }
 
@@ -214,8 +239,13 @@ final class DeviceSession: Sendable {
         let stream = flow.stateStream()
         flow.submitLinkPayload(payload: link)
         var printer = StatePrinter(say: say)
-        var retries = 0
-        var submitted = false
+        var steps = ApprovalSteps(capture: capture, password: password, say: say)
+        // One way out on every refusal, so the flow has stopped before the command reports it.
+        func abort(_ error: DeviceCommandError) async -> DeviceCommandError {
+            flow.cancel()
+            await flow.waitUntilIdle()
+            return error
+        }
         for await state in stream {
             printer.show(DeviceStates.describe(state))
             switch state {
@@ -224,37 +254,18 @@ final class DeviceSession: Sendable {
                 await flow.waitUntilIdle()
                 return nil
             case .awaitingLink(let refusal?):
-                flow.cancel()
-                throw .refused("the link was refused: \(refusal.explanation)")
+                throw await abort(.refused("the link was refused: \(refusal.explanation)"))
             case .downloadingFaceToken(true, let error):
-                guard let password, error == nil else {
-                    flow.cancel()
-                    throw .refused(error == nil ? "the face token needs a password (--password-file)" : "the password was refused: \(error!)")
+                switch steps.password(after: error) {
+                case .success(let password): flow.submitPassword(password: password)
+                case .failure(let refusal): throw await abort(refusal)
                 }
-                say("progress: deriving the password key (scrypt)…")
-                flow.submitPassword(password: password)
             case .awaitingFaceCapture(_, _, _, _, let attemptsLeft, let reason, let challenge):
-                guard challenge == nil else {
-                    flow.cancel()
-                    await flow.waitUntilIdle()
-                    throw .refused(Self.livenessRequired)
-                }
-                if submitted, let reason, reason != .faceMismatch {
-                    flow.cancel()
-                    await flow.waitUntilIdle()
-                    throw .refused("the capture was refused: \(reason.rawValue)")
-                }
-                if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
-                submitted = true
-                say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
+                if let refusal = steps.capture(attemptsLeft: attemptsLeft, reason: reason, challenge: challenge) { throw await abort(refusal) }
                 flow.submitFaceCapture(captureSession: capture.session)
-            case .postingResultFailed(let reason) where reason.isRetryable && retries < 2:
-                retries += 1
-                say("retry: the completion failed (\(reason.explanation)); posting it again")
-                flow.retry()
             case .postingResultFailed(let reason):
-                flow.cancel()
-                throw .refused("the completion failed: \(reason.explanation)")
+                if let refusal = steps.completionFailed(reason) { throw await abort(refusal) }
+                flow.retry()
             case .succeeded(let label, _):
                 await flow.waitUntilIdle()
                 return .signedIn(rpLabel: label)
@@ -273,8 +284,13 @@ final class DeviceSession: Sendable {
         let stream = flow.stateStream()
         flow.submitLinkPayload(payload: link)
         var printer = StatePrinter(say: say)
-        var retries = 0
-        var submitted = false
+        var steps = ApprovalSteps(capture: capture, password: password, say: say)
+        // A ceremony the user got as far as seeing is aborted at the authority (signed), not only here.
+        func abort(_ error: DeviceCommandError) async -> DeviceCommandError {
+            flow.cancelCeremony()
+            await flow.waitUntilIdle()
+            return error
+        }
         for await state in stream {
             printer.show(DeviceStates.describe(state))
             switch state {
@@ -282,44 +298,19 @@ final class DeviceSession: Sendable {
                 flow.cancel()
                 throw .refused("the link was refused: \(refusal.explanation)")
             case .downloadingFaceToken(true, let error):
-                guard let password, error == nil else {
-                    flow.cancelCeremony()
-                    await flow.waitUntilIdle()
-                    throw .refused(error == nil ? "the face token needs a password (--password-file)" : "the password was refused: \(error!)")
+                switch steps.password(after: error) {
+                case .success(let password): flow.submitPassword(password: password)
+                case .failure(let refusal): throw await abort(refusal)
                 }
-                say("progress: deriving the password key (scrypt)…")
-                flow.submitPassword(password: password)
             case .awaitingFaceCapture(_, _, _, _, _, let attemptsLeft, let reason, let challenge):
-                guard challenge == nil else {
-                    flow.cancelCeremony()
-                    await flow.waitUntilIdle()
-                    throw .refused(Self.livenessRequired)
-                }
-                if submitted, let reason, reason != .faceMismatch {
-                    flow.cancelCeremony()
-                    await flow.waitUntilIdle()
-                    throw .refused("the capture was refused: \(reason.rawValue)")
-                }
-                if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
-                submitted = true
-                say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
+                if let refusal = steps.capture(attemptsLeft: attemptsLeft, reason: reason, challenge: challenge) { throw await abort(refusal) }
                 flow.submitFaceCapture(captureSession: capture.session)
-            case .deliveryFailed(let status) where retries < 2:
-                retries += 1
-                say("retry: the application did not accept the delivery (\(status.explanation)); sending the same bytes again")
-                flow.retry()
             case .deliveryFailed(let status):
-                flow.cancelCeremony()
-                await flow.waitUntilIdle()
-                throw .refused("the application did not accept the delivery: \(status.explanation)")
-            case .postingResultFailed(let reason) where reason.isRetryable && retries < 2:
-                retries += 1
-                say("retry: the completion failed (\(reason.explanation)); posting it again")
+                if let refusal = steps.deliveryFailed(status) { throw await abort(refusal) }
                 flow.retry()
             case .postingResultFailed(let reason):
-                flow.cancelCeremony()
-                await flow.waitUntilIdle()
-                throw .refused("the completion failed: \(reason.explanation)")
+                if let refusal = steps.completionFailed(reason) { throw await abort(refusal) }
+                flow.retry()
             case .succeeded(let label, let kind, _):
                 await flow.waitUntilIdle()
                 return .ceremony(rpLabel: label, kind: kind)
@@ -402,5 +393,57 @@ final class PolicyFaceTokens: FaceTokenOpener {
                 tenant: String) async throws(KeyOperationError) -> NewFaceToken {
         let tokens = liveness.withLock { $0 } ? withLiveness : withoutLiveness
         return try await tokens.create(templates: templates, password: password, keyPolicy: keyPolicy, subject: subject, tenant: tenant)
+    }
+}
+
+/// The command line's answers to the steps a sign-in and a ceremony share: the password from `--password-file`, the
+/// same images at every face step (a mismatch is tried again while the request has attempts; any other refusal of
+/// the capture, or a liveness challenge, ends it), and two more tries of a failed delivery or completion.
+private struct ApprovalSteps {
+    let capture: ImageCapture
+    let password: String?
+    let say: @Sendable (String) -> Void
+    private var submitted = false
+    private var retries = 0
+
+    init(capture: ImageCapture, password: String?, say: @escaping @Sendable (String) -> Void) {
+        self.capture = capture
+        self.password = password
+        self.say = say
+    }
+
+    /// The password for the face token, or why there is none to give.
+    func password(after error: PasswordError?) -> Result<String, DeviceCommandError> {
+        guard let password, error == nil else {
+            return .failure(.refused(error.map { "the password was refused: \($0)" } ?? "the face token needs a password (--password-file)"))
+        }
+        say("progress: deriving the password key (scrypt)…")
+        return .success(password)
+    }
+
+    /// Nil when the capture is to be submitted (again); else why the approval ends here.
+    mutating func capture(attemptsLeft: Int, reason: FaceCaptureRetryReason?, challenge: FaceSealSDK.LivenessChallenge?) -> DeviceCommandError? {
+        guard challenge == nil else { return .refused(DeviceSession.livenessRequired) }
+        if submitted, let reason, reason != .faceMismatch { return .refused("the capture was refused: \(reason.rawValue)") }
+        if reason == .faceMismatch { say("face: mismatch — \(attemptsLeft) attempt(s) left") }
+        submitted = true
+        say("progress: matching \(capture.paths.count) image(s) (embedding faces)…")
+        return nil
+    }
+
+    /// Nil when the delivery is to be sent again; else why the ceremony ends here.
+    mutating func deliveryFailed(_ status: DeliveryFailureStatus) -> DeviceCommandError? {
+        guard retries < 2 else { return .refused("the application did not accept the delivery: \(status.explanation)") }
+        retries += 1
+        say("retry: the application did not accept the delivery (\(status.explanation)); sending the same bytes again")
+        return nil
+    }
+
+    /// Nil when the completion is to be posted again; else why the approval ends here.
+    mutating func completionFailed(_ reason: CompletionFailureReason) -> DeviceCommandError? {
+        guard reason.isRetryable && retries < 2 else { return .refused("the completion failed: \(reason.explanation)") }
+        retries += 1
+        say("retry: the completion failed (\(reason.explanation)); posting it again")
+        return nil
     }
 }

@@ -23,8 +23,8 @@ extension RelyingPartyError {
     static let email = "ada@example.com"
 
     /// Advances the authority's clock instead of sleeping.
-    struct StoreClockSleeper: RelyingPartySleeper {
-        let clock: ManualStoreClock
+    struct StoreClockSleeper: Sleeper {
+        let clock: ManualClock
         func sleep(seconds: Int) async throws { clock.advance(by: TimeInterval(seconds)) }
     }
 
@@ -32,7 +32,7 @@ extension RelyingPartyError {
         let rp: RelyingParty
         let authority: Authority
         let store: SQLAuthorityStore
-        let clock: ManualStoreClock
+        let clock: ManualClock
         let device: TestDevice
         let pins: InMemoryKeyPinStore
         var generation: Int64 = 1
@@ -77,7 +77,7 @@ extension RelyingPartyError {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rp-integration-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let clock = ManualStoreClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
         // In ping mode the application's endpoints are served for real, so the authority can call back.
         let rpServer = try LoopbackServer()
         let pingURL = rpServer.url("/faceseal/ping")
@@ -96,13 +96,13 @@ extension RelyingPartyError {
             userPresentKey: NewDeviceKey(keyID: "k-present", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"c","y":"d"}"#),
             initialFaceToken: World.faceToken(generation: 1)))
 
-        let server = try LoopbackAuthority.start(store: store, clock: { clock.now() })
+        let server = try LoopbackAuthority.start(store: store, clock: clock)
         let issuer = server.baseURL
         let pins = InMemoryKeyPinStore()
         let configuration = RelyingPartyConfiguration(
             issuer: issuer, clientID: "rp", authentication: authentication ?? .clientSecretBasic(secret: SecretBytes(Array(Self.secret.utf8))),
             deliveryEndpoint: URL(string: "https://rp.example/faceseal/delivery")!, notificationEndpoint: mode == .ping ? pingURL : nil,
-            tokenDeliveryMode: mode, now: { clock.now() },
+            tokenDeliveryMode: mode, clock: clock,
             sleeper: mode == .ping ? ForeverSleeper() : StoreClockSleeper(clock: clock))
         let rp = RelyingParty(configuration: configuration, keyPins: pins)
         var rpRouter = Router()

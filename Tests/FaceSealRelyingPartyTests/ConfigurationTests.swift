@@ -53,7 +53,7 @@ import Testing
             #expect(form["client_id"] == "app-123")
             let assertion = try #require(form["client_assertion"])
             let (_, claims) = try JWT.verify(assertion, keySet: JWKSet(keys: [jwk]),
-                                             validation: JWTValidation(now: h.clock.now, leeway: 0, issuer: "app-123", audience: h.authority.issuer))
+                                             validation: JWTValidation(now: h.clock.now(), leeway: 0, issuer: "app-123", audience: h.authority.issuer))
             #expect(claims.subject == "app-123")
             let lifetime = try #require(try claims.date("exp")).timeIntervalSince(try #require(try claims.date("iat")))
             #expect(lifetime == 60)
@@ -182,10 +182,10 @@ import Testing
 @Suite struct PendingRequestStoreTests {
     @Test func abandonedRequestsAreDroppedAnHourAfterExpiry() async throws {
         let clock = TestClock()
-        let store = InMemoryPendingRequestStore(now: { clock.now })
+        let store = InMemoryPendingRequestStore(clock: clock)
         func request(_ id: String, lifetime: TimeInterval) -> PendingRequest {
             PendingRequest(authReqId: id, user: "u", context: "c", bindingMessage: "m", bearer: SecretBytes([1]), expected: .publicKeys,
-                           expiresAt: clock.now.addingTimeInterval(lifetime), interval: 5)
+                           expiresAt: clock.now().addingTimeInterval(lifetime), interval: 5)
         }
         try await store.insert(request("old", lifetime: 300))
         clock.advance(300 + InMemoryPendingRequestStore.retentionAfterExpiry - 1)

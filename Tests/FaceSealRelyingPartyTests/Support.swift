@@ -6,10 +6,10 @@ import Synchronization
 @testable import FaceSealRelyingParty
 
 /// A clock tests move by hand; the sleeper advances it instead of sleeping and records each wait.
-final class TestClock: RelyingPartySleeper, Sendable {
+final class TestClock: WallClock, Sleeper {
     private let state = Mutex<(now: Date, sleeps: [Int])>((Date(timeIntervalSince1970: 1_764_430_000), []))
 
-    var now: Date { state.withLock { $0.now } }
+    func now() -> Date { state.withLock { $0.now } }
     var sleeps: [Int] { state.withLock { $0.sleeps } }
 
     func advance(_ seconds: TimeInterval) { state.withLock { $0.now = $0.now.addingTimeInterval(seconds) } }
@@ -24,7 +24,7 @@ final class TestClock: RelyingPartySleeper, Sendable {
 }
 
 /// A sleeper that never returns until cancelled (ping tests: the timeout arm must not win).
-struct ForeverSleeper: RelyingPartySleeper {
+struct ForeverSleeper: Sleeper {
     func sleep(seconds: Int) async throws {
         while true {
             try await Task.sleep(for: .seconds(3600))
@@ -206,7 +206,7 @@ struct Harness: Sendable {
     static let clientID = "app-123"
 
     init(mode: TokenDeliveryMode = .poll, authentication: ClientAuthentication = .clientSecretBasic(secret: SecretBytes(Array("s3cret:/+".utf8))),
-         sleeper: (any RelyingPartySleeper)? = nil, keyPins: InMemoryKeyPinStore = InMemoryKeyPinStore()) throws {
+         sleeper: (any Sleeper)? = nil, keyPins: InMemoryKeyPinStore = InMemoryKeyPinStore()) throws {
         authority = try FakeAuthority()
         clock = TestClock()
         device = try TestDevice()
@@ -219,11 +219,11 @@ struct Harness: Sendable {
             issuer: URL(string: authority.issuer)!, clientID: Self.clientID, authentication: authentication,
             deliveryEndpoint: URL(string: "https://app.example/faceseal/delivery")!,
             notificationEndpoint: URL(string: "https://app.example/faceseal/ping")!, tokenDeliveryMode: mode,
-            now: { clock.now }, sleeper: sleeper ?? clock)
+            clock: clock, sleeper: sleeper ?? clock)
         rp = RelyingParty(configuration: configuration, pendingRequests: pending, keyPins: pins)
     }
 
-    var tokenFactory: IDTokenFactory { IDTokenFactory(issuer: authority.issuer, audience: Self.clientID, now: clock.now) }
+    var tokenFactory: IDTokenFactory { IDTokenFactory(issuer: authority.issuer, audience: Self.clientID, now: clock.now()) }
 
     /// Pins the device's keys for (user, context) as if a public_keys ceremony had run.
     func pinDeviceKeys(user: String = "ada@example.com", context: String = "mail") async throws {
@@ -233,7 +233,7 @@ struct Harness: Sendable {
     /// A valid delivery body for `handle`.
     func body(for handle: PendingRequestHandle, kind: PKIKind? = nil, publicKeys: [KeyAlgorithm: [UInt8]]? = nil,
               signature: [UInt8]? = nil, sharedSecret: [UInt8]? = nil, keyID: String? = nil) -> DeliveryBody {
-        DeliveryBody(authReqId: handle.authReqId, kind: kind ?? handle.kind.pkiKind ?? .sign, iat: Int64(clock.now.timeIntervalSince1970),
+        DeliveryBody(authReqId: handle.authReqId, kind: kind ?? handle.kind.pkiKind ?? .sign, iat: Int64(clock.now().timeIntervalSince1970),
                      keyId: keyID ?? device.keyID, publicKeys: publicKeys, signature: signature, sharedSecret: sharedSecret)
     }
 

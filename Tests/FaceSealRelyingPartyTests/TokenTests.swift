@@ -215,7 +215,7 @@ import Testing
 
     @Test func expiredTokenIsRejected() async throws {
         try await expectRejected("expired") { h, receipt in
-            let now = h.clock.now
+            let now = h.clock.now()
             return token(h, receipt: receipt) { $0["exp"] = .integer(Int64(now.timeIntervalSince1970) - 120) }
         }
     }

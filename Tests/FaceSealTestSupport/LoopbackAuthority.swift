@@ -1,6 +1,7 @@
 import FaceSealAuthority
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealWire
 import Foundation
 
 /// A real authority served on an ephemeral loopback port over a store the test owns, its issuer the served URL: what
@@ -16,7 +17,7 @@ package struct LoopbackAuthority: Sendable {
     /// The default configuration lets callbacks reach loopback (`callbackDestinations: .any`): every test endpoint is there.
     package static func start(store: any AuthorityStore, configuration: AuthorityConfiguration = AuthorityConfiguration(issuer: "http://127.0.0.1", callbackDestinations: .any),
                               keys: AuthorityKeys? = nil, logger: RequestLogger = .disabled,
-                              clock: @escaping @Sendable () -> Date = { Date() }) throws -> LoopbackAuthority {
+                              clock: any WallClock = SystemWallClock()) throws -> LoopbackAuthority {
         let server = try LoopbackServer(logger: logger)
         var configuration = configuration
         configuration.issuer = server.baseURL.absoluteString

@@ -57,6 +57,17 @@ public struct SpawnedProcess: Sendable {
         return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
     }
 
+    /// Reads standard output (blocking) until what was read contains `marker` or the output ends; answers what was read.
+    public func readOutput(until marker: String) -> Data {
+        var output = Data()
+        while !String(decoding: output, as: UTF8.self).contains(marker) {
+            let chunk = self.output.availableData
+            if chunk.isEmpty { break }
+            output += chunk
+        }
+        return output
+    }
+
     /// Sends SIGTERM (the child may already have exited).
     public func terminate() { kill(pid, SIGTERM) }
 }

@@ -1,4 +1,5 @@
 import FaceSealAuthority
+import FaceSealWire
 import Foundation
 import Testing
 
@@ -60,7 +61,7 @@ package struct ScratchDatabase: Sendable {
     package let cleanupPath: String?
 
     /// The store on it, migrated.
-    package func open(clock: any StoreClock) async throws -> SQLAuthorityStore {
+    package func open(clock: any WallClock) async throws -> SQLAuthorityStore {
         try await SQLAuthorityStore.open(location, clock: clock)
     }
 
@@ -84,8 +85,8 @@ package func withScratch(_ backend: StoreBackend, _ body: (ScratchDatabase) asyn
 }
 
 /// Runs `body` against a freshly migrated store on `backend` with a manual clock, then closes it and removes the database.
-package func withStore(_ backend: StoreBackend, _ body: (SQLAuthorityStore, ManualStoreClock) async throws -> Void) async throws {
-    let clock = ManualStoreClock()
+package func withStore(_ backend: StoreBackend, _ body: (SQLAuthorityStore, ManualClock) async throws -> Void) async throws {
+    let clock = ManualClock()
     try await withScratch(backend) { scratch in
         let store = try await scratch.open(clock: clock)
         do {

@@ -36,6 +36,8 @@ import Testing
         Sample(BackchannelAuthenticationResponse(authReqId: "a", expiresIn: 300, interval: 5)),
         Sample(TokenResponse(accessToken: "at", expiresIn: 600, idToken: "x")),
         Sample(LinkClaims(iss: "http://a", rid: "r", kind: .login, exp: 1_800_000_000, nonce: "n")),
+        Sample(DeviceNoticeClaims(iss: "http://a", enrolment: "e", device: "d", app: "a", code: "000001", method: .none, iat: 1_800_000_000,
+                                  exp: 1_800_086_400)),
         Sample(CompletionRequest(rid: "r", resultSHA256: nil, baseGeneration: 1, token: envelope, serverShare: SecretBytes([1] as [UInt8]), passwordUsed: false)),
         Sample(CompletionResponse(rid: "r", generation: 2, resultSHA256: nil)),
         Sample(AbortRequest(rid: "r", reason: .userCancelled)),

@@ -55,7 +55,7 @@ enum FuzzTargets {
         { _ = try BrandingSyncResponse.decode($0) }, { _ = try OutboxResponse.decode($0) }, { _ = try FaceTokenHeader.decode($0) },
         { _ = try FaceTokenEnvelope.decode($0) }, { _ = try FaceTokenDownload.decode($0) },
         { _ = try AttemptReport.decode($0) }, { _ = try AttemptsRemaining.decode($0) },
-        { _ = try PasswordProof.decode($0) }, { _ = try PasswordProofResult.decode($0) },
+        { _ = try PasswordProof.decode($0) }, { _ = try PasswordProofResult.decode($0) }, { _ = try DeviceNoticeClaims.decode($0) },
     ]
 
     static func wire(_ bytes: [UInt8]) {
@@ -102,8 +102,8 @@ enum FuzzTargets {
     }
 
     static func link(_ bytes: [UInt8]) {
-        guard let link = try? LinkSignature.parse(bytes) else { return }
-        _ = try? link.verify(with: ed25519.publicKey, now: 1_800_000_000)
+        if let link = try? LinkSignature.parse(bytes) { _ = try? link.verify(with: ed25519.publicKey, now: 1_800_000_000) }
+        if let notice = try? NoticeSignature.parse(bytes) { _ = try? notice.verify(with: ed25519.publicKey, now: 1_800_000_000) }
     }
 
     static func deviceSignature(_ bytes: [UInt8]) {

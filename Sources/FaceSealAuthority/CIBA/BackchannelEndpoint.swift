@@ -62,7 +62,7 @@ extension Authority {
         guard hasActiveDevice else { throw CIBAFailure(.unknownUserId, Self.noSuchUser) }
         let lifetime = tenant.policy.requestLifetimeSeconds > 0 ? tenant.policy.requestLifetimeSeconds : configuration.defaultRequestLifetime
         let expiresIn = min(request.requestedExpiry ?? lifetime, lifetime)
-        let expiresAt = clock().addingTimeInterval(TimeInterval(expiresIn))
+        let expiresAt = clock.now().addingTimeInterval(TimeInterval(expiresIn))
         let authReqID = Base64URL.encode(SecureRandom.bytes(count: Self.authReqIDByteCount))
         let record = CIBARequestRecord(
             authReqID: authReqID, tenantID: application.tenantID, clientID: application.clientID, subject: subject,
@@ -82,7 +82,7 @@ extension Authority {
             stored = try await store.createRequest(record, pendingLimit: limit > 0 ? limit : nil, announcing: link)
         } catch let full as PendingRequestLimitReached {
             metrics.rateLimitHit(.pendingRequests)
-            let limited = RateLimited(until: full.retryAt, now: clock())
+            let limited = RateLimited(until: full.retryAt, now: clock.now())
             throw CIBAFailure(.accessDenied, "the user already has \(limit) pending requests of this client; retry after \(limited.retryAfter) s",
                               headers: limited.headers)
         }

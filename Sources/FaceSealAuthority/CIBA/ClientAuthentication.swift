@@ -44,12 +44,6 @@ extension Authority {
     static let clientAuthenticationParameters: Set<String> = ["client_id", "client_secret", "client_assertion", "client_assertion_type"]
     /// `client_assertion_type` of `private_key_jwt`.
     static let jwtBearerAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-    /// The largest client assertion accepted (room for an ML-DSA-65 signature).
-    static let maxClientAssertionBytes = 16 * 1024
-    /// The longest remaining lifetime of a client assertion: bounds how long its `jti` must be remembered.
-    static let maxClientAssertionLifetime: TimeInterval = 600
-    /// Clock skew tolerated on client assertions.
-    static let clientAssertionLeeway: TimeInterval = 30
     /// The most keys a client's JWKS may hold (each is checked in full once, at registration).
     static let maxClientKeys = 16
     /// The largest client JWKS accepted.
@@ -120,7 +114,7 @@ extension Authority {
     }
 
     /// `private_key_jwt` (RFC 7523 §3, OIDC Core §9): `iss` = `sub` = client id, `aud` naming this authority,
-    /// `exp` within `maxClientAssertionLifetime`, a `jti` never seen before, signed by a key of the client's JWKS.
+    /// `exp` within `configuration.clientAssertionLimits.maxLifetime`, a `jti` never seen before, signed by a key of the client's JWKS.
     private func authenticateAssertion(_ form: FormParameters, request: HTTPRequest) async throws -> AuthenticatedClient {
         guard form["client_assertion_type"] == Self.jwtBearerAssertionType else {
             throw CIBAFailure(.invalidClient, "client_assertion_type must be \(Self.jwtBearerAssertionType)")
@@ -129,7 +123,7 @@ extension Authority {
         let jws: UnverifiedJWS
         let claims: JWTClaims
         do {
-            jws = try JWS.parse(assertion, options: JWSParsingOptions(maximumSize: Self.maxClientAssertionBytes))
+            jws = try JWS.parse(assertion, options: JWSParsingOptions(maximumSize: configuration.clientAssertionLimits.maxBytes))
             claims = try JWTClaims(payload: jws.payload)
         } catch {
             throw CIBAFailure(.invalidClient, "client_assertion is not a signed JWT")
@@ -161,9 +155,9 @@ extension Authority {
         guard case .jwks(let jwks) = application.credential else {
             throw CIBAFailure(.invalidClient, "the client is not registered for private_key_jwt")
         }
-        let now = clock()
+        let now = clock.now()
         do {
-            try claims.validate(JWTValidation(now: now, leeway: Self.clientAssertionLeeway, requireExpiration: true))
+            try claims.validate(JWTValidation(now: now, leeway: configuration.clientAssertionLimits.leeway, requireExpiration: true))
         } catch {
             throw CIBAFailure(.invalidClient, "client_assertion is expired or not yet valid")
         }
@@ -171,7 +165,7 @@ extension Authority {
         guard audiences.contains(where: { acceptedAssertionAudiences.contains($0) }) else {
             throw CIBAFailure(.invalidClient, "client_assertion aud must be the issuer or the endpoint URL")
         }
-        guard let expiresAt = try? claims.date("exp"), expiresAt.timeIntervalSince(now) <= Self.maxClientAssertionLifetime else {
+        guard let expiresAt = try? claims.date("exp"), expiresAt.timeIntervalSince(now) <= configuration.clientAssertionLimits.maxLifetime else {
             throw CIBAFailure(.invalidClient, "client_assertion exp is too far in the future")
         }
         guard let jti = claims.jwtID, !jti.isEmpty, jti.count <= 256 else {
@@ -185,7 +179,7 @@ extension Authority {
         // The replay cache is shared with device requests and bounds its keys: remember a fixed-size digest of
         // (client id, jti), so any client id or jti fits and one client's jti never collides with another's.
         let replayKey = "client-assertion:" + Base64URL.encode(SHA256.hash(data: Array("\(clientID)\u{0}\(jti)".utf8)).bytes)
-        let fresh = try await store.registerJTI(replayKey, expiresAt: expiresAt.addingTimeInterval(Self.clientAssertionLeeway))
+        let fresh = try await store.registerJTI(replayKey, expiresAt: expiresAt.addingTimeInterval(configuration.clientAssertionLimits.leeway))
         guard fresh else { throw CIBAFailure(.invalidClient, "client_assertion jti was already used") }
     }
 

@@ -19,7 +19,7 @@ extension Authority {
               let key = ring.signers[algorithm] else {
             throw IDTokenAlgorithmUnavailable(algorithm: application.idTokenSignedResponseAlg)
         }
-        let now = clock()
+        let now = clock.now()
         let authTime = request.finishedAt ?? now
         var members: [String: JSONValue] = [
             "auth_time": .integer(Int64(authTime.timeIntervalSince1970.rounded(.down))),
@@ -33,7 +33,7 @@ extension Authority {
         }
         let claims = JWTClaims(
             issuer: issuer, subject: pairwiseSubject(userSubject: request.subject, clientID: application.clientID),
-            audience: [application.clientID], issuedAt: now, expiresAt: now.addingTimeInterval(TimeInterval(Self.tokenLifetime)),
+            audience: [application.clientID], issuedAt: now, expiresAt: now.addingTimeInterval(TimeInterval(configuration.tokenLifetime)),
             // A random jti makes every signing unique, so of concurrent redemptions exactly one token is stored.
             jwtID: Base64URL.encode(SecureRandom.bytes(count: 16)), additionalMembers: members
         )

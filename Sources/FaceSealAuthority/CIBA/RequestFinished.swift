@@ -3,9 +3,6 @@ import FaceSealWire
 import Foundation
 
 extension Authority {
-    /// How long a ping callback may take before it is given up.
-    static let pingTimeout: Duration = .seconds(5)
-
     /// Called by the device API once a request has left `pending` (completed, denied or stale): sends the ping
     /// callback to a ping-mode application (CIBA Core §10.2 — also for failures, so the application fetches the error
     /// from the token endpoint). POSTs `{"auth_req_id": …}` with `Authorization: Bearer <client_notification_token>`.
@@ -35,7 +32,7 @@ extension Authority {
         let callback = HTTPClientRequest(
             method: .post, url: url,
             headers: ["Content-Type": "application/json", "Authorization": "Bearer \(token)"],
-            body: PingCallback(authReqId: authReqID).encoded(), timeout: Self.pingTimeout
+            body: PingCallback(authReqId: authReqID).encoded(), timeout: configuration.pingTimeout
         )
         let clientID = application.clientID
         Task { await sendPing(callback, clientID: clientID) }

@@ -6,8 +6,6 @@ import Foundation
 extension Authority {
     /// Form limits of the token endpoint (room for an ML-DSA-signed client assertion).
     static let tokenFormLimits = FormParameters.Limits(maxBytes: 32 * 1024, maxParameters: 16)
-    /// Lifetime of ID tokens and access tokens, seconds.
-    static let tokenLifetime = 600
 
     /// `POST /token` with the CIBA grant (CIBA Core §10–11): authenticates the client, records the poll and answers
     /// from the request's state. A completed request is redeemed once: its ID token is stored and any later token
@@ -76,7 +74,7 @@ extension Authority {
             throw invalid
         }
         guard case .redeemed(let signIn) = redemption, signIn.clientID == application.clientID,
-              let expiresAt = signIn.codeExpiresAt, clock() < expiresAt, signIn.redirectURI == redirectURI,
+              let expiresAt = signIn.codeExpiresAt, clock.now() < expiresAt, signIn.redirectURI == redirectURI,
               PKCE.verifies(verifier, challenge: signIn.codeChallenge) else { throw invalid }
         let request = try await store.request(authReqID: signIn.id)
         guard request.state == .completed, request.idToken == nil else { throw invalid }
@@ -100,7 +98,7 @@ extension Authority {
         guard stored.idToken == idToken else { throw CIBAFailure(.invalidGrant, "auth_req_id was already redeemed") }
         // The access token is opaque and not kept: FaceSeal has no userinfo or resource endpoint it would unlock.
         let accessToken = "at_" + Base64URL.encode(SecureRandom.bytes(count: 32))
-        let body = TokenResponse(accessToken: accessToken, expiresIn: Self.tokenLifetime, idToken: idToken)
+        let body = TokenResponse(accessToken: accessToken, expiresIn: configuration.tokenLifetime, idToken: idToken)
         return HTTPResponse(jsonBytes: body.encoded(), headers: ["Cache-Control": "no-store", "Pragma": "no-cache"])
     }
 }

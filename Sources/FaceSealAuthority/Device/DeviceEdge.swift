@@ -125,7 +125,7 @@ extension Authority {
             try await countFailure(budget, as: DeviceFailure.rateLimited)
             throw DeviceErrorCode.invalidSignature
         }
-        switch key.acceptance(at: clock()) {
+        switch key.acceptance(at: clock.now()) {
         case .accepted:
             hint = false
         case .acceptedWithRotationHint:

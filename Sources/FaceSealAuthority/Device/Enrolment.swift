@@ -13,7 +13,7 @@ extension Authority {
         guard !id.isEmpty, id.utf8.count <= 256 else { throw DeviceFailure(.invalidInvitation, "the invitation is unknown, expired or cancelled") }
         let invitation = try await store.invitation(id: id)
         guard invitation.consumedAt == nil else { throw DeviceFailure(.invitationUsed, "the invitation was already used") }
-        guard invitation.cancelledAt == nil, invitation.expiresAt > clock() else {
+        guard invitation.cancelledAt == nil, invitation.expiresAt > clock.now() else {
             throw DeviceFailure(.invalidInvitation, "the invitation is unknown, expired or cancelled")
         }
         return invitation
@@ -142,9 +142,10 @@ extension Authority {
             guard body.passwordVerifier == nil, let existing else {
                 throw DeviceFailure.invalidRequest("a further device sends no password_verifier")
             }
-            let expiresAt = clock().addingTimeInterval(TimeInterval(configuration.enrolmentApprovalWindow))
+            let expiresAt = clock.now().addingTimeInterval(TimeInterval(configuration.enrolmentApprovalWindow))
             let code = EnrolmentApproval.code(userPresentKey: body.userPresentKey.x963.bytes)
             insert.approval = PendingApproval(method: method, expiresAt: expiresAt)
+            insert.pendingLimit = pendingLimit
             if method == .enrolledDevice {
                 insert.approvalRequests = try await approvalRequests(
                     for: invitation, enrolmentID: enrolmentID, message: Self.approvalMessage(deviceName: body.deviceName,
@@ -157,14 +158,28 @@ extension Authority {
             throw DeviceFailure.invalidRequest("the user already has a face token: a further device sends none")
         }
 
-        let outcome = try await store.enrol(insert)
-        for approvalRequest in insert.approvalRequests {
-            let claims = LinkClaims(iss: configuration.issuer, rid: approvalRequest.authReqID, kind: .login,
-                                    exp: Int64(approvalRequest.expiresAt.timeIntervalSince1970), nonce: linkNonce(for: approvalRequest.authReqID))
-            try await announce(link: try LinkSignature.make(claims, key: deviceKey), for: approvalRequest)
+        let outcome: EnrolmentOutcome
+        do {
+            outcome = try await store.enrol(insert)
+        } catch let full as PendingRequestLimitReached {
+            metrics.rateLimitHit(.pendingRequests)
+            let limited = RateLimited(until: full.retryAt, now: clock.now())
+            var failure = DeviceFailure(.rateLimited, "the user already has \(pendingLimit ?? 0) pending requests or further devices waiting "
+                                        + "(approval requests count toward the pending-request limit); retry after \(limited.retryAfter) s")
+            failure.headers = limited.headers
+            throw failure
         }
+        try await announceApprovalRequests(insert.approvalRequests)
         await auditDeviceEvent(approval == nil ? "device.enrolled" : "device.enrolment_pending", tenantID: invitation.tenantID,
                                key: userPresent.record.keyID, target: outcome.enrolment.id)
+        if let approval, approval.method != .enrolledDevice {
+            try await sendNewDeviceNotices(DeviceNoticeClaims(
+                iss: configuration.issuer, enrolment: outcome.enrolment.id, device: Self.printable(body.deviceName, 20),
+                app: Self.printable(application.label, 16), code: approval.code, method: approval.method,
+                iat: Int64(outcome.enrolment.createdAt.timeIntervalSince1970),
+                exp: Int64(outcome.enrolment.createdAt.timeIntervalSince1970) + Int64(Self.noticeLifetime)), subject: invitation.subject,
+                tenantID: invitation.tenantID)
+        }
         return EnrolmentResponse(
             identityId: pairwiseSubject(userSubject: invitation.subject, clientID: application.clientID), email: user.email,
             clientId: application.clientID, appLabel: application.label, branding: application.deviceBranding,
@@ -187,15 +202,67 @@ extension Authority {
         }
     }
 
+    /// The pending-request limit per user (`RateLimits.pendingRequestsPerUser`; 0 is none).
+    var pendingLimit: Int? {
+        let limit = configuration.rateLimits.pendingRequestsPerUser
+        return limit > 0 ? limit : nil
+    }
+
+    /// Signs and announces approval requests as sign-in links to the devices of their applications.
+    func announceApprovalRequests(_ requests: [CIBARequestRecord]) async throws {
+        for approvalRequest in requests {
+            let claims = LinkClaims(iss: configuration.issuer, rid: approvalRequest.authReqID, kind: .login,
+                                    exp: Int64(approvalRequest.expiresAt.timeIntervalSince1970), nonce: linkNonce(for: approvalRequest.authReqID))
+            try await announce(link: try LinkSignature.make(claims, key: deviceKey), for: approvalRequest)
+        }
+    }
+
+    /// A fresh approval request for every application whose earlier one of `enrolmentID` went stale or expired while the
+    /// new device still waits (docs/PROTOCOL.md §8.1), announced at once.
+    func reissueApprovalRequests(enrolmentID: String) async throws {
+        let issued = try await store.reissueApprovalRequests(enrolmentID: enrolmentID, intervalSeconds: configuration.pollInterval,
+                                                             pendingLimit: pendingLimit, newID: { Self.randomID() })
+        guard !issued.isEmpty else { return }
+        try await announceApprovalRequests(issued)
+        _ = try? await store.appendAudit(AuditEvent(tenantID: issued[0].tenantID, kind: "device.enrolment_approval_reissued", target: enrolmentID,
+                                                    detailJSON: JSONValue.object(["requests": .integer(Int64(issued.count))]).serializedString))
+    }
+
+    /// How long a notice waits in a device's outbox: a day, so a device that was off for the approval window still
+    /// sees it (the tenant's audit log keeps it for good).
+    static let noticeLifetime = 86_400
+
+    /// Under `password` and `none` nobody is asked: every active device of the user is told instead, with a signed
+    /// notice handed to the push senders like a link (the outbox, the tenant's webhook; docs/PROTOCOL.md §8.1), once
+    /// per device, grouped by application; the audit log records how many were told.
+    func sendNewDeviceNotices(_ claims: DeviceNoticeClaims, subject: String, tenantID: String) async throws {
+        let notice = try NoticeSignature.make(claims, key: deviceKey)
+        let active = try await store.enrolments(subject: subject).filter { $0.status == .active }
+        var devices: Set<String> = []
+        for clientID in Set(active.map(\.clientID)).sorted() {
+            let recipients = Set(active.filter { $0.clientID == clientID }.map(\.deviceID)).subtracting(devices).sorted()
+            guard !recipients.isEmpty else { continue }
+            devices.formUnion(recipients)
+            let push = LinkPush(link: notice, kind: .notice, tenantID: tenantID, clientID: clientID, subject: subject, authReqID: nil,
+                                expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)), deviceIDs: recipients)
+            for sender in pushSenders { try await sender.push(push, from: self) }
+        }
+        _ = try? await store.appendAudit(AuditEvent(tenantID: tenantID, kind: "device.enrolment_notice_sent", actor: nil, target: claims.enrolment,
+                                                    detailJSON: JSONValue.object(["devices": .integer(Int64(devices.count)),
+                                                                                  "method": .string(claims.method.rawValue)]).serializedString))
+    }
+
     /// The approval request's binding message: `New device <name> (<app label>) code <code>`, printable ASCII, at most
     /// 64 characters (the name cut to 20, the label to 16).
     static func approvalMessage(deviceName: String, appLabel: String, code: String) -> String {
-        func printable(_ text: String, _ limit: Int) -> String {
-            let kept = String(String.UnicodeScalarView(text.unicodeScalars.filter { (0x20...0x7E).contains($0.value) }))
-            return String(kept.trimmingCharacters(in: .whitespaces).prefix(limit))
-        }
         let name = printable(deviceName, 20)
         return "New device \(name.isEmpty ? "?" : name) (\(printable(appLabel, 16))) code \(code)"
+    }
+
+    /// `text` reduced to printable ASCII, trimmed, cut to `limit` characters.
+    static func printable(_ text: String, _ limit: Int) -> String {
+        let kept = String(String.UnicodeScalarView(text.unicodeScalars.filter { (0x20...0x7E).contains($0.value) }))
+        return String(kept.trimmingCharacters(in: .whitespaces).prefix(limit))
     }
 
     /// The enrolment the signing key's invitation is bound to; any other key, or an invitation of another enrolment, is
@@ -217,9 +284,9 @@ extension Authority {
     /// after the approval and within its window; the enrolment becomes active in the same transaction. Before the
     /// approval it waits up to N seconds for it, then answers `approval_pending` (at once while the process drains).
     func enrolmentToken(invitationID: String, device: AuthenticatedDevice, request: HTTPRequest) async throws -> FaceTokenDownload {
-        let wait = try Self.waitSeconds(request)
+        let wait = try waitSeconds(request)
         let enrolment = try await boundEnrolment(invitationID, device: device)
-        let subscription = OutboxNotifier.shared.subscribe(deviceID: enrolment.deviceID, lifecycle: lifecycle)
+        let subscription = outbox.subscribe(deviceID: enrolment.deviceID, lifecycle: lifecycle)
         defer { subscription.cancel() }
         let deadline = ContinuousClock.now + .seconds(wait)
         while true {
@@ -228,6 +295,8 @@ extension Authority {
                 await auditDeviceEvent("device.enrolled", tenantID: enrolment.tenantID, key: device.key.keyID, target: enrolment.id)
                 return try FaceTokenCustody.download(released.token, wrappingKey: keys.shareWrappingKey)
             } catch AuthorityStoreError.enrolmentNotActive(_, .pending) {
+                // The waiting device asks for a fresh approval request wherever the last one went stale or expired.
+                if enrolment.approval?.method == .enrolledDevice { try? await reissueApprovalRequests(enrolmentID: enrolment.id) }
                 let remaining = deadline - ContinuousClock.now
                 guard remaining > .zero, await subscription.wait(upTo: remaining), !lifecycle.isDraining else {
                     throw DeviceFailure(.approvalPending, "the enrolment waits for its approval")
@@ -263,7 +332,7 @@ extension Authority {
         guard let enrolmentID = record.approvesEnrolment, let enrolment = try? await store.enrolment(id: enrolmentID) else { return }
         await auditDeviceEvent(approved ? "device.enrolment_approved" : "device.enrolment_denied", tenantID: enrolment.tenantID,
                                key: record.authReqID, target: enrolmentID)
-        OutboxNotifier.shared.wake(deviceID: enrolment.deviceID)
+        outbox.wake(deviceID: enrolment.deviceID)
     }
 
     /// A new token must follow the tenant's policy: a password where one is required (with bounded scrypt

@@ -20,7 +20,7 @@ extension Authority {
         guard device.key.status == .active else {
             return try await repeatedRotation(of: device.key, ambient: ambient.record, userPresent: userPresent.record)
         }
-        let overlapUntil = clock().addingTimeInterval(TimeInterval(configuration.rotationOverlap))
+        let overlapUntil = clock.now().addingTimeInterval(TimeInterval(configuration.rotationOverlap))
         do {
             _ = try await store.rotateKeys(enrolmentID: device.key.enrolmentID, replacing: device.key.keyID, ambient: ambient.record,
                                            userPresent: userPresent.record, overlapUntil: overlapUntil)

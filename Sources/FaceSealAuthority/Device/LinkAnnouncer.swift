@@ -26,22 +26,21 @@ extension Authority {
     /// (PostgreSQL `LISTEN/NOTIFY`; nothing to do on SQLite). Returns once it listens: `faceseal serve` calls it
     /// before it announces its URL.
     public func wakeOnLinksQueuedElsewhere() async {
-        await store.observeQueuedLinks { OutboxNotifier.shared.wake(deviceID: $0) }
+        await store.observeQueuedLinks { [outbox] in outbox.wake(deviceID: $0) }
     }
 
-    /// The longest long poll, seconds.
-    static let outboxMaximumWait = 30
     /// The most links one poll returns.
     static let outboxBatch = 100
 
-    /// The long poll's `wait=N` (0…30 s; absent: 0), the only query parameter of a waiting read.
-    static func waitSeconds(_ request: HTTPRequest) throws -> Int {
+    /// The long poll's `wait=N` (0…`outboxMaximumWait` s, 30 by default; absent: 0), the only query parameter of a waiting read.
+    func waitSeconds(_ request: HTTPRequest) throws -> Int {
         guard request.query.items.allSatisfy({ $0.name == "wait" }), request.query.values(for: "wait").count <= 1 else {
             throw DeviceFailure.invalidRequest("the query is at most wait=<seconds>")
         }
         guard let text = request.query["wait"] else { return 0 }
-        guard text.utf8.count <= 2, let seconds = Int(text), (0...Self.outboxMaximumWait).contains(seconds) else {
-            throw DeviceFailure.invalidRequest("wait is 0…\(Self.outboxMaximumWait) seconds")
+        let maximum = configuration.outboxMaximumWait
+        guard text.utf8.count <= String(maximum).utf8.count, let seconds = Int(text), (0...maximum).contains(seconds) else {
+            throw DeviceFailure.invalidRequest("wait is 0…\(maximum) seconds")
         }
         return seconds
     }
@@ -50,9 +49,9 @@ extension Authority {
     /// there are some, else waits up to N seconds (0–30) for one to be announced; the links returned are
     /// acknowledged (removed). Once the process drains it answers at once (no links: ask again).
     func pollOutbox(device: AuthenticatedDevice, request: HTTPRequest) async throws -> OutboxResponse {
-        let wait = try Self.waitSeconds(request)
+        let wait = try waitSeconds(request)
         let deviceID = device.key.deviceID
-        let subscription = OutboxNotifier.shared.subscribe(deviceID: deviceID, lifecycle: lifecycle)
+        let subscription = outbox.subscribe(deviceID: deviceID, lifecycle: lifecycle)
         defer { subscription.cancel() }
         // A read first (no write for an empty outbox), then the read and its acknowledgement in one transaction.
         var links: [OutboxLink] = []

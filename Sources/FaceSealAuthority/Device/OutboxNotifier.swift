@@ -4,13 +4,10 @@ import Synchronization
 /// Wakes long polls of the link outbox (SPEC §4.6) when a link is queued for their device: one
 /// `AsyncStream` continuation per waiting poll, keyed by device id, woken by `announce(link:for:)`.
 ///
-/// Process-wide, because device ids are random and unique across authorities, so one authority's wake can
-/// never reach another's device; a wake is only a hint to read the store again. With several authority
+/// One per `Authority` (`Authority.outbox`); a wake is only a hint to read the store again. With several authority
 /// processes on one PostgreSQL database, a link queued in one wakes the polls of all: the store announces it
-/// (`NOTIFY`, at commit) and each process's `wakeOnLinksQueuedElsewhere()` listener calls `wake` here.
+/// (`NOTIFY`, at commit) and each authority's `wakeOnLinksQueuedElsewhere()` listener calls `wake` on its notifier.
 final class OutboxNotifier: Sendable {
-    /// The notifier of this process.
-    static let shared = OutboxNotifier()
 
     private struct State {
         var nextID: UInt64 = 0

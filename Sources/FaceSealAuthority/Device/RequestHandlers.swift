@@ -38,7 +38,7 @@ extension Authority {
 
     /// A request that can still be acted on.
     func requirePending(_ record: CIBARequestRecord) throws {
-        if record.state == .pending && clock() >= record.expiresAt || record.state == .expired {
+        if record.state == .pending && clock.now() >= record.expiresAt || record.state == .expired {
             throw DeviceFailure(.requestExpired, "the request expired")
         }
         guard record.state == .pending else { throw DeviceFailure(.requestNotPending, "the request is \(record.state.rawValue)") }
@@ -147,6 +147,7 @@ extension Authority {
         if record.state == .pending {
             requestFinished(outcome.request, application: context.application)
             if case .completed = outcome { await approvalDecided(record, approved: true) }
+            if case .stale = outcome, let enrolmentID = record.approvesEnrolment { try? await reissueApprovalRequests(enrolmentID: enrolmentID) }
         }
         switch outcome {
         case .completed(let stored):

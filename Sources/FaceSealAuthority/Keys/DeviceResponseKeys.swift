@@ -50,7 +50,7 @@ extension Authority {
     /// Reloads the current device-response key and the rollover statements when the last load is older than
     /// `reloadInterval` (or always, `force`). A store that cannot be read leaves the loaded key in use.
     func refreshDeviceResponseKey(force: Bool = false) async throws {
-        let now = clock()
+        let now = clock.now()
         guard force || deviceResponseKeys.isStale(at: now) else { return }
         let records = try await store.signingKeys().filter { $0.algorithm == DeviceResponseKeyRing.algorithm }
         var key = keys.deviceKey

@@ -65,7 +65,7 @@ extension Authority {
 
     /// The loaded key ring (loaded on first use, reloaded every `IDTokenKeyLoader.reloadInterval`).
     func idTokenKeyRing() async throws -> IDTokenKeyRing {
-        try await idTokenKeys.ring(now: clock()) { [self] in try await loadIDTokenKeyRing() }
+        try await idTokenKeys.ring(now: clock.now()) { [self] in try await loadIDTokenKeyRing() }
     }
 
     /// Rotates every ID-token algorithm: a new key each signs from now on; the previous keys are retired and `/jwks`
@@ -107,7 +107,7 @@ extension Authority {
         if created { records = try await idTokenKeyRecords() }
         var published: [JWK] = []
         var signers: [JWSAlgorithm: IDTokenSigningKey] = [:]
-        let now = clock()
+        let now = clock.now()
         for record in records where IDTokenKeyRing.isPublished(record, at: now) {
             let jwk: JWK
             do {

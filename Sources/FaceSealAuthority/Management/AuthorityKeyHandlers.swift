@@ -39,7 +39,7 @@ extension Authority {
 
     func managedAuthorityKeys() async throws -> ManagedAuthorityKeys {
         try await refreshDeviceResponseKey(force: true)
-        let now = clock()
+        let now = clock.now()
         let keys = try await store.signingKeys().map { record in
             ManagedAuthorityKey(record, published: record.algorithm != DeviceResponseKeyRing.algorithm && IDTokenKeyRing.isPublished(record, at: now))
         }

@@ -9,6 +9,7 @@ extension Authority {
     /// enrolment, denies their pending requests (`user_deleted`) and cancels their invitations.
     @Sendable func deleteUser(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let user = try await pathUser(request, caller)
+        try refuseActionBody(request)
         let summary = try await store.deleteUser(subject: user.subject, actor: caller.keyID)
         // Ping-mode applications hear of their ended requests as of any other failure.
         for authReqID in summary.endedRequestIDs { await requestFinished(authReqID: authReqID) }
@@ -19,6 +20,7 @@ extension Authority {
     /// (`application_deleted`), cancels its invitations; the client id never authenticates again.
     @Sendable func deleteApplication(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let application = try await pathApplication(request, caller)
+        try refuseActionBody(request)
         let summary = try await store.deleteApplication(clientID: application.clientID, actor: caller.keyID)
         return try ManagementJSON.response(ManagedDeletion(kind: "application", id: application.clientID, summary))
     }
@@ -28,6 +30,7 @@ extension Authority {
     @Sendable func deleteTenant(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         try caller.requireAdministrator()
         let tenant = try await pathTenant(request, caller)
+        try refuseActionBody(request)
         let summary = try await store.deleteTenant(id: tenant.id, actor: caller.keyID)
         return try ManagementJSON.response(ManagedDeletion(kind: "tenant", id: tenant.id, summary))
     }

@@ -66,11 +66,17 @@ struct JSONObjectReader {
         return text
     }
 
-    /// An integer member within `range`; nil when absent.
+    /// An integer member within `range`; nil when absent. A number with a zero fraction (`3.0`, `3e0`) is that integer,
+    /// as JSON Schema's `integer` has it; anything not exactly an `Int64` is refused before any conversion.
     func integer(_ key: String, in range: ClosedRange<Int>) throws(ManagementError) -> Int? {
         guard let value = members[key] else { return nil }
-        guard case .integer(let number) = value else { throw wrongType(key, "an integer") }
-        guard number >= Int64(range.lowerBound), number <= Int64(range.upperBound) else {
+        let number: Int64?
+        switch value {
+        case .integer(let integer): number = integer
+        case .double(let double) where double.isFinite && double.rounded(.towardZero) == double: number = Int64(exactly: double)
+        default: throw wrongType(key, "an integer")
+        }
+        guard let number, number >= Int64(range.lowerBound), number <= Int64(range.upperBound) else {
             throw .invalidField(field: path + key, reason: "must be within \(range.lowerBound)…\(range.upperBound)")
         }
         return Int(number)

@@ -145,6 +145,20 @@ enum ManagementValidation {
     /// of a supported type (RSA of 2048…4096 bits), no private members. Every key gets its full check here, once
     /// (`JWK.checkPublicKey`); token requests later only look keys up. Returned in canonical form (unsupported keys
     /// dropped).
+    /// A JWKS refusal as a phrase of the `error_description` (never a Swift value).
+    private static func jwksProblem(_ error: any Error) -> String {
+        switch error as? JOSEError {
+        case .missingField(let name)?: "a key lacks '\(name)'"
+        case .invalidField(let name)?: "'\(name)' is not valid"
+        case .invalidBase64URL(let part)?: "'\(part)' is not unpadded base64url"
+        case .invalidKey?: "a key's material is not a valid public key"
+        case .algorithmMismatch?: "a key's alg does not fit its type"
+        case .algorithmNone?: "alg none is never accepted"
+        case .inputTooLarge(let limit)?: "more than \(limit) keys or bytes"
+        default: "not a JWK set"
+        }
+    }
+
     static func jwks(_ value: JSONValue) throws(ManagementError) -> String {
         guard case .object = value else { throw .invalidField(field: "jwks", reason: "must be a JWKS object") }
         let set: JWKSet
@@ -152,7 +166,7 @@ enum ManagementValidation {
             set = try JWKSet(json: value.serialized, maximumSize: Authority.maxClientJWKSBytes, maximumKeyCount: Authority.maxClientKeys)
             for key in set.keys { try key.checkPublicKey() }
         } catch {
-            throw .invalidField(field: "jwks", reason: "not a valid public JWKS (\(error))")
+            throw .invalidField(field: "jwks", reason: "not a valid public JWKS: \(jwksProblem(error))")
         }
         guard !set.keys.isEmpty else {
             throw .invalidField(field: "jwks", reason: "holds no key of a supported type (RSA, EC P-256, OKP Ed25519, AKP ML-DSA-65)")

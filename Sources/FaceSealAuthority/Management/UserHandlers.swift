@@ -5,8 +5,6 @@ import Foundation
 
 // Users and enrolment invitations.
 extension Authority {
-    /// Default and bounds of an invitation's lifetime (seconds).
-    static let invitationLifetime = (default: 7 * 24 * 3600, range: 60...(30 * 24 * 3600))
 
     /// `POST /tenants/{tenant}/users`: `{email}`; the subject is generated; the email is lower-cased.
     @Sendable func createUser(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
@@ -72,7 +70,7 @@ extension Authority {
             throw ManagementError.invalidRequest(status: 400, "give exactly one of 'subject' and 'email'")
         }
         let clientID = try body.requiredString("client_id", maxBytes: 256)
-        let lifetime = try body.integer("expires_in", in: Self.invitationLifetime.range) ?? Self.invitationLifetime.default
+        let lifetime = try body.integer("expires_in", in: configuration.invitationLifetime.range) ?? configuration.invitationLifetime.default
 
         let user: UserRecord
         if let subject {
@@ -124,7 +122,7 @@ extension Authority {
         return ManagedInvitation(
             id: invitation.id, tenantID: invitation.tenantID, subject: invitation.subject, clientID: invitation.clientID,
             createdAt: invitation.createdAt, expiresAt: invitation.expiresAt, consumedAt: invitation.consumedAt,
-            cancelledAt: invitation.cancelledAt, status: invitation.status(at: clock()),
+            cancelledAt: invitation.cancelledAt, status: invitation.status(at: clock.now()),
             link: link, universalLink: issuer + LinkLimits.universalLinkPath + link, kind: invitation.kind)
     }
 }

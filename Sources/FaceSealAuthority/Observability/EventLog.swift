@@ -1,4 +1,5 @@
 import FaceSealHTTP
+import FaceSealWire
 import Foundation
 
 /// The authority's log: one event per line, as text or JSON, at or above a level, each with the id of the HTTP
@@ -35,14 +36,14 @@ public struct EventLog: Sendable {
     /// The line format.
     public let format: Format
     private let write: @Sendable (String) -> Void
-    private let now: @Sendable () -> Date
+    private let clock: any WallClock
 
-    /// A log that hands each finished line (with its newline) to `write`; `now` stamps it.
-    public init(level: Level = .info, format: Format = .text, now: @escaping @Sendable () -> Date = { Date() },
+    /// A log that hands each finished line (with its newline) to `write`; `clock` stamps it.
+    public init(level: Level = .info, format: Format = .text, clock: any WallClock = SystemWallClock(),
                 write: @escaping @Sendable (String) -> Void) {
         self.level = level
         self.format = format
-        self.now = now
+        self.clock = clock
         self.write = write
     }
 
@@ -71,7 +72,7 @@ public struct EventLog: Sendable {
         let requestID = Self.requestID
         switch format {
         case .text:
-            var line = "\(RequestLogger.timestamp(now())) \(level.rawValue) \(name)"
+            var line = "\(RequestLogger.timestamp(clock.now())) \(level.rawValue) \(name)"
             if let requestID { line += " rid=\(requestID)" }
             for (key, value) in fields {
                 switch value {
@@ -81,7 +82,7 @@ public struct EventLog: Sendable {
             }
             write(line + "\n")
         case .json:
-            var line = JSONLine(time: RequestLogger.timestamp(now()), level: level, event: name)
+            var line = JSONLine(time: RequestLogger.timestamp(clock.now()), level: level, event: name)
             if let requestID { line.add("rid", requestID) }
             for (key, value) in fields {
                 switch value {
@@ -105,12 +106,12 @@ public struct EventLog: Sendable {
         guard level >= self.level else { return }
         switch format {
         case .text:
-            write("\(RequestLogger.timestamp(now())) \(level.rawValue) http \(entry.line)\n")
+            write("\(RequestLogger.timestamp(clock.now())) \(level.rawValue) http \(entry.line)\n")
         case .json:
             let parts = entry.duration.components
             let micros = max(0, parts.seconds * 1_000_000 + parts.attoseconds / 1_000_000_000_000)
             let fraction = String(micros % 1000)
-            var line = JSONLine(time: RequestLogger.timestamp(now()), level: level, event: "http")
+            var line = JSONLine(time: RequestLogger.timestamp(clock.now()), level: level, event: "http")
             line.add("rid", entry.requestID)
             line.add("method", entry.method)
             line.add("path", entry.path)

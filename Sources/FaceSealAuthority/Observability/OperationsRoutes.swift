@@ -71,7 +71,7 @@ extension Authority {
     private func metricsResponse() async -> HTTPResponse {
         let pending = try? await store.pendingRequestCount()
         let text = metrics.exposition(AuthorityMetrics.Gauges(
-            pendingRequests: pending, outboxWaiters: OutboxNotifier.shared.totalWaiters, databaseErrors: store.databaseErrorCount))
+            pendingRequests: pending, outboxWaiters: outbox.totalWaiters, databaseErrors: store.databaseErrorCount))
         return .text(text, headers: ["Content-Type": Self.metricsContentType, "Cache-Control": "no-store"])
     }
 

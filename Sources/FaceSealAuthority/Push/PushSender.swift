@@ -1,17 +1,46 @@
 import Foundation
 
-/// A new request's link on its way to the user's phones.
+/// A new request's link, or a notice (docs/PROTOCOL.md §8.1), on its way to the user's phones.
 struct LinkPush: Sendable {
-    /// The signed link (compact JWS).
+    /// What is pushed: `login` and `ceremony` are a request's link, `notice` a signed notice that answers nothing.
+    enum Kind: String, Codable, Sendable { case login, ceremony, notice }
+
+    /// The signed link or notice (compact JWS).
     let link: String
-    /// The request it is for.
-    let request: CIBARequestRecord
-    /// The devices with an active enrolment of the request's user and application, sorted.
+    let kind: Kind
+    let tenantID: String
+    /// The application whose devices get it.
+    let clientID: String
+    /// The user.
+    let subject: String
+    /// The request a link is for; nil for a notice.
+    let authReqID: String?
+    /// Until when it waits (the request's expiry, the notice's `exp`).
+    let expiresAt: Date
+    /// The devices with an active enrolment of the user and application, sorted.
     let deviceIDs: [String]
+
+    /// A request's link.
+    init(link: String, request: CIBARequestRecord, deviceIDs: [String]) {
+        self.init(link: link, kind: request.kind == .ceremony ? .ceremony : .login, tenantID: request.tenantID, clientID: request.clientID,
+                  subject: request.subject, authReqID: request.authReqID, expiresAt: request.expiresAt, deviceIDs: deviceIDs)
+    }
+
+    init(link: String, kind: Kind, tenantID: String, clientID: String, subject: String, authReqID: String?, expiresAt: Date,
+         deviceIDs: [String]) {
+        self.link = link
+        self.kind = kind
+        self.tenantID = tenantID
+        self.clientID = clientID
+        self.subject = subject
+        self.authReqID = authReqID
+        self.expiresAt = expiresAt
+        self.deviceIDs = deviceIDs
+    }
 }
 
-/// One way of getting links to phones (SPEC §4.6). The authority hands every new request's link to each sender in
-/// turn, inside the backchannel request: a sender must return at once and do any network work in a task of its own,
+/// One way of getting links to phones (SPEC §4.6). The authority hands every new request's link (and every notice) to
+/// each sender in turn, inside the request that made it: a sender must return at once and do any network work in a task of its own,
 /// so no sender can delay or fail the application's request for another reason than the store.
 protocol PushSender: Sendable {
     /// Hands `push` on. Throws only what the backchannel request must fail with (a store failure).
@@ -24,9 +53,9 @@ protocol PushSender: Sendable {
 struct OutboxPushSender: PushSender {
     func push(_ push: LinkPush, from authority: Authority) async throws {
         for deviceID in push.deviceIDs {
-            _ = try await authority.store.enqueueLink(OutboxLink(deviceID: deviceID, link: push.link, authReqID: push.request.authReqID,
-                                                                 expiresAt: push.request.expiresAt))
-            OutboxNotifier.shared.wake(deviceID: deviceID)
+            _ = try await authority.store.enqueueLink(OutboxLink(deviceID: deviceID, link: push.link, authReqID: push.authReqID,
+                                                                 expiresAt: push.expiresAt))
+            authority.outbox.wake(deviceID: deviceID)
         }
     }
 }

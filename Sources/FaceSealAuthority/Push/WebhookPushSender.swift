@@ -16,11 +16,12 @@ struct WebhookPayload: Codable, Sendable {
     var sub: String
     /// The user's devices enrolled for the application (the outbox's recipients).
     var deviceIDs: [String]
-    var kind: LinkKind
-    /// The signed link, as the device takes it.
+    /// `login`, `ceremony`, or `notice` (a further device added without an enrolled device's approval).
+    var kind: LinkPush.Kind
+    /// The signed link or notice, as the device takes it.
     var link: String
-    /// The same link as `<issuer>/l/<JWS>`.
-    var universalLink: String
+    /// The same link as `<issuer>/l/<JWS>`; absent for a notice, which is no link.
+    var universalLink: String?
     var expiresAt: Int64
 
     enum CodingKeys: String, CodingKey {
@@ -88,7 +89,7 @@ final class WebhookPushSender: PushSender {
         let webhook: WebhookRecord
         let secret: SecretBytes
         do {
-            guard let registered = try await authority.store.webhook(tenantID: push.request.tenantID) else { return }
+            guard let registered = try await authority.store.webhook(tenantID: push.tenantID) else { return }
             webhook = registered
             secret = try WebhookSecretSeal.open(registered, key: authority.keys.webhookSecretWrappingKey)
         } catch {
@@ -97,13 +98,12 @@ final class WebhookPushSender: PushSender {
         }
         guard let url = URL(string: webhook.url) else { return }
         let payload = WebhookPayload(
-            deliveryID: Base64URL.encode(SecureRandom.bytes(count: 16)), tenantID: push.request.tenantID,
-            clientID: push.request.clientID, sub: push.request.subject, deviceIDs: push.deviceIDs,
-            kind: push.request.kind == .ceremony ? .ceremony : .login, link: push.link,
-            universalLink: authority.issuer + LinkLimits.universalLinkPath + push.link,
-            expiresAt: Int64(push.request.expiresAt.timeIntervalSince1970))
+            deliveryID: Base64URL.encode(SecureRandom.bytes(count: 16)), tenantID: push.tenantID,
+            clientID: push.clientID, sub: push.subject, deviceIDs: push.deviceIDs, kind: push.kind, link: push.link,
+            universalLink: push.kind == .notice ? nil : authority.issuer + LinkLimits.universalLinkPath + push.link,
+            expiresAt: Int64(push.expiresAt.timeIntervalSince1970))
         let body = try JSONBody.encode(payload)
-        let delivery = Delivery(url: url, body: body, payload: payload, secret: SymmetricKey(secret: secret), expiresAt: push.request.expiresAt)
+        let delivery = Delivery(url: url, body: body, payload: payload, secret: SymmetricKey(secret: secret), expiresAt: push.expiresAt)
         track { [self] in await deliver(delivery, from: authority) }
     }
 
@@ -128,7 +128,7 @@ final class WebhookPushSender: PushSender {
     private func deliver(_ delivery: Delivery, from authority: Authority) async {
         var attempt = 1
         while true {
-            if authority.clock() >= delivery.expiresAt {
+            if authority.clock.now() >= delivery.expiresAt {
                 await finish(delivery, authority, attempts: attempt - 1, outcome: "expired", status: nil)
                 return
             }

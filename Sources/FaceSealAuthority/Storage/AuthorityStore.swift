@@ -62,6 +62,12 @@ public protocol AuthorityStore: Sendable {
     /// Counts a further device's password proof of a pending `password` enrolment: a right one approves it, a wrong one
     /// counts, and the `budget`-th wrong one ends the enrolment (`revoked`). Answers the wrong proofs left.
     func recordPasswordProof(enrolmentID: String, accepted: Bool, budget: Int) async throws -> Int
+    /// While an `enrolled_device` enrolment waits, unapproved, inside its window: for every application the user has an
+    /// active enrolment at and no pending approval request of this enrolment (it went stale or expired), a fresh one
+    /// (ids from `newID`, the earlier binding message, expiring with the window). With a `pendingLimit`, an application
+    /// whose pending requests of the user are at the limit is skipped. Answers the requests stored (often none).
+    func reissueApprovalRequests(enrolmentID: String, intervalSeconds: Int, pendingLimit: Int?,
+                                 newID: @escaping @Sendable () -> String) async throws -> [CIBARequestRecord]
     /// The device with `id`, or `.notFound(.device)`.
     func device(id: String) async throws -> DeviceRecord
     /// The enrolment with `id`, or `.notFound(.enrolment)`.

@@ -219,6 +219,10 @@ extension SQLAuthorityStore {
 
         return try await transact(conflict: (.enrolment, request.enrolmentID)) { tx, now in
             let dialect = self.database.dialect
+            // The pending limit counts under the user row's lock, taken before the invitation's (deletions lock the user first).
+            if request.pendingLimit != nil, let row = try tx.queryOne("SELECT subject FROM invitations WHERE id = ?", [.text(request.invitationID)]) {
+                _ = try Self.loadUser(tx, subject: try row.text("subject"), lock: dialect)
+            }
             guard let invitationRow = try tx.queryOne("SELECT * FROM invitations WHERE id = ?" + dialect.forUpdate, [.text(request.invitationID)]) else {
                 throw AuthorityStoreError.notFound(.invitation, id: request.invitationID)
             }
@@ -289,10 +293,16 @@ extension SQLAuthorityStore {
             try Self.insertKey(tx, request.userPresentKey, role: .userPresent, enrolmentID: request.enrolmentID, now: now, status: status)
             try tx.execute("UPDATE invitations SET consumed_at = ?, enrolment_id = ? WHERE id = ?",
                            [.date(now), .text(request.enrolmentID), .text(invitation.id)])
+            if request.approval != nil, let limit = request.pendingLimit {
+                try Self.checkPendingEnrolmentLimit(tx, subject: invitation.subject, excluding: request.enrolmentID, limit: limit, now: now)
+            }
             for approvalRequest in request.approvalRequests {
                 try Self.checkRequest(approvalRequest)
                 guard approvalRequest.approvesEnrolment == request.enrolmentID, approvalRequest.subject == invitation.subject else {
                     throw AuthorityStoreError.invalidInput(field: "approvalRequests", reason: "not for this enrolment")
+                }
+                if request.approval != nil, let limit = request.pendingLimit {
+                    try Self.checkPendingLimit(tx, request: approvalRequest, limit: limit, now: now)
                 }
                 try Self.insertRequest(tx, approvalRequest, now: now)
             }
@@ -488,6 +498,53 @@ extension SQLAuthorityStore {
             try tx.execute("UPDATE ciba_requests SET state = 'expired', finished_at = ? WHERE approves_enrolment = ? AND state = 'pending'",
                            [.date(now), .text(enrolmentID)])
             return EnrolmentRelease(token: token, enrolment: try Self.loadEnrolment(tx, id: enrolmentID), replacedKeyIDs: replaced)
+        }
+    }
+
+    /// Inside `enrol`'s transaction, the user row locked (so concurrent registrations cannot overshoot): refuses a
+    /// further-device enrolment while the user already has `limit` others waiting in their windows.
+    static func checkPendingEnrolmentLimit(_ tx: any SQLTransaction, subject: String, excluding enrolmentID: String, limit: Int,
+                                           now: Date) throws {
+        let row = try tx.queryOne(
+            """
+            SELECT COUNT(*) AS pending, MIN(approval_expires_at) AS first_expiry FROM enrolments
+            WHERE subject = ? AND id <> ? AND status = 'pending' AND released_at IS NULL AND approval_expires_at > ?
+            """,
+            [.text(subject), .text(enrolmentID), .date(now)]
+        )
+        guard let row, try row.int("pending") >= Int64(limit) else { return }
+        throw PendingRequestLimitReached(retryAt: try row.optionalDate("first_expiry") ?? now)
+    }
+
+    public func reissueApprovalRequests(enrolmentID: String, intervalSeconds: Int, pendingLimit: Int?,
+                                        newID: @escaping @Sendable () -> String) async throws -> [CIBARequestRecord] {
+        try await transact { tx, now in
+            let dialect = self.database.dialect
+            // The user row first, as deletions lock it; then the enrolment's, so concurrent polls re-issue once.
+            _ = try Self.loadUser(tx, subject: try Self.loadEnrolment(tx, id: enrolmentID).subject, lock: dialect)
+            let enrolment = try Self.loadEnrolment(tx, id: enrolmentID, lock: dialect)
+            guard enrolment.status == .pending, let approval = enrolment.approval, approval.method == .enrolledDevice,
+                  approval.approvedAt == nil, approval.releasedAt == nil, now < approval.expiresAt else { return [] }
+            let earlier = try tx.query("SELECT * FROM ciba_requests WHERE approves_enrolment = ? ORDER BY created_at, auth_req_id",
+                                       [.text(enrolmentID)]).map(Self.request(from:))
+            guard let message = earlier.last?.bindingMessage else { return [] }
+            let waiting = Set(earlier.filter { $0.state == .pending && now < $0.expiresAt }.map(\.clientID))
+            let clientIDs = try tx.query("SELECT DISTINCT client_id FROM enrolments WHERE subject = ? AND status = 'active' ORDER BY client_id",
+                                         [.text(enrolment.subject)]).map { try $0.text("client_id") }
+            var issued: [CIBARequestRecord] = []
+            for clientID in clientIDs where !waiting.contains(clientID) {
+                let request = CIBARequestRecord(
+                    authReqID: newID(), tenantID: enrolment.tenantID, clientID: clientID, subject: enrolment.subject, kind: .login,
+                    bindingMessage: message, expiresAt: approval.expiresAt, intervalSeconds: intervalSeconds, approvesEnrolment: enrolmentID)
+                try Self.checkRequest(request)
+                if let pendingLimit {
+                    // A full application gets its request at a later poll, once the user's requests there leave room.
+                    do { try Self.checkPendingLimit(tx, request: request, limit: pendingLimit, now: now) } catch is PendingRequestLimitReached { continue }
+                }
+                try Self.insertRequest(tx, request, now: now)
+                issued.append(try Self.loadRequest(tx, authReqID: request.authReqID))
+            }
+            return issued
         }
     }
 

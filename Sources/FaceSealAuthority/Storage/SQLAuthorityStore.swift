@@ -24,17 +24,17 @@ public enum StoreLocation: Sendable, Hashable {
 /// embedded default) and PostgreSQL. Open it with `open(_:clock:)`; the schema is migrated on open.
 public final class SQLAuthorityStore: AuthorityStore {
     let database: any SQLDatabase
-    let clock: any StoreClock
+    let clock: any WallClock
     private let databaseErrors = Atomic<UInt64>(0)
 
-    init(database: any SQLDatabase, clock: any StoreClock) {
+    init(database: any SQLDatabase, clock: any WallClock) {
         self.database = database
         self.clock = clock
     }
 
     /// Opens (and migrates) the store at `location`. Throws `.unavailable` when the database cannot be
     /// opened or reached, `.schemaTooNew` when a newer build already migrated it.
-    public static func open(_ location: StoreLocation, clock: any StoreClock = SystemStoreClock()) async throws -> SQLAuthorityStore {
+    public static func open(_ location: StoreLocation, clock: any WallClock = SystemWallClock()) async throws -> SQLAuthorityStore {
         let database: any SQLDatabase
         do {
             switch location {

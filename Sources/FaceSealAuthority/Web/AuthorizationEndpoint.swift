@@ -93,7 +93,7 @@ extension Authority {
         let tenant = try await store.tenant(id: application.tenantID)
         let lifetime = min(Self.browserSignInLifetime,
                            tenant.policy.requestLifetimeSeconds > 0 ? tenant.policy.requestLifetimeSeconds : configuration.defaultRequestLifetime)
-        let expiresAt = clock().addingTimeInterval(TimeInterval(lifetime))
+        let expiresAt = clock.now().addingTimeInterval(TimeInterval(lifetime))
         let id = WebPaths.signInIDPrefix + Base64URL.encode(SecureRandom.bytes(count: Self.authReqIDByteCount))
         let browserSecret = Base64URL.encode(SecureRandom.bytes(count: 32))
         let record = BrowserSignInRecord(
@@ -158,14 +158,14 @@ extension Authority {
             return nil
         }
         guard signIn.clientID == device.key.clientID else { return nil }
-        guard clock() < signIn.expiresAt else { throw DeviceFailure(.requestExpired, "the request expired") }
+        guard clock.now() < signIn.expiresAt else { throw DeviceFailure(.requestExpired, "the request expired") }
         do {
             return try await createSignInRequest(signIn, subject: device.key.subject)
         } catch AuthorityStoreError.conflict {
             // Another device claimed it first; the caller's ownership check decides.
             return try await store.request(authReqID: rid)
         } catch let full as PendingRequestLimitReached {
-            let limited = RateLimited(until: full.retryAt, now: clock())
+            let limited = RateLimited(until: full.retryAt, now: clock.now())
             var failure = DeviceFailure(.rateLimited, "the user has too many pending requests; retry after \(limited.retryAfter) s")
             failure.headers = limited.headers
             throw failure
@@ -204,7 +204,7 @@ extension Authority {
         do {
             let signIn = try await browserSignIn(request)
             let record = try await signInRequest(signIn)
-            if signIn.codeHash != nil || clock() >= signIn.expiresAt || (record.map { $0.state != .pending } ?? false) {
+            if signIn.codeHash != nil || clock.now() >= signIn.expiresAt || (record.map { $0.state != .pending } ?? false) {
                 status = "finished"
             } else {
                 status = record == nil ? "pending" : "claimed"
@@ -228,14 +228,14 @@ extension Authority {
                 .error("access_denied", description: description), state: signIn.state, issuer: issuer))
         }
         guard let record = try await signInRequest(signIn) else {
-            guard clock() >= signIn.expiresAt else {
+            guard clock.now() >= signIn.expiresAt else {
                 throw BrowserSignInFailure(status: .conflict, message: "The sign-in has not been approved yet.")
             }
             return error("expired")
         }
         switch record.state {
         case .pending:
-            guard clock() >= record.expiresAt else {
+            guard clock.now() >= record.expiresAt else {
                 throw BrowserSignInFailure(status: .conflict, message: "The sign-in has not been approved yet.")
             }
             return error("expired")
@@ -247,7 +247,7 @@ extension Authority {
             do {
                 _ = try await store.issueBrowserSignInCode(
                     id: signIn.id, codeHash: SHA256.hash(data: Array(code.utf8)).bytes,
-                    expiresAt: clock().addingTimeInterval(TimeInterval(Self.authorizationCodeLifetime)))
+                    expiresAt: clock.now().addingTimeInterval(TimeInterval(Self.authorizationCodeLifetime)))
             } catch AuthorityStoreError.conflict {
                 throw BrowserSignInFailure(status: .conflict, message: "This sign-in was already completed. Start again at the application.")
             }

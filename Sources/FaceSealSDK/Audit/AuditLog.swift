@@ -24,6 +24,8 @@ public struct AuditEntry: Sendable, Hashable, Codable {
         case brandingSync = "branding_sync"
         /// `open()` reconciled the vault (interrupted rotation, wiped keys, reinstall).
         case vaultReconciled = "vault_reconciled"
+        /// The authority told this device that a further device was registered for the user (``DeviceNotice``).
+        case newDeviceNotice = "new_device_notice"
     }
 
     /// When it happened (from the injected clock).

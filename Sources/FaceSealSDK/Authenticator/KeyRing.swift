@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 import Synchronization
 

@@ -1,4 +1,5 @@
 import FaceSealHTTPClient
+import FaceSealWire
 import Foundation
 
 /// A Linux device with the real seams: the file vault (P-256 keys, AES-256-GCM sealed records) in
@@ -59,11 +60,18 @@ extension FileBackedDevice {
 }
 
 extension Authenticator {
-    /// The links waiting for this device on its authority (SPEC §4.6 outbox), read with each usable key's ambient
-    /// key; `wait` long-polls up to that many seconds (0…30) when the device holds one key. A key the authority ended
-    /// is removed (its notice kept for the next branding sync) and the other keys are still read; throws only when
-    /// no key could read.
+    /// The links waiting for this device on its authority (SPEC §4.6 outbox): ``pendingOutbox(from:wait:)`` without
+    /// the notices (which still go to the audit log).
     public func pendingLinks(from authority: HTTPAuthorityClient, wait: Int = 0) async throws(AuthorityFailure) -> [[UInt8]] {
+        try await pendingOutbox(from: authority, wait: wait).links
+    }
+
+    /// The links and notices waiting for this device on its authority (SPEC §4.6 outbox), read with each usable key's
+    /// ambient key; `wait` long-polls up to that many seconds (0…30) when the device holds one key. A notice that
+    /// verifies with the pinned key is recorded in the audit log; one that does not is dropped. A key the authority
+    /// ended is removed (its notice kept for the next branding sync) and the other keys are still read; throws only
+    /// when no key could read.
+    public func pendingOutbox(from authority: HTTPAuthorityClient, wait: Int = 0) async throws(AuthorityFailure) -> PendingOutbox {
         let ring = keyRing()
         let records = ring.records.filter { ring.vault.hasKeyMaterial(deviceKeyId: $0.ambient.deviceKeyId) }
         var links: [[UInt8]] = []
@@ -90,6 +98,12 @@ extension Authenticator {
             }
         }
         if !answered, let failure { throw failure }
-        return links
+        var notices: [DeviceNotice] = []
+        for entry in links where NoticeSignature.isNotice(entry) {
+            guard let notice = await authority.verifyNotice(entry), !notices.contains(notice) else { continue }
+            notices.append(notice)
+            ring.audit(.newDeviceNotice, identityId: nil, note: notice.summary)
+        }
+        return PendingOutbox(links: links.filter { !NoticeSignature.isNotice($0) }, notices: notices)
     }
 }

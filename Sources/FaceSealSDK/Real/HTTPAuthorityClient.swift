@@ -21,7 +21,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
     private let deviceProtocol: Int
     private let deviceName: String
     private let timeout: Duration
-    private let sleeper: any RetrySleeper
+    private let sleeper: any Sleeper
     private let unavailableRetry: UnavailableRetry
     /// Set by every verified answer that carries the rotation hint, success or error (``takeRotationHint()``).
     private let hintSeen = Mutex(false)
@@ -29,7 +29,7 @@ public final class HTTPAuthorityClient: AuthorityClient {
     /// Creates a client for the authority at `baseURL`.
     public init(baseURL: URL, pin: AuthorityKeyPin, deviceProtocol: Int = AuthenticatorEnvironment.currentDeviceProtocol,
                 deviceName: String = ProcessInfo.processInfo.hostName, clock: any WallClock = SystemWallClock(),
-                http: HTTPClient = HTTPClient(), timeout: Duration = .seconds(30), sleeper: any RetrySleeper = SystemRetrySleeper(),
+                http: HTTPClient = HTTPClient(), timeout: Duration = .seconds(30), sleeper: any Sleeper = TaskSleeper(),
                 unavailableRetry: UnavailableRetry = UnavailableRetry()) {
         self.sleeper = sleeper
         self.unavailableRetry = unavailableRetry
@@ -86,6 +86,16 @@ public final class HTTPAuthorityClient: AuthorityClient {
             pin.holdProvisional(invitation: verified.rid, issuer: verified.iss, key: Array(key.rawRepresentation))
         }
         return VerifiedLink(kind: verified.kind, requestId: verified.rid, issuer: verified.iss, expiresAtUnix: verified.exp)
+    }
+
+    /// An outbox notice (docs/PROTOCOL.md §8.1), once it verifies with the key pinned for its issuer (following a
+    /// rollover, as for links) and has not expired; nil for anything else, which the device then ignores.
+    public func verifyNotice(_ entry: [UInt8]) async -> DeviceNotice? {
+        guard let notice = try? NoticeSignature.parse(entry), let pinned = pin.key(issuer: notice.claims.iss) else { return nil }
+        if let claims = try? notice.verify(with: pinned, now: now()) { return DeviceNotice(claims, payload: entry) }
+        guard await followKeyRollover(), let rolled = pin.key(issuer: notice.claims.iss),
+              let claims = try? notice.verify(with: rolled, now: now()) else { return nil }
+        return DeviceNotice(claims, payload: entry)
     }
 
     // MARK: Requests

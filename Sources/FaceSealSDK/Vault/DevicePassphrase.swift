@@ -1,4 +1,5 @@
 import FaceSealCrypto
+import FaceSealWire
 import Foundation
 import Synchronization
 

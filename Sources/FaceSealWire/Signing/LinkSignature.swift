@@ -49,13 +49,20 @@ public struct UnverifiedLink: Sendable {
 
     /// Checks the signature with `key` and the expiry against `now` (Unix seconds).
     public func verify(with key: Curve25519.Signing.PublicKey, now: Int64) throws(LinkError) -> LinkClaims {
+        try jws.check(key: key, exp: claims.exp, now: now)
+        return claims
+    }
+}
+
+extension UnverifiedJWS {
+    /// The check of an authority-signed outbox entry (a link or a notice): the signature with `key`, then `exp` after `now`.
+    func check(key: Curve25519.Signing.PublicKey, exp: Int64, now: Int64) throws(LinkError) {
         do {
-            _ = try JWS.verify(jws, verifier: key)
+            _ = try JWS.verify(self, verifier: key)
         } catch {
             throw .badSignature
         }
-        guard claims.exp > now else { throw .expired }
-        return claims
+        guard exp > now else { throw .expired }
     }
 }
 

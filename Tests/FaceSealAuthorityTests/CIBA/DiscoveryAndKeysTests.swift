@@ -84,7 +84,7 @@ import Testing
             #expect(records.count == 4)
             // A second process over the same store and master key loads the same keys and creates none.
             let restarted = Authority(configuration: harness.authority.configuration, store: harness.store, keys: harness.authority.keys,
-                                      clock: { harness.clock.now() })
+                                      clock: harness.clock)
             let ring = try await restarted.idTokenKeyRing()
             #expect(Set(ring.signers.values.map(\.keyID)) == Set(records.map(\.keyID)))
             #expect(try await harness.store.signingKeys().count == 4)

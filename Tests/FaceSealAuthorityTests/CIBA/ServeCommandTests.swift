@@ -33,12 +33,7 @@ import Glibc
     private static func runServe(binary: String, arguments: [String], probe: String?) throws -> Run {
         let child = try SpawnedProcess(binary: binary, arguments: arguments)
         var run = Run()
-        var output = Data()
-        while !String(decoding: output, as: UTF8.self).contains("listening on") {
-            let chunk = child.output.availableData
-            if chunk.isEmpty { break }
-            output += chunk
-        }
+        var output = child.readOutput(until: "listening on")
         let text = String(decoding: output, as: UTF8.self)
         if let range = text.range(of: "listening on "), let url = URL(string: String(text[range.upperBound...].prefix { !$0.isNewline })) {
             if let response = try? RawHTTPClient.exchange(HTTPClientRequest(url: url.appendingPathComponent(".well-known/openid-configuration"))) {

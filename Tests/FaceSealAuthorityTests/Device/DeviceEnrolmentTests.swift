@@ -181,6 +181,9 @@ struct DeviceEnrolmentTests {
             let (otherApp, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-2")
             let request = try await createPendingRequest(harness, "req-1")
             let deviceID = try await harness.store.deviceKey(keyID: device.ambientKID).deviceID
+            // The second enrolment (approved with `none`) was announced to the first device as a notice.
+            let notice = try await device.send(.get, DevicePaths.outbox + "?wait=0").decode(OutboxResponse.self).links
+            #expect(notice.count == 1 && NoticeSignature.isNotice(Array(notice[0].utf8)))
 
             // Nothing queued: wait=0 answers at once with no links.
             #expect(try await device.send(.get, DevicePaths.outbox + "?wait=0").decode(OutboxResponse.self).links.isEmpty)
@@ -188,7 +191,7 @@ struct DeviceEnrolmentTests {
             // A poll waiting for up to 20 s is answered as soon as the link is announced.
             let started = ContinuousClock.now
             let poll = Task { try await device.send(.get, DevicePaths.outbox + "?wait=20") }
-            while OutboxNotifier.shared.waiterCount(deviceID: deviceID) == 0 && ContinuousClock.now - started < .seconds(15) {
+            while harness.authority.outbox.waiterCount(deviceID: deviceID) == 0 && ContinuousClock.now - started < .seconds(15) {
                 await Task.yield()
             }
             try await harness.authority.announce(link: "link-for-req-1", for: request)
@@ -218,7 +221,7 @@ struct DeviceEnrolmentTests {
             let answer = try await device.send(.get, DevicePaths.outbox + "?wait=1")
             #expect(ContinuousClock.now - started >= .seconds(1))
             #expect(try answer.decode(OutboxResponse.self).links.isEmpty)
-            #expect(OutboxNotifier.shared.waiterCount(deviceID: deviceID) == 0)
+            #expect(harness.authority.outbox.waiterCount(deviceID: deviceID) == 0)
         }
     }
 }

@@ -42,6 +42,10 @@ struct ManagementLifecycleTests {
             let created = try await admin.createUser("acme", email: "bob@example.com")
             let bob = try #require(created["subject"]?.stringValue)
 
+            // A DELETE takes no input, as the action endpoints: a body other than `{}` is refused and deletes nothing.
+            try await admin.expectError(400, "unknown_field", .delete, "/tenants/acme/users/user-1", body: #"{"force":true}"#)
+            try await admin.expectError(415, "invalid_request", .delete, "/tenants/acme/users/user-1", body: "x", contentType: "text/plain")
+            #expect(try await admin.harness.store.user(subject: "user-1").subject == "user-1")
             let deletion = try await admin.expect(200, .delete, "/tenants/acme/users/user-1")
             #expect(deletion["deleted"]?.stringValue == "user" && deletion["id"]?.stringValue == "user-1")
             #expect(deletion["enrolments_ended"]?.integerValue == 1)
@@ -85,7 +89,7 @@ struct ManagementLifecycleTests {
     @Test("the deleted user's token bytes are gone from the SQLite file, WAL included")
     func deletedTokenLeavesTheFile() async throws {
         try await withScratch(.sqlite) { scratch in
-            let clock = ManualStoreClock()
+            let clock = ManualClock()
             let store = try await scratch.open(clock: clock)
             try await StoreFixtures.seedBasics(store)
             _ = try await store.createInvitation(StoreFixtures.invitation("inv-1", clock: clock))

@@ -80,6 +80,10 @@ struct ManagementResourceTests {
             try await admin.expectError(400, "invalid_field", .post, "/tenants/acme/applications", body: #"{"label":"x","jwks":\#(withPrivate)}"#)
             try await admin.expectError(400, "invalid_field", .post, "/tenants/acme/applications", body: #"{"label":"x","jwks":{"keys":[]}}"#)
             try await admin.expectError(400, "invalid_field", .post, "/tenants/acme/applications", body: #"{"label":"x","jwks":"keys"}"#)
+            // Refusals read as sentences (found by schemathesis: they printed Swift values).
+            let noAlgorithm = try await admin.expectError(400, "invalid_field", .post, "/tenants/acme/applications",
+                                                          body: #"{"label":"x","jwks":{"keys":[{"kty":"AKP","pub":"AAAA"}]}}"#)
+            #expect(noAlgorithm == "field 'jwks': not a valid public JWKS: a key lacks 'alg'")
             #expect(try await admin.harness.store.applications(tenantID: "acme").count == 1)
         }
     }

@@ -53,6 +53,8 @@ struct ManagementTenantTests {
                 (#"{"attempts_max":11}"#, "invalid_field"),
                 (#"{"attempts_max":0}"#, "invalid_field"),
                 (#"{"attempts_max":3.5}"#, "invalid_request"),
+                (#"{"attempts_max":1e300}"#, "invalid_field"),
+                (#"{"attempts_max":-0.5}"#, "invalid_request"),
                 (#"{"capture_retries_max":0}"#, "invalid_field"),
                 (#"{"capture_retries_max":101}"#, "invalid_field"),
                 (#"{"match_threshold":0.05}"#, "invalid_field"),
@@ -80,6 +82,10 @@ struct ManagementTenantTests {
                                         body: #"{"key_algorithms":[""# + String(repeating: " ", count: 20_000) + #"]}"#)
             try await admin.expectError(400, "invalid_request", .patch, "/tenants/acme/policy", body: "{")
             #expect(try await admin.harness.store.tenant(id: "acme") == before)
+            // JSON Schema's `integer`: a number with a zero fraction is that integer (schemathesis sends `4.0`).
+            let integral = try await admin.expect(200, .patch, "/tenants/acme/policy", body: #"{"attempts_max":4.0,"capture_retries_max":2e1}"#)
+            #expect(integral["policy"]?["attempts_max"]?.integerValue == 4)
+            #expect(integral["policy"]?["capture_retries_max"]?.integerValue == 20)
 
             let badTenants = [
                 (#"{"id":"bad id","name":"x"}"#, "invalid_field"),

@@ -24,12 +24,7 @@ import Glibc
     private static func run(_ arguments: [String]) throws -> Observed {
         let binary = try FacesealBinary.path
         let child = try SpawnedProcess(binary: binary, arguments: ["serve"] + arguments)
-        var output = Data()
-        while !String(decoding: output, as: UTF8.self).contains("listening on") {
-            let chunk = child.output.availableData
-            if chunk.isEmpty { break }
-            output += chunk
-        }
+        let output = child.readOutput(until: "listening on")
         let text = String(decoding: output, as: UTF8.self)
         func url(after marker: String) -> URL? {
             text.range(of: marker).flatMap { URL(string: String(text[$0.upperBound...].prefix { !$0.isNewline })) }

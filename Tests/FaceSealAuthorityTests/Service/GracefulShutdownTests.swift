@@ -13,9 +13,9 @@ import Testing
 @Suite("Graceful shutdown: long polls end at once with a retryable answer")
 struct GracefulShutdownTests {
     /// Yields until `count` polls wait for `deviceID` (the poll has registered), for at most 15 s.
-    static func waitForWaiters(_ deviceID: String, count: Int = 1) async {
+    static func waitForWaiters(_ deviceID: String, count: Int = 1, of authority: Authority) async {
         let started = ContinuousClock.now
-        while OutboxNotifier.shared.waiterCount(deviceID: deviceID) < count && ContinuousClock.now - started < .seconds(15) {
+        while authority.outbox.waiterCount(deviceID: deviceID) < count && ContinuousClock.now - started < .seconds(15) {
             await Task.yield()
         }
     }
@@ -35,8 +35,8 @@ struct GracefulShutdownTests {
             let started = ContinuousClock.now
             let outboxPoll = Task { try await phone.send(.get, DevicePaths.outbox + "?wait=30") }
             let tokenWait = Task { try await laptop.enrolmentToken(invitation: invitation, wait: 30) }
-            await Self.waitForWaiters(phoneID)
-            await Self.waitForWaiters(laptopID)
+            await Self.waitForWaiters(phoneID, of: harness.authority)
+            await Self.waitForWaiters(laptopID, of: harness.authority)
             #expect(!harness.authority.lifecycle.isDraining)
 
             harness.authority.lifecycle.beginDraining()
@@ -46,8 +46,8 @@ struct GracefulShutdownTests {
             #expect(try polled.decode(OutboxResponse.self).links.isEmpty)
             expectDeviceError(try await tokenWait.value, .approvalPending)
             #expect(ContinuousClock.now - started < .seconds(15), "the long polls ran on after the drain began")
-            #expect(OutboxNotifier.shared.waiterCount(deviceID: phoneID) == 0)
-            #expect(OutboxNotifier.shared.waiterCount(deviceID: laptopID) == 0)
+            #expect(harness.authority.outbox.waiterCount(deviceID: phoneID) == 0)
+            #expect(harness.authority.outbox.waiterCount(deviceID: laptopID) == 0)
 
             // A poll that arrives while draining answers at once too; a link queued meanwhile is there, not lost.
             #expect(try await phone.send(.get, DevicePaths.outbox + "?wait=30").decode(OutboxResponse.self).links.isEmpty)

@@ -238,7 +238,7 @@ struct RequestStoreTests {
     @Test("8 SQLite connections on one file completing at once store exactly one rotation")
     func concurrentCompletionsAcrossSQLiteConnections() async throws {
         try await withScratch(.sqlite) { scratch in
-            let clock = ManualStoreClock()
+            let clock = ManualClock()
             let setup = try await scratch.open(clock: clock)
             try await StoreFixtures.seedEnrolled(setup, clock: clock)
             let ids = (0..<8).map { "req-\($0)" }

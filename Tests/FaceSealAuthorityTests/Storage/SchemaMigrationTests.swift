@@ -1,4 +1,5 @@
 import FaceSealTestSupport
+import FaceSealWire
 import Foundation
 import Testing
 @testable import FaceSealAuthority
@@ -17,7 +18,7 @@ struct SchemaMigrationTests {
     @Test("re-opening applies nothing twice and keeps the data", arguments: StoreBackend.underTest)
     func reopeningIsIdempotent(backend: StoreBackend) async throws {
         try await withScratch(backend) { scratch in
-            let clock = ManualStoreClock()
+            let clock = ManualClock()
             let first = try await scratch.open(clock: clock)
             _ = try await first.createTenant(StoreFixtures.tenant())
             await first.close()
@@ -39,7 +40,7 @@ struct SchemaMigrationTests {
                 SchemaMigration(version: 2, name: "index", statements: ["CREATE INDEX widgets_by_name ON widgets (name)"]),
                 SchemaMigration(version: 1, name: "table", statements: ["CREATE TABLE widgets (id {INT} PRIMARY KEY, name TEXT NOT NULL)"]),
             ]
-            let clock = ManualStoreClock()
+            let clock = ManualClock()
             #expect(try await SchemaMigrator.migrate(database, clock: clock, migrations: migrations) == [1, 2])
             #expect(try await SchemaMigrator.migrate(database, clock: clock, migrations: migrations) == [])
 
@@ -53,7 +54,7 @@ struct SchemaMigrationTests {
     func failingMigrationRollsBack(backend: StoreBackend) async throws {
         try await withScratch(backend) { scratch in
             let database = try await scratch.openRaw()
-            let clock = ManualStoreClock()
+            let clock = ManualClock()
             let broken = [
                 SchemaMigration(version: 1, name: "half", statements: [
                     "CREATE TABLE gadgets (id {INT} PRIMARY KEY)",
@@ -70,7 +71,7 @@ struct SchemaMigrationTests {
     @Test("a database migrated by a newer build is refused", arguments: StoreBackend.underTest)
     func newerSchemaIsRefused(backend: StoreBackend) async throws {
         try await withScratch(backend) { scratch in
-            let clock = ManualStoreClock()
+            let clock = ManualClock()
             let store = try await scratch.open(clock: clock)
             _ = try await store.database.transaction { tx in
                 try tx.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [.int(999), .text("future"), .int(0)])
@@ -85,7 +86,7 @@ struct SchemaMigrationTests {
     @Test("several authority processes starting at once migrate the schema exactly once", arguments: StoreBackend.underTest)
     func concurrentStartersMigrateOnce(backend: StoreBackend) async throws {
         try await withScratch(backend) { scratch in
-            let clock = ManualStoreClock()
+            let clock = ManualClock()
             let stores = try await withThrowingTaskGroup(of: SQLAuthorityStore.self) { group in
                 for _ in 0..<4 { group.addTask { try await scratch.open(clock: clock) } }
                 var stores: [SQLAuthorityStore] = []

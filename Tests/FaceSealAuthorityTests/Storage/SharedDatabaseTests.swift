@@ -1,4 +1,5 @@
 import FaceSealTestSupport
+import FaceSealWire
 import Foundation
 import Testing
 @testable import FaceSealAuthority
@@ -14,7 +15,7 @@ struct SharedDatabaseTests {
     @Test("a link queued through one store wakes the observer of another; a refused one says nothing",
           arguments: shared)
     func queuedLinkIsHeardElsewhere(backend: StoreBackend) async throws {
-        let clock = ManualStoreClock()
+        let clock = ManualClock()
         let scratch = try await backend.makeScratch()
         let writer = try await scratch.open(clock: clock)
         let listener = try await scratch.open(clock: clock)

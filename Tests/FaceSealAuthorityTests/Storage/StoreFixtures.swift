@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 @testable import FaceSealAuthority
 
@@ -36,7 +37,7 @@ enum StoreFixtures {
         _ = try await store.createUser(user())
     }
 
-    static func invitation(_ id: String, clock: ManualStoreClock, subject: String = "user-1", clientID: String = "app-1") -> InvitationRecord {
+    static func invitation(_ id: String, clock: ManualClock, subject: String = "user-1", clientID: String = "app-1") -> InvitationRecord {
         InvitationRecord(
             id: id, tenantID: "acme", subject: subject, clientID: clientID, secretHash: Array(repeating: 7, count: 32),
             expiresAt: clock.now().addingTimeInterval(3600)
@@ -56,13 +57,13 @@ enum StoreFixtures {
 
     /// Basics plus one enrolled device (`device-1`, enrolment `enr-1`, keys `k1-*`) and a face token at generation 1.
     @discardableResult
-    static func seedEnrolled(_ store: some AuthorityStore, clock: ManualStoreClock, policy: TenantPolicy = TenantPolicy()) async throws -> EnrolmentOutcome {
+    static func seedEnrolled(_ store: some AuthorityStore, clock: ManualClock, policy: TenantPolicy = TenantPolicy()) async throws -> EnrolmentOutcome {
         try await seedBasics(store, policy: policy)
         _ = try await store.createInvitation(invitation("inv-1", clock: clock))
         return try await store.enrol(enrolmentRequest(invitationID: "inv-1", enrolmentID: "enr-1", deviceID: "device-1", keyPrefix: "k1", token: faceToken()))
     }
 
-    static func pendingRequest(_ id: String, clock: ManualStoreClock, kind: CIBARequestKind = .ceremony, lifetime: TimeInterval = 300) -> CIBARequestRecord {
+    static func pendingRequest(_ id: String, clock: ManualClock, kind: CIBARequestKind = .ceremony, lifetime: TimeInterval = 300) -> CIBARequestRecord {
         CIBARequestRecord(
             authReqID: id, tenantID: "acme", clientID: "app-1", subject: "user-1", kind: kind,
             pkiKind: kind == .ceremony ? "sign" : nil, pkiContext: kind == .ceremony ? Array("ctx".utf8) : nil,

@@ -1,4 +1,5 @@
 import FaceSealTestSupport
+import FaceSealWire
 import Foundation
 import Testing
 @testable import FaceSealAuthority
@@ -56,7 +57,7 @@ struct TransactionTests {
     func poolOfOneQueuesCallers() async throws {
         try await withScratch(.postgres) { scratch in
             guard case .postgres(let url, _, let schema) = scratch.location else { return }
-            let store = try await SQLAuthorityStore.open(.postgres(url: url, poolSize: 1, schema: schema), clock: ManualStoreClock())
+            let store = try await SQLAuthorityStore.open(.postgres(url: url, poolSize: 1, schema: schema), clock: ManualClock())
             let accepted = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<24 {
                     group.addTask { try await store.registerJTI("jti-\(index % 12)", expiresAt: Date(timeIntervalSince1970: 1_900_000_000)) }
@@ -74,7 +75,7 @@ struct TransactionTests {
     @Test("a closed SQLite store refuses further work with a typed error")
     func closedSQLiteStore() async throws {
         try await withScratch(.sqlite) { scratch in
-            let store = try await scratch.open(clock: ManualStoreClock())
+            let store = try await scratch.open(clock: ManualClock())
             await store.close()
             await expectStoreError(.unavailable("the SQLite store is closed")) { try await store.tenants() }
         }
@@ -83,7 +84,7 @@ struct TransactionTests {
     @Test("the SQLite file is readable by its owner only and runs in WAL mode")
     func sqliteFileModeAndJournal() async throws {
         try await withScratch(.sqlite) { scratch in
-            let store = try await scratch.open(clock: ManualStoreClock())
+            let store = try await scratch.open(clock: ManualClock())
             guard case .sqlite(let path, _, _) = scratch.location else { return }
             let permissions = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber
             #expect(permissions?.intValue == 0o600)
@@ -102,7 +103,7 @@ struct TransactionTests {
     func postgresSessionKilledMidTransaction() async throws {
         try await withScratch(.postgres) { scratch in
             guard case .postgres(let url, _, let schema) = scratch.location else { return }
-            let store = try await SQLAuthorityStore.open(.postgres(url: url, poolSize: 1, schema: schema), clock: ManualStoreClock())
+            let store = try await SQLAuthorityStore.open(.postgres(url: url, poolSize: 1, schema: schema), clock: ManualClock())
             await #expect(throws: (any Error).self) {
                 try await store.database.transaction { tx -> Int in
                     try tx.execute("INSERT INTO devices (id, label, created_at) VALUES (?, ?, ?)", [.text("doomed"), .text("x"), .int(0)])

@@ -16,7 +16,7 @@ struct WrappingMigrationTests {
     func legacyRowsMigrate(_ backend: StoreBackend) async throws {
         try await withScratch(backend) { scratch in
             let master = SymmetricKey(size: .bits256)
-            let clock = ManualStoreClock()
+            let clock = ManualClock()
             let (envelope, share) = try TestDevice.sealToken(subject: "user-1", tenant: "acme", generation: 1)
             let header = try envelope.parsedHeader()
             let (signingKey, privateKey) = try IDTokenSigningKey.generate(.edDSA)
@@ -50,7 +50,7 @@ struct WrappingMigrationTests {
             let store = try await scratch.open(clock: clock)
             let authority = Authority(configuration: AuthorityConfiguration(issuer: "http://127.0.0.1"), store: store,
                                       keys: try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: master),
-                                      clock: { clock.now() })
+                                      clock: clock)
             do {
                 #expect(try await Self.wrapVersions(store) == [0, 0])
                 try await authority.prepareSigningKeys()

@@ -1,6 +1,7 @@
 import FaceSealCrypto
 import FaceSealHTTP
 import FaceSealTestSupport
+import FaceSealWire
 import Foundation
 import Testing
 @testable import FaceSealAuthority
@@ -9,7 +10,7 @@ import Testing
 struct AuthorityHarness: Sendable {
     let authority: Authority
     let store: SQLAuthorityStore
-    let clock: ManualStoreClock
+    let clock: ManualClock
     let baseURL: URL
     let client: HTTPClient
 
@@ -28,7 +29,7 @@ func withAuthority(
     try await withStore(backend) { store, clock in
         var configuration = AuthorityConfiguration(issuer: "http://127.0.0.1", callbackDestinations: .any)
         configure(&configuration)
-        let served = try LoopbackAuthority.start(store: store, configuration: configuration, logger: logger, clock: { clock.now() })
+        let served = try LoopbackAuthority.start(store: store, configuration: configuration, logger: logger, clock: clock)
         let harness = AuthorityHarness(authority: served.authority, store: store, clock: clock, baseURL: served.baseURL, client: HTTPClient())
         do {
             try await body(harness)

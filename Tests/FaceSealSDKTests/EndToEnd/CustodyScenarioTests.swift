@@ -1,3 +1,5 @@
+import FaceSealAuthority
+import FaceSealCrypto
 import FaceSealWire
 import Foundation
 import Testing
@@ -47,6 +49,39 @@ import Testing
         #expect("\(events)".contains("device.enrolment_password_failed"))
         #expect(try await Self.publicKeys(e.system, e.client, email: e.email, device: laptop, authn: laptopAuthn,
                                                  password: "correct horse") == phoneKeys)
+    }
+
+    @Test func underNoneTheEnrolledDeviceIsToldWithANoticeItShowsAndAuditsButCannotApprove() async throws {
+        var policy = LiveSystem.Policy()
+        policy.furtherDeviceApproval = "none"
+        let e = try await Enrolled.make(policy: policy)
+        defer { Task { await e.system.stop() } }
+        let laptop = try e.system.device(name: "laptop")
+        let laptopAuthn = try await laptop.open()
+        _ = try await laptop.enrol(laptopAuthn, link: try await e.system.invitation(email: e.email, client: e.client))
+
+        let outbox = try await e.authn.pendingOutbox(from: e.device.client, wait: 5)
+        #expect(outbox.links.isEmpty)
+        try #require(outbox.notices.count == 1, "\(outbox)")
+        let notice = outbox.notices[0]
+        #expect(notice.deviceName == "laptop" && notice.appLabel == "Acme Billing" && notice.method == FurtherDeviceApproval.none)
+        #expect(notice.code.count == 6 && notice.code.allSatisfy(\.isNumber))
+        #expect(notice.summary == "new device \"laptop\" (Acme Billing) code \(notice.code), released without approval")
+        #expect(e.authn.auditLog(limit: 5).contains { $0.kind == .newDeviceNotice && $0.note == notice.summary })
+        // Kept, it verifies again; a notice signed by another key, or an expired one, does not.
+        #expect(await e.device.client.verifyNotice(notice.payload) == notice)
+        let claims = try NoticeSignature.parse(notice.payload).claims
+        let forged = try NoticeSignature.make(claims, key: Curve25519.Signing.PrivateKey())
+        #expect(await e.device.client.verifyNotice(Array(forged.utf8)) == nil)
+        var stale = claims
+        stale.exp = stale.iat
+        #expect(await e.device.client.verifyNotice(Array(try NoticeSignature.make(stale, key: e.system.authority.keys.deviceKey).utf8)) == nil)
+        // Submitted to a flow by mistake, it is no link: nothing can approve it.
+        let flow = e.authn.startLoginFlow()
+        var states = Observed(flow.stateStream())
+        flow.submitLinkPayload(payload: notice.payload)
+        #expect(await states.until { $0 == .awaitingLink(refusal: .malformed) } != nil, "\(states.seen)")
+        flow.cancel()
     }
 
     @Test func recoveryWithoutAPasswordStartsANewTokenWithNewKeys() async throws {

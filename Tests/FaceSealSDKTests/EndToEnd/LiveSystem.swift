@@ -52,7 +52,7 @@ final class LiveSystem: Sendable {
         let clock = SkewedClock()
         let database = try await backend.makeScratch()
         let store = try await database.open(clock: clock)
-        let served = try LoopbackAuthority.start(store: store, clock: { clock.now() })
+        let served = try LoopbackAuthority.start(store: store, clock: clock)
         let adminKey = try #require(try await served.authority.bootstrapAdminKey())
         let system = LiveSystem(served: served, root: root, management: ManagementClient(baseURL: served.baseURL.absoluteString, apiKey: adminKey),
                                 application: try RelyingParty(), clock: clock, database: database)
@@ -549,10 +549,9 @@ final class CrashingVault: KeyVault {
     }
 }
 
-extension SkewedClock: WallClock {}
 
 /// Real time plus an adjustable skew.
-final class SkewedClock: StoreClock {
+final class SkewedClock: WallClock {
     private let skew = Mutex<TimeInterval>(0)
     func now() -> Date { Date().addingTimeInterval(skew.withLock { $0 }) }
     func advance(by seconds: TimeInterval) { skew.withLock { $0 += seconds } }

@@ -56,6 +56,15 @@ struct ProcessEndToEndTests {
         #expect(demo.output.contains("laptop │ approval: awaiting approval on an enrolled device"))
         #expect(demo.output.contains("token released to the laptop"))
         #expect(demo.output.contains("presence: scripted — user-present keys are used without asking anyone"), "the demo says it scripts presence")
+        // Issue 14's acceptance: after the run, GET /metrics counts the ceremonies by kind and outcome, none of them zero.
+        let printed = demo.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { $0.hasPrefix("faceseal_requests_finished_total{") }
+        for labels in [#"kind="public_keys",outcome="succeeded",reason=""}"#, #"kind="sign",outcome="succeeded",reason=""}"#,
+                       #"kind="decapsulate",outcome="succeeded",reason=""}"#, #"kind="login",outcome="succeeded",reason=""}"#,
+                       #"kind="sign",outcome="denied",reason="attempts_exhausted"}"#] {
+            let count = printed.first { $0.hasPrefix("faceseal_requests_finished_total{\(labels) ") }.flatMap { $0.split(separator: " ").last }
+            #expect(count.flatMap { Int($0) }.map { $0 > 0 } == true, "\(labels): \(printed)")
+        }
         let marker = try #require(demo.output.split(separator: "\n").first { $0.hasPrefix("data directory: ") })
         let root = String(marker.dropFirst("data directory: ".count).prefix { $0 != " " })
         defer { try? FileManager.default.removeItem(atPath: root) }

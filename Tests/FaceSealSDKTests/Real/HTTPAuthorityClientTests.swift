@@ -118,7 +118,7 @@ import Testing
     }
 
     /// Records each wait instead of sleeping.
-    final class RecordingSleeper: RetrySleeper {
+    final class RecordingSleeper: Sleeper {
         let waits = Mutex<[Int]>([])
         func sleep(seconds: Int) async throws { waits.withLock { $0.append(seconds) } }
     }

@@ -1,4 +1,5 @@
 import FaceSealCrypto
+import protocol FaceSealWire.WallClock
 import struct FaceSealWire.AttemptBudget
 import Foundation
 import Synchronization

@@ -222,11 +222,17 @@ public struct EnrolmentInsert: Sendable, Hashable {
     public var approvalRequests: [CIBARequestRecord]
     /// A recovery: `initialFaceToken` replaces the user's existing token (the user must have no active enrolment).
     public var replacesFaceToken: Bool
+    /// With an `approval`: `PendingRequestLimitReached` when the user already has this many pending further-device
+    /// enrolments, or an approval request's application this many pending requests of the user (approval requests
+    /// count among them). Checked in the enrolment's transaction, with the user row locked.
+    public var pendingLimit: Int?
 
     /// Creates an enrolment insert.
     public init(invitationID: String, enrolmentID: String, device: DeviceRecord, ambientKey: NewDeviceKey, userPresentKey: NewDeviceKey, initialFaceToken: FaceTokenRecord? = nil,
-                approval: PendingApproval? = nil, approvalRequests: [CIBARequestRecord] = [], replacesFaceToken: Bool = false) {
+                approval: PendingApproval? = nil, approvalRequests: [CIBARequestRecord] = [], replacesFaceToken: Bool = false,
+                pendingLimit: Int? = nil) {
         self.approval = approval
+        self.pendingLimit = pendingLimit
         self.approvalRequests = approvalRequests
         self.replacesFaceToken = replacesFaceToken
         self.invitationID = invitationID

@@ -1,3 +1,4 @@
+import FaceSealWire
 import Foundation
 
 /// One versioned schema change. Statements use `{INT}`, `{BLOB}` and `{SERIAL}` for the column types
@@ -218,7 +219,7 @@ enum SchemaMigrator {
     /// Brings the database to the newest version, each migration in its own transaction.
     /// - Returns: the versions applied by this call (empty when the schema was current).
     @discardableResult
-    static func migrate(_ database: any SQLDatabase, clock: any StoreClock, migrations: [SchemaMigration] = migrations) async throws -> [Int] {
+    static func migrate(_ database: any SQLDatabase, clock: any WallClock, migrations: [SchemaMigration] = migrations) async throws -> [Int] {
         let integer = database.dialect == .sqlite ? "INTEGER" : "BIGINT"
         do {
             try await database.executeStandalone(
