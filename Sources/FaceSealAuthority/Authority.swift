@@ -17,16 +17,23 @@ public struct AuthorityConfiguration: Sendable {
     public var rateLimits: RateLimits
     /// How long a further device's enrolment waits for its approval and download, seconds (docs/PROTOCOL.md §8.1).
     public var enrolmentApprovalWindow: Int
+    /// Where operational events go (`faceseal serve --log-format`, `--log-level`).
+    public var log: EventLog
+    /// How webhook pushes are sent (docs/PROTOCOL.md §12).
+    public var webhooks: WebhookPolicy
 
     /// Builds a configuration.
     public init(issuer: String, defaultRequestLifetime: Int = 300, pollInterval: Int = 5, rotationOverlap: Int = 7 * 24 * 3600,
-                rateLimits: RateLimits = RateLimits(), enrolmentApprovalWindow: Int = 600) {
+                rateLimits: RateLimits = RateLimits(), enrolmentApprovalWindow: Int = 600, log: EventLog = .standardError(),
+                webhooks: WebhookPolicy = WebhookPolicy()) {
         self.enrolmentApprovalWindow = enrolmentApprovalWindow
         self.issuer = issuer
         self.defaultRequestLifetime = defaultRequestLifetime
         self.pollInterval = pollInterval
         self.rotationOverlap = rotationOverlap
         self.rateLimits = rateLimits
+        self.log = log
+        self.webhooks = webhooks
     }
 }
 
@@ -55,6 +62,12 @@ public final class Authority: Sendable {
     let deviceResponseKeys: DeviceResponseKeyRing
     /// Sends ping callbacks to applications (CIBA ping mode).
     let notificationClient = HTTPClient(configuration: HTTPClient.Configuration(maxResponseBodySize: 64 * 1024))
+    /// The counters `GET /metrics` exports.
+    public let metrics = AuthorityMetrics()
+    /// Where each new request's link is pushed (SPEC §4.6): the outbox always, a tenant's webhook when it has one.
+    let pushSenders: [any PushSender]
+    /// The webhook sender among them (its deliveries can be awaited).
+    let webhookSender: WebhookPushSender
 
     /// Builds an authority over `store`.
     public init(configuration: AuthorityConfiguration, store: any AuthorityStore, keys: AuthorityKeys,
@@ -64,17 +77,24 @@ public final class Authority: Sendable {
         self.keys = keys
         self.clock = clock
         deviceResponseKeys = DeviceResponseKeyRing(initial: keys.deviceKey)
+        webhookSender = WebhookPushSender(policy: configuration.webhooks)
+        pushSenders = [OutboxPushSender(), webhookSender]
     }
 
-    /// Every route of the authority.
+    /// Every route of the public listener, each counted and timed in `metrics` under its pattern.
     public func makeRouter() -> Router {
         var router = Router()
         installCIBARoutes(into: &router)
         installWebRoutes(into: &router)
         installDeviceRoutes(into: &router)
         installManagementRoutes(into: &router)
-        return router
+        installOperationsRoutes(into: &router, metricsNeedAdministrator: true)
+        installLinkPage(into: &router)
+        return instrumented(router)
     }
+
+    /// The operational log (`configuration.log`).
+    var log: EventLog { configuration.log }
 
     /// The current time in Unix seconds.
     var now: Int64 { Int64(clock().timeIntervalSince1970) }
@@ -103,6 +123,8 @@ public struct AuthorityKeys: Sendable {
     let nonceKey: SymmetricKey
     /// Keys the pairwise subject identifiers of ID tokens: `faceseal/pairwise-subject/v1`.
     let pairwiseKey: SymmetricKey
+    /// Wraps the tenants' webhook signing secrets at rest (AES-256-GCM): `faceseal/webhook-secret-wrapping/v1`.
+    let webhookSecretWrappingKey: SymmetricKey
     /// The master key itself, only to re-wrap secrets stored before the wrapping keys were derived (schema
     /// version 5 marks them): `migrateWrappedSecrets()`.
     let legacyWrappingKey: SymmetricKey
@@ -118,6 +140,7 @@ public struct AuthorityKeys: Sendable {
         signingKeyWrappingKey = try derive("signing-key-wrapping")
         nonceKey = try derive("link-nonce")
         pairwiseKey = try derive("pairwise-subject")
+        webhookSecretWrappingKey = try derive("webhook-secret-wrapping")
         legacyWrappingKey = masterKey
     }
 }

@@ -85,6 +85,14 @@ enum RateSubject: Sendable {
         }
     }
 
+    /// The `limit` label of `faceseal_rate_limited_total`.
+    var metricsLimit: AuthorityMetrics.Limit {
+        switch self {
+        case .clientAuthentication: .clientAuthentication
+        case .deviceSignature: .deviceSignature
+        }
+    }
+
     private static func digest(_ text: String) -> String { Base64URL.encode(SHA256.hash(data: Array(text.utf8)).bytes) }
 }
 
@@ -135,7 +143,10 @@ extension Authority {
 
     /// Throws `refusal` of the wait when `budget` does not allow an expensive check.
     func refuseUncheckable(_ budget: FailureBudget?, as refusal: (RateLimited) -> any Error) throws {
-        if let budget, !budget.allowsCheck { throw refusal(budget.refusal(now: clock())) }
+        if let budget, !budget.allowsCheck {
+            metrics.rateLimitHit(budget.subject.metricsLimit)
+            throw refusal(budget.refusal(now: clock()))
+        }
     }
 
     /// Counts a failed attempt in the budgets not yet spent, and throws `refusal` of the wait when a budget was
@@ -146,6 +157,7 @@ extension Authority {
         let keys = budget.sourceSpent ? [] : [budget.sourceKey] + (budget.totalSpent ? [] : [budget.subject.totalKey])
         let counted = try await store.countFailures(keys: keys, window: TimeInterval(budget.limit.window))
         guard budget.sourceSpent || budget.totalSpent else { return }
+        metrics.rateLimitHit(budget.subject.metricsLimit)
         let after = FailureBudget(subject: budget.subject, limit: budget.limit, sourceKey: budget.sourceKey,
                                   source: counted[budget.sourceKey] ?? budget.source, total: counted[budget.subject.totalKey] ?? budget.total)
         throw refusal(after.refusal(now: clock()))

@@ -30,6 +30,12 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var rateLimits = RateLimits()
     /// On SIGTERM or SIGINT, seconds in-flight requests may take to finish while new ones get 503 (docs/PROTOCOL.md §9.1).
     public var drainSeconds = 10
+    /// A loopback port serving `/healthz`, `/readyz` and `/metrics` without credentials (none by default).
+    public var adminPort: Int?
+    /// How log lines are written.
+    public var logFormat = EventLog.Format.text
+    /// The least level logged.
+    public var logLevel = EventLog.Level.info
 
     /// The defaults.
     public init() {}
@@ -129,6 +135,22 @@ public struct ServeConfiguration: Sendable, Equatable {
                 help: "on SIGTERM or SIGINT, time in-flight requests get to finish while new ones get 503 with Retry-After (default 10, 0: cancel at once)",
                 apply: { configuration, value throws(ServeConfigurationError.Reason) in configuration.drainSeconds = try number(value, 0...3_600) },
                 show: { String($0.drainSeconds) }),
+        Setting(name: "admin-port", valueName: "N",
+                help: "also serve /healthz, /readyz and /metrics without credentials on 127.0.0.1:N (on the public port /metrics needs an administrator API key)",
+                apply: { configuration, value throws(ServeConfigurationError.Reason) in configuration.adminPort = try number(value, 0...65_535) },
+                show: { $0.adminPort.map(String.init) }),
+        Setting(name: "log-format", valueName: "text|json", help: "one event per line, each with its request id: text (default) or json",
+                apply: { configuration, value throws(ServeConfigurationError.Reason) in
+                    guard let format = EventLog.Format(rawValue: value) else { throw .expected("text or json") }
+                    configuration.logFormat = format
+                },
+                show: { $0.logFormat.rawValue }),
+        Setting(name: "log-level", valueName: "LEVEL", help: "the least level logged: debug, info (default), warn or error",
+                apply: { configuration, value throws(ServeConfigurationError.Reason) in
+                    guard let level = EventLog.Level(rawValue: value) else { throw .expected("debug, info, warn or error") }
+                    configuration.logLevel = level
+                },
+                show: { $0.logLevel.rawValue }),
     ]
 
     /// Where a value came from, for messages and `--print-config`.

@@ -78,7 +78,9 @@ enum Serve {
                                               requestHeadTimeout: .seconds(options.requestHeadTimeout))
         let settings = AuthorityService.Settings(dataDirectory: options.dataDirectory, database: options.database,
                                                  masterKeyFile: options.masterKeyFile, server: server, issuer: options.issuer,
-                                                 rateLimits: options.rateLimits, drainTime: .seconds(options.drainSeconds))
+                                                 rateLimits: options.rateLimits, drainTime: .seconds(options.drainSeconds),
+                                                 adminPort: options.adminPort,
+                                                 log: .standardError(level: options.logLevel, format: options.logFormat))
         try await AuthorityService.run(settings) { line in
             // At once, one line each: a supervisor reads the listening URL from standard output.
             FileHandle.standardOutput.write(Data((line + "\n").utf8))

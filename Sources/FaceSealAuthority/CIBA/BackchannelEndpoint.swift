@@ -78,10 +78,12 @@ extension Authority {
         do {
             stored = try await store.createRequest(record, pendingLimit: limit > 0 ? limit : nil)
         } catch let full as PendingRequestLimitReached {
+            metrics.rateLimitHit(.pendingRequests)
             let limited = RateLimited(until: full.retryAt, now: clock())
             throw CIBAFailure(.accessDenied, "the user already has \(limit) pending requests of this client; retry after \(limited.retryAfter) s",
                               headers: limited.headers)
         }
+        metrics.requestCreated(kind: stored.pkiKind ?? stored.kind.rawValue)
         let claims = LinkClaims(iss: issuer, rid: authReqID, kind: request.pkiKind == nil ? .login : .ceremony,
                                 exp: Int64(expiresAt.timeIntervalSince1970), nonce: linkNonce(for: authReqID))
         try? await refreshDeviceResponseKey()

@@ -20,13 +20,14 @@ extension Authority {
             request = try await store.request(authReqID: authReqID)
             application = try await store.application(clientID: request.clientID)
         } catch {
-            Self.log("ping: request or client not found: \(error)")
+            log.event(.warn, "ping.request_not_found", ["error": .string(String(reflecting: type(of: error)))])
             return
         }
+        countOutcome(request)
         guard request.state != .pending, request.approvesEnrolment == nil, application.deliveryMode == .ping,
               let endpoint = application.notificationEndpoint, let token = request.clientNotificationToken else { return }
         guard let url = URL(string: endpoint), url.scheme == "https" || url.scheme == "http" else {
-            Self.log("ping: client \(application.clientID) has an unusable notification endpoint")
+            log.event(.warn, "ping.unusable_endpoint", ["client_id": .string(application.clientID)])
             return
         }
         let callback = HTTPClientRequest(
@@ -42,15 +43,22 @@ extension Authority {
         do {
             let response = try await notificationClient.send(callback)
             if !response.status.isSuccess {
-                Self.log("ping: client \(clientID) answered HTTP \(response.status.code)")
+                log.event(.warn, "ping.refused", ["client_id": .string(clientID), "status": .int(response.status.code)])
             }
         } catch {
-            Self.log("ping: client \(clientID) unreachable: \(error)")
+            log.event(.warn, "ping.unreachable", ["client_id": .string(clientID), "error": .string(error.description)])
         }
     }
 
-    /// One line on standard error (operational events; never secrets or bodies).
-    static func log(_ message: String) {
-        FileHandle.standardError.write(Data("faceseal: \(message)\n".utf8))
+    /// Counts a request that left `pending` in `metrics` (kind: `login` or the PKI kind).
+    func countOutcome(_ request: CIBARequestRecord) {
+        let kind = request.pkiKind ?? request.kind.rawValue
+        switch request.state {
+        case .pending: break
+        case .completed: metrics.requestFinished(kind: kind, outcome: .succeeded)
+        case .denied: metrics.requestFinished(kind: kind, outcome: .denied, reason: request.denyReason ?? "")
+        case .expired: metrics.requestFinished(kind: kind, outcome: .expired)
+        case .stale: metrics.requestFinished(kind: kind, outcome: .stale)
+        }
     }
 }

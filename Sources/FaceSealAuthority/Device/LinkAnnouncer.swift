@@ -3,18 +3,14 @@ import FaceSealWire
 import Foundation
 
 extension Authority {
-    /// Puts a new request's link where the user's devices will find it (the outbox; SPEC §4.6): one entry for
-    /// every device with an active enrolment of the request's user and application, kept until the request
-    /// expires; polls waiting for those devices are woken.
+    /// Hands a new request's link to every push sender (SPEC §4.6) for the devices with an active enrolment of the
+    /// request's user and application.
     func announce(link: String, for request: CIBARequestRecord) async throws {
         let devices = Set(try await store.enrolments(subject: request.subject)
             .filter { $0.status == .active && $0.clientID == request.clientID }
             .map(\.deviceID))
-        for deviceID in devices.sorted() {
-            _ = try await store.enqueueLink(OutboxLink(deviceID: deviceID, link: link, authReqID: request.authReqID,
-                                                       expiresAt: request.expiresAt))
-            OutboxNotifier.shared.wake(deviceID: deviceID)
-        }
+        let push = LinkPush(link: link, request: request, deviceIDs: devices.sorted())
+        for sender in pushSenders { try await sender.push(push, from: self) }
     }
 
     /// Makes links queued by other authority processes on the same database wake this process's long polls too

@@ -15,6 +15,7 @@ final class OutboxNotifier: Sendable {
     private struct State {
         var nextID: UInt64 = 0
         var waiters: [String: [UInt64: AsyncStream<Void>.Continuation]] = [:]
+        var count = 0
     }
 
     private let state = Mutex(State())
@@ -26,6 +27,7 @@ final class OutboxNotifier: Sendable {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             state.waiters[deviceID, default: [:]][state.nextID] = continuation
+            state.count += 1
             return state.nextID
         }
         let drainID = lifecycle.wakeOnDrain(continuation)
@@ -33,6 +35,7 @@ final class OutboxNotifier: Sendable {
             lifecycle.forget(drainID)
             let removed = state.withLock { state -> AsyncStream<Void>.Continuation? in
                 let continuation = state.waiters[deviceID]?.removeValue(forKey: id)
+                if continuation != nil { state.count -= 1 }
                 if state.waiters[deviceID]?.isEmpty == true { state.waiters[deviceID] = nil }
                 return continuation
             }
@@ -45,6 +48,9 @@ final class OutboxNotifier: Sendable {
         let continuations = state.withLock { Array(($0.waiters[deviceID] ?? [:]).values) }
         for continuation in continuations { continuation.yield() }
     }
+
+    /// How many polls wait in this process (`faceseal_outbox_waiters`).
+    var totalWaiters: Int { state.withLock { $0.count } }
 
     /// How many polls wait for `deviceID` (tests).
     func waiterCount(deviceID: String) -> Int { state.withLock { $0.waiters[deviceID]?.count ?? 0 } }

@@ -58,6 +58,9 @@ extension Authority {
         ManagementRoute(.post, "/tenants/:tenant/devices/:enrolment/terminate") { $0.terminateDevice },
         ManagementRoute(.get, "/keys") { $0.listAuthorityKeys },
         ManagementRoute(.post, "/keys/rotate") { $0.rotateAuthorityKeys },
+        ManagementRoute(.put, "/tenants/:tenant/webhook") { $0.registerWebhook },
+        ManagementRoute(.get, "/tenants/:tenant/webhook") { $0.showWebhook },
+        ManagementRoute(.delete, "/tenants/:tenant/webhook") { $0.removeWebhook },
         ManagementRoute(.get, "/audit", query: ["before", "limit"]) { $0.listOperatorAudit },
         ManagementRoute(.get, "/tenants/:tenant/audit", query: ["before", "limit"]) { $0.listTenantAudit },
     ]

@@ -30,11 +30,16 @@ public final class AuthorityService: Sendable {
         public var rateLimits: RateLimits
         /// How long a shutdown waits for in-flight requests before it cancels them.
         public var drainTime: Duration
+        /// A loopback port serving `/healthz`, `/readyz` and `/metrics` without credentials (0: ephemeral; none by default).
+        public var adminPort: Int?
+        /// Where events and request lines go.
+        public var log: EventLog
 
         /// Settings; everything after `dataDirectory` has a default.
         public init(dataDirectory: String, database: String? = nil, masterKeyFile: String? = nil,
                     server: HTTPServer.Configuration = HTTPServer.Configuration(), issuer: String? = nil,
-                    rateLimits: RateLimits = RateLimits(), drainTime: Duration = .seconds(10)) {
+                    rateLimits: RateLimits = RateLimits(), drainTime: Duration = .seconds(10), adminPort: Int? = nil,
+                    log: EventLog = .standardError()) {
             self.dataDirectory = dataDirectory
             self.database = database
             self.masterKeyFile = masterKeyFile
@@ -42,6 +47,8 @@ public final class AuthorityService: Sendable {
             self.issuer = issuer
             self.rateLimits = rateLimits
             self.drainTime = drainTime
+            self.adminPort = adminPort
+            self.log = log
         }
     }
 
@@ -49,13 +56,18 @@ public final class AuthorityService: Sendable {
     public let authority: Authority
     /// Where it listens: `http://host:port`.
     public let baseURL: URL
+    /// Where the loopback admin listener listens, when there is one.
+    public let adminURL: URL?
     private let server: HTTPServer
+    private let admin: HTTPServer?
     private let drainTime: Duration
 
-    private init(authority: Authority, baseURL: URL, server: HTTPServer, drainTime: Duration) {
+    private init(authority: Authority, baseURL: URL, server: HTTPServer, admin: HTTPServer?, drainTime: Duration) {
         self.authority = authority
         self.baseURL = baseURL
+        self.adminURL = admin?.baseURL
         self.server = server
+        self.admin = admin
         self.drainTime = drainTime
     }
 
@@ -73,8 +85,8 @@ public final class AuthorityService: Sendable {
     }
 
     /// Starts serving: prepares the data directory and the master key, opens the store, binds, sets the issuer to the
-    /// bound port unless given, loads the signing keys, listens for links queued by other processes and creates the
-    /// first admin key. Answers once requests are being answered.
+    /// bound port unless given, loads the signing keys, listens for links queued by other processes, creates the
+    /// first admin key and starts the admin listener if asked. Answers once requests are being answered.
     public static func start(_ settings: Settings, announce: @escaping @Sendable (String) -> Void) async throws -> AuthorityService {
         let dataDirectory = URL(fileURLWithPath: settings.dataDirectory)
         try prepareDataDirectory(dataDirectory.path)
@@ -93,7 +105,7 @@ public final class AuthorityService: Sendable {
 
         // The issuer must name the bound port, so the router is set once the server listens.
         let slot = RouterSlot()
-        let server = HTTPServer(configuration: settings.server, logger: Authority.redactingBearers(.standardError)) { request in
+        let server = HTTPServer(configuration: settings.server, logger: settings.log.requestLogger) { request in
             try await slot.router().respond(to: request)
         }
         do {
@@ -109,9 +121,10 @@ public final class AuthorityService: Sendable {
             throw HTTPServerError.invalidHost(host)
         }
         let authority: Authority
+        var admin: HTTPServer?
         do {
             authority = Authority(configuration: AuthorityConfiguration(issuer: settings.issuer ?? baseURL.absoluteString,
-                                                                        rateLimits: settings.rateLimits),
+                                                                        rateLimits: settings.rateLimits, log: settings.log),
                                   store: store, keys: try AuthorityKeys(derivingFrom: masterKey))
             try await authority.prepareSigningKeys()
             await authority.wakeOnLinksQueuedElsewhere()
@@ -120,14 +133,21 @@ public final class AuthorityService: Sendable {
                 try writeSecretFile(adminKey, to: path)
                 announce("faceseal: created the first admin API key in \(path)")
             }
+            if let port = settings.adminPort {
+                let listener = HTTPServer(configuration: HTTPServer.Configuration(host: "127.0.0.1", port: port),
+                                          logger: settings.log.requestLogger, router: authority.makeAdminRouter())
+                try listener.start()
+                admin = listener
+            }
         } catch {
             await server.stop()
             await store.close()
             throw error
         }
         slot.set(authority.makeRouter())
+        if let url = admin?.baseURL { announce("faceseal: admin listener on \(url.absoluteString)") }
         announce("faceseal: listening on \(baseURL.absoluteString)")
-        return AuthorityService(authority: authority, baseURL: baseURL, server: server, drainTime: settings.drainTime)
+        return AuthorityService(authority: authority, baseURL: baseURL, server: server, admin: admin, drainTime: settings.drainTime)
     }
 
     /// The graceful shutdown: new requests are answered `503` with `Retry-After` (before the long polls end, so a
@@ -137,6 +157,7 @@ public final class AuthorityService: Sendable {
         server.beginDraining()
         authority.lifecycle.beginDraining()
         await server.stop(gracePeriod: drainTime)
+        await admin?.stop()
         await authority.store.close()
     }
 

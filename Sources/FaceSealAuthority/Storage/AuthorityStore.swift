@@ -225,6 +225,24 @@ public protocol AuthorityStore: Sendable {
     /// with `deviceID`). Returns whether this was the first time.
     func markDelivered(authReqID: String, deviceID: String) async throws -> Bool
 
+    // MARK: Webhooks
+
+    /// Registers (or replaces) the tenant's push endpoint; the tenant must exist.
+    func setWebhook(_ webhook: WebhookRecord) async throws -> WebhookRecord
+    /// The tenant's push endpoint, if it registered one.
+    func webhook(tenantID: String) async throws -> WebhookRecord?
+    /// Removes the tenant's push endpoint; false when it had none.
+    func deleteWebhook(tenantID: String) async throws -> Bool
+
+    // MARK: Operations
+
+    /// The newest schema version applied to the database (a query that also proves it is reachable).
+    func schemaVersion() async throws -> Int
+    /// Pending requests not past their expiry, over every process sharing the database.
+    func pendingRequestCount() async throws -> Int
+    /// Store operations that failed with a database error (unreachable, refused, malformed rows) since it opened.
+    var databaseErrorCount: UInt64 { get }
+
     // MARK: Life cycle
 
     /// Closes the store's connections; later calls fail with `.unavailable`.

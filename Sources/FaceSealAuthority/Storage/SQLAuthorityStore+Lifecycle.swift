@@ -135,6 +135,8 @@ extension SQLAuthorityStore {
             summary.apiKeysRevoked = try tx.execute("UPDATE api_keys SET revoked_at = ? WHERE tenant_id = ? AND revoked_at IS NULL",
                                                     [.date(now), .text(id)])
             try tx.execute("UPDATE tenants SET deleted_at = ? WHERE id = ?", [.date(now), .text(tenant.id)])
+            // Its webhook and the sealed secret go with it.
+            try tx.execute("DELETE FROM tenant_webhooks WHERE tenant_id = ?", [.text(tenant.id)])
             // The operator's log: nobody can read a deleted tenant's own.
             try Self.insertAudit(tx, tenantID: nil, kind: "tenant.deleted", actor: actor, target: id, detail: Self.summaryDetail(summary), now: now)
             return summary

@@ -1,5 +1,6 @@
 import FaceSealWire
 import Foundation
+import Synchronization
 
 /// Where an `SQLAuthorityStore` keeps its data.
 public enum StoreLocation: Sendable, Hashable {
@@ -24,6 +25,7 @@ public enum StoreLocation: Sendable, Hashable {
 public final class SQLAuthorityStore: AuthorityStore {
     let database: any SQLDatabase
     let clock: any StoreClock
+    private let databaseErrors = Atomic<UInt64>(0)
 
     init(database: any SQLDatabase, clock: any StoreClock) {
         self.database = database
@@ -86,9 +88,16 @@ public final class SQLAuthorityStore: AuthorityStore {
         } catch let limit as BrowserSignInLimitReached {
             throw limit
         } catch {
-            throw Self.storeError(error)
+            let mapped = Self.storeError(error)
+            switch mapped {
+            case .database, .unavailable: databaseErrors.add(1, ordering: .relaxed)
+            default: break
+            }
+            throw mapped
         }
     }
+
+    public var databaseErrorCount: UInt64 { databaseErrors.load(ordering: .relaxed) }
 
     /// Reads only: no write lock on SQLite, no BEGIN/COMMIT on PostgreSQL.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction, Date) throws -> T) async throws -> T {

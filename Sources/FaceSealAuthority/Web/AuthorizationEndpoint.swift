@@ -74,7 +74,7 @@ extension Authority {
         } catch let failure as BrowserSignInFailure {
             return failure.httpResponse
         } catch {
-            Self.log("authorize: \(error)")
+            log.event(.error, "authorize.failed", ["error": .string(String(reflecting: type(of: error)))])
             return HTML.errorPage(status: .internalServerError, title: "Sign-in failed", message: "The authority could not start the sign-in. Try again.")
         }
     }

@@ -36,7 +36,7 @@ public struct RequestLogger: Sendable {
         }
 
         /// Control characters and spaces are escaped so a crafted path cannot forge log lines.
-        static func printable(_ text: String) -> String {
+        public static func printable(_ text: String) -> String {
             // The common case: nothing to escape and short enough to keep whole.
             if text.utf8.count <= 512 && text.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) { return text }
             var out = ""
@@ -63,7 +63,7 @@ public struct RequestLogger: Sendable {
 
     /// `date` as ISO 8601 in UTC to the second (`2026-12-01T13:16:01Z`), what `Date.formatted(.iso8601)` prints, built
     /// from `gmtime_r` digits: the format style costs more than the rest of a log line.
-    static func timestamp(_ date: Date) -> String {
+    public static func timestamp(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         guard gmtime_r(&seconds, &parts) != nil else { return date.formatted(.iso8601) }

@@ -12,6 +12,7 @@ public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPRespo
 /// drops the body).
 public struct Router: Sendable {
     private var root = Node()
+    private var missObserver: (@Sendable (HTTPStatus) -> Void)?
 
     /// An empty router (every request answers 404).
     public init() {}
@@ -50,12 +51,27 @@ public struct Router: Sendable {
             request.pathParameters = parameters
             return try await handler(request)
         case .methodNotAllowed(let allowed):
+            missObserver?(.methodNotAllowed)
             throw HTTPError(.methodNotAllowed, code: "method_not_allowed",
                             description: "method \(HTTPError.quoted(request.method.rawValue)) not allowed",
                             headers: ["Allow": allowed.map(\.rawValue).joined(separator: ", ")])
         case .notFound:
+            missObserver?(.notFound)
             throw HTTPError.notFound
         }
+    }
+
+    /// This router with every handler replaced by `wrap(method, pattern, handler)`, called once per route here (not
+    /// per request): for instrumentation that needs the route pattern, never the raw path.
+    public func wrappingHandlers(_ wrap: (_ method: HTTPMethod, _ pattern: String, _ handler: @escaping HTTPHandler) -> HTTPHandler) -> Router {
+        var wrapped = self
+        wrapped.root = root.mapRoutes(wrap)
+        return wrapped
+    }
+
+    /// Calls `observer` with the status (404 or 405) of every request that matches no route.
+    public mutating func observeMisses(_ observer: @escaping @Sendable (HTTPStatus) -> Void) {
+        missObserver = observer
     }
 
     /// The outcome of matching a method and decoded path segments.
@@ -88,6 +104,16 @@ public struct Router: Sendable {
         /// At most one element; an array gives the recursive struct a finite size.
         var parameter: [(name: String, node: Node)] = []
         var routes: [HTTPMethod: Route] = [:]
+
+        func mapRoutes(_ wrap: (HTTPMethod, String, @escaping HTTPHandler) -> HTTPHandler) -> Node {
+            var node = self
+            for (method, route) in routes {
+                node.routes[method] = Route(pattern: route.pattern, handler: wrap(method, route.pattern, route.handler))
+            }
+            node.literals = literals.mapValues { $0.mapRoutes(wrap) }
+            node.parameter = parameter.map { ($0.name, $0.node.mapRoutes(wrap)) }
+            return node
+        }
 
         mutating func insert(_ segments: ArraySlice<String>, method: HTTPMethod, pattern: String, handler: @escaping HTTPHandler) {
             guard let segment = segments.first else {

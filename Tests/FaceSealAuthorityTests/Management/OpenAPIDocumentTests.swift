@@ -74,7 +74,7 @@ struct OpenAPIDocumentTests {
             let path = route.pattern.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
             return Operation(method: route.method.rawValue.lowercased(), path: "/" + path, query: route.query)
         })
-        #expect(documented.count == 34)
+        #expect(documented.count == 37)
         #expect(served.subtracting(documented).isEmpty, "undocumented: \(served.subtracting(documented))")
         #expect(documented.subtracting(served).isEmpty, "not served: \(documented.subtracting(served))")
         #expect(text.contains("servers:\n  - url: http://127.0.0.1:8080\(Authority.managementPrefix)"))

@@ -191,6 +191,11 @@ enum SchemaMigrator {
             """,
             "CREATE INDEX browser_sign_ins_by_client ON browser_sign_ins (client_id, expires_at)",
         ]),
+        SchemaMigration(version: 10, name: "tenant webhooks", statements: [
+            // One push endpoint per tenant; the signing secret sealed under the webhook-secret wrapping key.
+            "CREATE TABLE tenant_webhooks (tenant_id TEXT PRIMARY KEY REFERENCES tenants(id) ON DELETE CASCADE, "
+                + "url TEXT NOT NULL, encrypted_secret {BLOB} NOT NULL, created_at {INT} NOT NULL)",
+        ]),
         SchemaMigration(version: 11, name: "lifecycle: deletions, cancelled invitations, delivered requests", statements: [
             // A deleted user, application or tenant stays as a row without personal data (enrolments, requests and the
             // audit name it), hidden from every lookup; the tenant's unique email of a deleted user is freed.
