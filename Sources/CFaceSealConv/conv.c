@@ -16,6 +16,7 @@ int fs_conv_cpu_level(void) {
 #define FS_VEC __m512
 #define FS_LANES 16
 #define FS_VECTORS 3
+#define FS_BLOCK 8
 #define FS_FILTERS 8
 #define FS_ZERO() _mm512_setzero_ps()
 #define FS_LOAD(p) _mm512_loadu_ps(p)
@@ -25,9 +26,18 @@ int fs_conv_cpu_level(void) {
 #define FS_CONV_NAME conv_tiles_avx512
 #define FS_CONV_TARGET __attribute__((target("avx512f")))
 #include "conv_body.h"
+// One filter (the detector's scorer): 48 positions, bound by the loads.
+#undef FS_BLOCK
+#undef FS_FILTERS
+#undef FS_CONV_NAME
+#define FS_BLOCK 1
+#define FS_FILTERS 1
+#define FS_CONV_NAME conv_tiles1_avx512
+#include "conv_body.h"
 #undef FS_VEC
 #undef FS_LANES
 #undef FS_VECTORS
+#undef FS_BLOCK
 #undef FS_FILTERS
 #undef FS_ZERO
 #undef FS_LOAD
@@ -42,6 +52,7 @@ int fs_conv_cpu_level(void) {
 #define FS_VEC __m256
 #define FS_LANES 8
 #define FS_VECTORS 2
+#define FS_BLOCK 8
 #define FS_FILTERS 4
 #define FS_ZERO() _mm256_setzero_ps()
 #define FS_LOAD(p) _mm256_loadu_ps(p)
@@ -51,16 +62,63 @@ int fs_conv_cpu_level(void) {
 #define FS_CONV_NAME conv_tiles_avx2
 #define FS_CONV_TARGET __attribute__((target("avx2,fma")))
 #include "conv_body.h"
+#undef FS_VECTORS
+#undef FS_BLOCK
+#undef FS_FILTERS
+#undef FS_CONV_NAME
+#define FS_VECTORS 6
+#define FS_BLOCK 1
+#define FS_FILTERS 1
+#define FS_CONV_NAME conv_tiles1_avx2
+#include "conv_body.h"
+
+// Stride phases of one row; the compiler vectorises the stride-2 split.
+#define FS_SPLIT_BODY                                                                                   \
+    for (int b = 0; b < stride; b++) {                                                                  \
+        float *to = destination + b * phaseStride;                                                      \
+        ptrdiff_t n = count > b ? (count - b + stride - 1) / stride : 0;                                \
+        if (n > pitch) n = pitch;                                                                       \
+        if (stride == 2) {                                                                              \
+            const float *from = source + b;                                                             \
+            for (ptrdiff_t x = 0; x < n; x++) to[x] = from[2 * x];                                      \
+        } else {                                                                                        \
+            for (ptrdiff_t x = 0; x < n; x++) to[x] = source[x * stride + b];                           \
+        }                                                                                               \
+        for (ptrdiff_t x = n; x < pitch; x++) to[x] = 0;                                                \
+    }
+
+__attribute__((target("avx2")))
+static void split_row_avx2(const float *source, ptrdiff_t count, int stride, float *destination, ptrdiff_t phaseStride,
+                           ptrdiff_t pitch) {
+    FS_SPLIT_BODY
+}
+
+__attribute__((target("avx512f")))
+static void split_row_avx512(const float *source, ptrdiff_t count, int stride, float *destination, ptrdiff_t phaseStride,
+                             ptrdiff_t pitch) {
+    FS_SPLIT_BODY
+}
+
+void fs_conv_split_row(const float *source, ptrdiff_t count, int stride, float *destination, ptrdiff_t phaseStride,
+                       ptrdiff_t pitch, int level) {
+    if (level >= 2) {
+        split_row_avx512(source, count, stride, destination, phaseStride, pitch);
+    } else {
+        split_row_avx2(source, count, stride, destination, phaseStride, pitch);
+    }
+}
 
 void fs_conv_tiles(const float *input, ptrdiff_t channelStride, const int32_t *offsets, int taps, int channels,
-                   const float *weights, int blockBegin, int blockEnd,
+                   const float *weights, int blockFilters, int blockBegin, int blockEnd,
                    float *output, ptrdiff_t outputStride, ptrdiff_t positionBegin, ptrdiff_t positionEnd, int level) {
-    if (level >= 2) {
-        conv_tiles_avx512(input, channelStride, offsets, taps, channels, weights, blockBegin, blockEnd,
-                          output, outputStride, positionBegin, positionEnd);
+    if (blockFilters == 1) {
+        (level >= 2 ? conv_tiles1_avx512 : conv_tiles1_avx2)(input, channelStride, offsets, taps, channels, weights,
+                                                             blockBegin, blockEnd, output, outputStride, positionBegin,
+                                                             positionEnd);
     } else {
-        conv_tiles_avx2(input, channelStride, offsets, taps, channels, weights, blockBegin, blockEnd,
-                        output, outputStride, positionBegin, positionEnd);
+        (level >= 2 ? conv_tiles_avx512 : conv_tiles_avx2)(input, channelStride, offsets, taps, channels, weights,
+                                                           blockBegin, blockEnd, output, outputStride, positionBegin,
+                                                           positionEnd);
     }
 }
 
@@ -69,10 +127,15 @@ void fs_conv_tiles(const float *input, ptrdiff_t channelStride, const int32_t *o
 int fs_conv_cpu_level(void) { return 0; }
 
 void fs_conv_tiles(const float *input, ptrdiff_t channelStride, const int32_t *offsets, int taps, int channels,
-                   const float *weights, int blockBegin, int blockEnd,
+                   const float *weights, int blockFilters, int blockBegin, int blockEnd,
                    float *output, ptrdiff_t outputStride, ptrdiff_t positionBegin, ptrdiff_t positionEnd, int level) {
-    (void)input; (void)channelStride; (void)offsets; (void)taps; (void)channels; (void)weights; (void)blockBegin;
-    (void)blockEnd; (void)output; (void)outputStride; (void)positionBegin; (void)positionEnd; (void)level;
+    (void)input; (void)channelStride; (void)offsets; (void)taps; (void)channels; (void)weights; (void)blockFilters;
+    (void)blockBegin; (void)blockEnd; (void)output; (void)outputStride; (void)positionBegin; (void)positionEnd; (void)level;
+}
+
+void fs_conv_split_row(const float *source, ptrdiff_t count, int stride, float *destination, ptrdiff_t phaseStride,
+                       ptrdiff_t pitch, int level) {
+    (void)source; (void)count; (void)stride; (void)destination; (void)phaseStride; (void)pitch; (void)level;
 }
 
 #endif

@@ -15,7 +15,8 @@
 #include <stdint.h>
 
 enum {
-    /// Filters per packed weight block (fs_conv_pack_weights); the output holds whole blocks.
+    /// Filters per packed weight block of a layer with more than one filter (a one-filter layer's block is that
+    /// filter); the output holds whole blocks.
     FS_CONV_BLOCK_FILTERS = 8,
     /// Positions per tile: position ranges are multiples of this.
     FS_CONV_TILE_POSITIONS = 48,
@@ -25,10 +26,16 @@ enum {
 int fs_conv_cpu_level(void);
 
 /// Computes filter blocks blockBegin..<blockEnd over positions positionBegin..<positionEnd (multiples of
-/// FS_CONV_TILE_POSITIONS). `weights` holds the blocks packed as [block][channel][tap][FS_CONV_BLOCK_FILTERS].
-/// Every address input + c·channelStride + offsets[t] + p for p < positionEnd must be readable; `level` is 1 or 2.
+/// FS_CONV_TILE_POSITIONS). `weights` holds the blocks packed as [block][channel][tap][blockFilters], blockFilters
+/// FS_CONV_BLOCK_FILTERS or 1. Every address input + c·channelStride + offsets[t] + p for p < positionEnd must be
+/// readable; `level` is 1 or 2.
 void fs_conv_tiles(const float *input, ptrdiff_t channelStride, const int32_t *offsets, int taps, int channels,
-                   const float *weights, int blockBegin, int blockEnd,
+                   const float *weights, int blockFilters, int blockBegin, int blockEnd,
                    float *output, ptrdiff_t outputStride, ptrdiff_t positionBegin, ptrdiff_t positionEnd, int level);
+
+/// Splits the `count` floats at `source` (one input row) into its `stride` column phases: phase b, at
+/// destination + b·phaseStride, gets source[b], source[b + stride], … and zeros up to `pitch` floats.
+void fs_conv_split_row(const float *source, ptrdiff_t count, int stride, float *destination, ptrdiff_t phaseStride,
+                       ptrdiff_t pitch, int level);
 
 #endif

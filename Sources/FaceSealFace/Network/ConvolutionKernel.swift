@@ -136,7 +136,7 @@ struct ConvolutionKernel: Sendable {
     private func applyDirect(_ direct: DirectConvolution, level: ConvolutionKernels.Level, to input: FeatureMap, outRows: Int,
                              outCols: Int, residual: FeatureMap?, workers: Int, workspace: inout Workspace) -> FeatureMap {
         let bandRows = direct.bandRows(self, cols: input.cols, rows: (outRows + workers - 1) / workers)
-        let layout = DirectConvolution.Layout(self, blocks: direct.blocks, cols: input.cols, bandRows: bandRows)
+        let layout = direct.layout(self, cols: input.cols, bandRows: bandRows)
         let scratchAddress = UInt(bitPattern: workspace.reserve(workers * layout.floats))
         return FeatureMap(channels: filters, rows: outRows, cols: outCols) { out in
             let outAddress = UInt(bitPattern: out.baseAddress)

@@ -44,7 +44,7 @@ enum ConvolutionKernels {
 /// stride phases. Either copy has the output's row pitch, so each kernel tap is one offset and no im2col matrix
 /// is written; the kernel's output rows carry a few unused columns, dropped when the bias is added.
 struct DirectConvolution: Sendable {
-    static let blockFilters = Int(FS_CONV_BLOCK_FILTERS)
+    static let layerBlockFilters = Int(FS_CONV_BLOCK_FILTERS)
     static let tilePositions = Int(FS_CONV_TILE_POSITIONS)
     /// Floats of scratch per band and worker (input copy and kernel output): the band stays in L2.
     static let bandFloats = 1 << 17
@@ -54,14 +54,17 @@ struct DirectConvolution: Sendable {
 
     /// `[block][channel][tap][blockFilters]`, zero for the filters past the last.
     let weights: [Float]
+    /// Filters a block: `layerBlockFilters`, or 1 for a one-filter layer (the detector's scorer).
+    let blockFilters: Int
     let blocks: Int
 
     /// Packs `kernel`'s weights, or `nil` when the direct kernel does not take its shape or this CPU has no kernel.
     init?(_ kernel: ConvolutionKernel) {
-        guard ConvolutionKernels.supported > .portable, kernel.filters > 1, kernel.strideX == kernel.strideY,
+        guard ConvolutionKernels.supported > .portable, kernel.strideX == kernel.strideY,
               kernel.strideX == 1 || (kernel.padX == 0 && kernel.padY == 0) else { return nil }
         let patch = kernel.patchSize
-        let block = Self.blockFilters
+        let block = kernel.filters == 1 ? 1 : Self.layerBlockFilters
+        blockFilters = block
         blocks = (kernel.filters + block - 1) / block
         var packed = [Float](repeating: 0, count: blocks * patch * block)
         kernel.weights.withUnsafeBufferPointer { w in
@@ -83,7 +86,7 @@ struct DirectConvolution: Sendable {
         let outputStride: Int
         let outputFloats: Int
 
-        init(_ kernel: ConvolutionKernel, blocks: Int, cols: Int, bandRows: Int) {
+        init(_ kernel: ConvolutionKernel, blockFilters: Int, blocks: Int, cols: Int, bandRows: Int) {
             let s = kernel.strideX
             pitch = s == 1 ? cols + 2 * kernel.padX : (cols + s - 1) / s
             // Rows of the padded copy, or of each stride phase.
@@ -98,7 +101,7 @@ struct DirectConvolution: Sendable {
             }
             self.offsets = offsets
             outputStride = DirectConvolution.roundedToTiles(bandRows * pitch)
-            outputFloats = blocks * DirectConvolution.blockFilters * outputStride
+            outputFloats = blocks * blockFilters * outputStride
             // The last tile's unused positions read a little past the last channel.
             inputFloats = max(kernel.channels * channelStride,
                               (kernel.channels - 1) * channelStride + Int(offsets.max() ?? 0) + outputStride)
@@ -113,9 +116,13 @@ struct DirectConvolution: Sendable {
 
     /// The band height for a worker's `rows` output rows: as many as fit `bandFloats`, at least one.
     func bandRows(_ kernel: ConvolutionKernel, cols: Int, rows: Int) -> Int {
-        let one = Layout(kernel, blocks: blocks, cols: cols, bandRows: 1).floats
-        let two = Layout(kernel, blocks: blocks, cols: cols, bandRows: 2).floats
+        let one = layout(kernel, cols: cols, bandRows: 1).floats
+        let two = layout(kernel, cols: cols, bandRows: 2).floats
         return max(1, min(rows, 1 + (Self.bandFloats - one) / max(1, two - one)))
+    }
+
+    func layout(_ kernel: ConvolutionKernel, cols: Int, bandRows: Int) -> Layout {
+        Layout(kernel, blockFilters: blockFilters, blocks: blocks, cols: cols, bandRows: bandRows)
     }
 
     /// Output rows `rowRange` of `kernel` on `input` (`rows × cols` planes) into `output` (`outRows × outCols`), band by
@@ -128,12 +135,13 @@ struct DirectConvolution: Sendable {
         var rowStart = rowRange.lowerBound
         while rowStart < rowRange.upperBound {
             let rowEnd = min(rowRange.upperBound, rowStart + bandRows)
-            fill(copy, kernel, layout: layout, input: input, rows: rows, cols: cols, rowStart: rowStart)
+            fill(copy, kernel, level: level, layout: layout, input: input, rows: rows, cols: cols, rowStart: rowStart)
             let positions = Self.roundedToTiles((rowEnd - rowStart) * layout.pitch)
             weights.withUnsafeBufferPointer { w in
                 layout.offsets.withUnsafeBufferPointer { offsets in
                     fs_conv_tiles(copy, layout.channelStride, offsets.baseAddress!, Int32(offsets.count), Int32(kernel.channels),
-                                  w.baseAddress!, 0, Int32(blocks), result, layout.outputStride, 0, positions, Int32(level.rawValue))
+                                  w.baseAddress!, Int32(blockFilters), 0, Int32(blocks), result, layout.outputStride, 0, positions,
+                                  Int32(level.rawValue))
                 }
             }
             for f in 0..<kernel.filters {
@@ -157,8 +165,8 @@ struct DirectConvolution: Sendable {
 
     /// The band's input copy from output row `rowStart` on: zero padding around the rows (stride 1), or the stride
     /// phases, zero past the input's edge; and zeros in the slack the last tile reads.
-    private func fill(_ copy: UnsafeMutablePointer<Float>, _ kernel: ConvolutionKernel, layout: Layout, input: UnsafePointer<Float>,
-                      rows: Int, cols: Int, rowStart: Int) {
+    private func fill(_ copy: UnsafeMutablePointer<Float>, _ kernel: ConvolutionKernel, level: ConvolutionKernels.Level, layout: Layout,
+                      input: UnsafePointer<Float>, rows: Int, cols: Int, rowStart: Int) {
         let s = kernel.strideX
         let pitch = layout.pitch
         for c in 0..<kernel.channels {
@@ -177,17 +185,12 @@ struct DirectConvolution: Sendable {
                     (destination + kernel.padX + cols).update(repeating: 0, count: kernel.padX)
                 }
             } else {
+                let phasePlane = layout.copyRows * pitch
                 for a in 0..<s {
-                    for b in 0..<s {
-                        let phase = channel + (a * s + b) * layout.copyRows * pitch
-                        for k in 0..<layout.copyRows {
-                            let destination = phase + k * pitch
-                            let y = (rowStart + k) * s + a
-                            let valid = y < rows ? max(0, min(pitch, (cols - b + s - 1) / s)) : 0
-                            let source = plane + y * cols + b
-                            for x in 0..<valid { destination[x] = source[x * s] }
-                            (destination + valid).update(repeating: 0, count: pitch - valid)
-                        }
+                    for k in 0..<layout.copyRows {
+                        let y = (rowStart + k) * s + a
+                        fs_conv_split_row(plane + min(y, rows - 1) * cols, y < rows ? cols : 0, Int32(s),
+                                          channel + a * s * phasePlane + k * pitch, phasePlane, pitch, Int32(level.rawValue))
                     }
                 }
             }

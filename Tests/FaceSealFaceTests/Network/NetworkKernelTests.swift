@@ -57,8 +57,8 @@ import Testing
         (filters: 9, channels: 5, kernel: 3, stride: 1, pad: 1, rows: 160, cols: 100), // several bands, a partial block
         (filters: 12, channels: 6, kernel: 3, stride: 1, pad: 1, rows: 6, cols: 6),    // too narrow: im2col + GEMM
         (filters: 3, channels: 2, kernel: 3, stride: 2, pad: 1, rows: 9, cols: 12),    // padded stride: gather
-        (filters: 1, channels: 5, kernel: 9, stride: 1, pad: 4, rows: 20, cols: 17),   // MMOD scorer: direct path
-        (filters: 1, channels: 2, kernel: 3, stride: 2, pad: 1, rows: 11, cols: 8),    // direct, strided
+        (filters: 1, channels: 5, kernel: 9, stride: 1, pad: 4, rows: 20, cols: 17),   // MMOD scorer: one-filter block
+        (filters: 1, channels: 2, kernel: 3, stride: 2, pad: 1, rows: 11, cols: 8),    // one-filter loop, strided
     ]
 
     /// A random layer of `shape` with a folded affine and a ReLU, a random input, and the naive result.
