@@ -1,5 +1,6 @@
 /// A convolution with the following per-channel affine layer folded into its weights and bias,
-/// and optionally the ReLU after it: one im2col + `cblas_sgemm` per band of output rows, then one
+/// and optionally the ReLU after it: FaceSeal's direct kernel (`DirectConvolution`) where the CPU has one
+/// and the output is wide enough, otherwise one im2col + `cblas_sgemm` per band of output rows; then one
 /// pass that adds the bias and clamps.
 ///
 /// Folding (W·γ, b·γ + β) changes float rounding by about one ulp per value; dlib's own summation
