@@ -73,8 +73,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // Test helpers shared by several test targets (child processes without Foundation.Process).
-        .target(name: "FaceSealTestSupport", path: "Tests/FaceSealTestSupport", swiftSettings: swiftSettings),
+        // The harnesses every test target shares (docs/ARCHITECTURE.md, "Tests"): the databases under test, an authority
+        // on loopback or as the built binary, an application's client and endpoints, child processes.
+        .target(name: "FaceSealTestSupport", dependencies: ["FaceSealAuthority", "FaceSealHTTP", "FaceSealHTTPClient", "FaceSealWire", "FaceSealCrypto"],
+                path: "Tests/FaceSealTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealCryptoTests", dependencies: ["FaceSealCrypto"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealFaceTests", dependencies: ["FaceSealFace"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceSealWireTests", dependencies: ["FaceSealWire"], swiftSettings: swiftSettings),

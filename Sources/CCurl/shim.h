@@ -1,9 +1,12 @@
 #ifndef FS_CURL_SHIM_H
 #define FS_CURL_SHIM_H
 // libcurl for FaceSealHTTP's client. curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are
-// variadic, which Swift cannot call: these typed inline wrappers are the only way in. Only FaceSealHTTP uses them.
+// variadic, which Swift cannot call: these typed inline wrappers are the only way in. Only FaceSealHTTPClient uses them.
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
 
 static inline CURLcode fs_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -30,6 +33,49 @@ static inline CURLcode fs_curl_easy_getinfo_long(CURL *handle, CURLINFO info, lo
 /// CURL_GLOBAL_DEFAULT is a compound macro; libcurl ≥ 7.84 makes this call thread-safe and reference-counted.
 static inline CURLcode fs_curl_global_init(void) {
     return curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/// 1 when an IPv4 address (host order) is not public unicast: this-network, private (RFC 1918), shared (RFC 6598),
+/// loopback, link-local, IETF protocol assignments, benchmarking, multicast, reserved and broadcast.
+static inline int fs_ipv4_is_internal(uint32_t a) {
+    return (a >> 24) == 0 || (a >> 24) == 10 || (a >> 22) == (100u << 2 | 1) || (a >> 24) == 127
+        || (a >> 16) == (169u << 8 | 254) || (a >> 20) == (172u << 4 | 1) || (a >> 8) == (192u << 16)
+        || (a >> 16) == (192u << 8 | 168) || (a >> 17) == (198u << 7 | 18 >> 1) || (a >> 28) >= 14;
+}
+
+/// 1 when `address` is not a public unicast address: the IPv4 ranges above (also mapped, compatible or NAT64
+/// embedded in IPv6), and IPv6 unspecified, loopback, unique-local, link-local, site-local and multicast.
+static inline int fs_address_is_internal(const struct sockaddr *address) {
+    if (address->sa_family == AF_INET) {
+        return fs_ipv4_is_internal(ntohl(((const struct sockaddr_in *)address)->sin_addr.s_addr));
+    }
+    if (address->sa_family != AF_INET6) return 1;
+    const unsigned char *b = ((const struct sockaddr_in6 *)address)->sin6_addr.s6_addr;
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const unsigned char compatible[12] = {0};
+    static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+    if (memcmp(b, mapped, 12) == 0 || memcmp(b, compatible, 12) == 0 || memcmp(b, nat64, 12) == 0) {
+        return fs_ipv4_is_internal((uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15]);
+    }
+    return (b[0] & 0xfe) == 0xfc || (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) || (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0)
+        || b[0] == 0xff;
+}
+
+/// CURLOPT_OPENSOCKETFUNCTION for public destinations only: libcurl asks it for a socket for each address it is
+/// about to connect to, after name resolution, so a name that resolves (or re-resolves) to an internal address is
+/// refused too. `refused` (CURLOPT_OPENSOCKETDATA) is set to 1 when an address was refused.
+static inline curl_socket_t fs_curl_open_public_socket(void *refused, curlsocktype purpose, struct curl_sockaddr *address) {
+    if (purpose != CURLSOCKTYPE_IPCXN || fs_address_is_internal(&address->addr)) {
+        *(int *)refused = 1;
+        return CURL_SOCKET_BAD;
+    }
+    return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
+/// Lets `handle` connect to public unicast addresses only; `refused` is set to 1 when it refused one.
+static inline CURLcode fs_curl_public_addresses_only(CURL *handle, int *refused) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, fs_curl_open_public_socket);
+    return code == CURLE_OK ? curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, refused) : code;
 }
 
 #endif

@@ -21,11 +21,15 @@ public struct AuthorityConfiguration: Sendable {
     public var log: EventLog
     /// How webhook pushes are sent (docs/PROTOCOL.md §12).
     public var webhooks: WebhookPolicy
+    /// Where the authority's own requests — ping callbacks and webhook pushes, to URLs a tenant registered — may
+    /// connect: public addresses only by default, so a tenant cannot aim the authority at its loopback, private
+    /// network or a cloud metadata service (docs/PROTOCOL.md §10). `.any` for development on one host.
+    public var callbackDestinations: HTTPClient.Destinations
 
     /// Builds a configuration.
     public init(issuer: String, defaultRequestLifetime: Int = 300, pollInterval: Int = 5, rotationOverlap: Int = 7 * 24 * 3600,
                 rateLimits: RateLimits = RateLimits(), enrolmentApprovalWindow: Int = 600, log: EventLog = .standardError(),
-                webhooks: WebhookPolicy = WebhookPolicy()) {
+                webhooks: WebhookPolicy = WebhookPolicy(), callbackDestinations: HTTPClient.Destinations = .publicOnly) {
         self.enrolmentApprovalWindow = enrolmentApprovalWindow
         self.issuer = issuer
         self.defaultRequestLifetime = defaultRequestLifetime
@@ -34,6 +38,7 @@ public struct AuthorityConfiguration: Sendable {
         self.rateLimits = rateLimits
         self.log = log
         self.webhooks = webhooks
+        self.callbackDestinations = callbackDestinations
     }
 }
 
@@ -61,7 +66,7 @@ public final class Authority: Sendable {
     /// The device-response key in use and its rollover statements (`refreshDeviceResponseKey()`).
     let deviceResponseKeys: DeviceResponseKeyRing
     /// Sends ping callbacks to applications (CIBA ping mode).
-    let notificationClient = HTTPClient(configuration: HTTPClient.Configuration(maxResponseBodySize: 64 * 1024))
+    let notificationClient: HTTPClient
     /// The counters `GET /metrics` exports.
     public let metrics = AuthorityMetrics()
     /// Where each new request's link is pushed (SPEC §4.6): the outbox always, a tenant's webhook when it has one.
@@ -77,7 +82,9 @@ public final class Authority: Sendable {
         self.keys = keys
         self.clock = clock
         deviceResponseKeys = DeviceResponseKeyRing(initial: keys.deviceKey)
-        webhookSender = WebhookPushSender(policy: configuration.webhooks)
+        notificationClient = HTTPClient(configuration: HTTPClient.Configuration(
+            maxResponseBodySize: 64 * 1024, destinations: configuration.callbackDestinations))
+        webhookSender = WebhookPushSender(policy: configuration.webhooks, destinations: configuration.callbackDestinations)
         pushSenders = [OutboxPushSender(), webhookSender]
     }
 

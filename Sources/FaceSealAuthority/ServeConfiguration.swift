@@ -36,6 +36,8 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var logFormat = EventLog.Format.text
     /// The least level logged.
     public var logLevel = EventLog.Level.info
+    /// Where ping callbacks and webhook pushes may connect (public addresses only by default).
+    public var callbackDestinations = HTTPClient.Destinations.publicOnly
 
     /// The defaults.
     public init() {}
@@ -151,6 +153,13 @@ public struct ServeConfiguration: Sendable, Equatable {
                     configuration.logLevel = level
                 },
                 show: { $0.logLevel.rawValue }),
+        Setting(name: "callback-destinations", valueName: "public|any",
+                help: "where ping callbacks and webhook pushes may connect: public addresses only (default), or any, also loopback and private networks (development, or applications on an internal network)",
+                apply: { configuration, value throws(ServeConfigurationError.Reason) in
+                    guard let destinations = HTTPClient.Destinations(rawValue: value) else { throw .expected("public or any") }
+                    configuration.callbackDestinations = destinations
+                },
+                show: { $0.callbackDestinations.rawValue }),
     ]
 
     /// Where a value came from, for messages and `--print-config`.

@@ -21,6 +21,8 @@ struct CurlRequest: Sendable {
     let maxBodySize: Int
     /// Largest response head accepted.
     let maxHeadSize: Int
+    /// Whether only public addresses may be connected to.
+    let publicAddressesOnly: Bool
 
     /// Framing fields libcurl computes from the body itself; a caller's value would contradict it.
     private static let framingFields = ["Content-Length", "Transfer-Encoding"]
@@ -57,6 +59,7 @@ struct CurlRequest: Sendable {
         timeoutMilliseconds = Self.milliseconds(request.timeout)
         maxBodySize = max(0, request.maxResponseBodySize ?? configuration.maxResponseBodySize)
         maxHeadSize = max(0, configuration.maxResponseHeadSize)
+        publicAddressesOnly = configuration.destinations == .publicOnly
     }
 
     /// `duration` in whole milliseconds, rounded up, within 1 ms … 24 days (libcurl's `long` and `int` polls).

@@ -12,6 +12,8 @@ final class CurlTransfer {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// libcurl writes the detailed reason of a failure here (`CURLOPT_ERRORBUFFER`).
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+    /// Set to 1 by the socket callback when it refused a non-public address (`Destinations.publicOnly`).
+    private let refusedAddress = UnsafeMutablePointer<CInt>.allocate(capacity: 1)
     private var head: ResponseHead
     private var body: [UInt8] = []
     /// Set when a callback ends the transfer itself (a limit): the outcome, whatever libcurl then reports.
@@ -28,12 +30,14 @@ final class CurlTransfer {
         self.handle = handle
         head = ResponseHead(limit: ticket.request.maxHeadSize)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        refusedAddress.initialize(to: 0)
     }
 
     deinit {
         curl_easy_cleanup(handle)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
+        refusedAddress.deallocate()
     }
 
     /// An easy handle set up for `ticket`'s request with `timeoutMilliseconds` left of its deadline, or why libcurl
@@ -74,6 +78,9 @@ final class CurlTransfer {
             && fs_curl_easy_setopt_write(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
                 CurlTransfer.callback(data, size, count, context) { $0.receive($1) }
             } == CURLE_OK
+        if request.publicAddressesOnly {
+            ok = ok && fs_curl_public_addresses_only(handle, refusedAddress) == CURLE_OK
+        }
         if request.method == "HEAD" {
             ok = ok && set(CURLOPT_NOBODY, 1)
         } else {
@@ -147,6 +154,8 @@ final class CurlTransfer {
             return .invalidURL(ticket.request.url)
         case CURLE_COULDNT_RESOLVE_HOST:
             return .hostNotFound(ticket.request.host)
+        case CURLE_COULDNT_CONNECT where refusedAddress.pointee != 0:
+            return .destinationNotPublic(ticket.request.address)
         case CURLE_COULDNT_CONNECT:
             var osError = 0
             _ = fs_curl_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &osError)

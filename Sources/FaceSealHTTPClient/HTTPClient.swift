@@ -17,13 +17,28 @@ public final class HTTPClient: Sendable {
         public var maxConnectionsPerHost: Int
         /// Largest response head (status line and header fields, interim 1xx heads included), in bytes.
         public var maxResponseHeadSize: Int
+        /// Which addresses the client may connect to.
+        public var destinations: Destinations
 
-        /// Defaults: 4 MiB bodies, 16 connections per host, 64 KiB heads.
-        public init(maxResponseBodySize: Int = 4 << 20, maxConnectionsPerHost: Int = 16, maxResponseHeadSize: Int = 64 << 10) {
+        /// Defaults: 4 MiB bodies, 16 connections per host, 64 KiB heads, any address.
+        public init(maxResponseBodySize: Int = 4 << 20, maxConnectionsPerHost: Int = 16, maxResponseHeadSize: Int = 64 << 10,
+                    destinations: Destinations = .any) {
             self.maxResponseBodySize = maxResponseBodySize
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.maxResponseHeadSize = maxResponseHeadSize
+            self.destinations = destinations
         }
+    }
+
+    /// Which addresses a client may connect to.
+    public enum Destinations: String, Sendable, CaseIterable {
+        /// Any address the URL's host resolves to.
+        case any
+        /// Public unicast addresses only: never loopback, private (RFC 1918, unique-local), shared, link-local
+        /// (cloud metadata services among them), multicast or reserved ones. Checked for each address libcurl is
+        /// about to connect to, after name resolution, so a name resolving to an internal address is refused as well
+        /// (`HTTPClientError.destinationNotPublic`). For requests whose URL a less trusted party chose.
+        case publicOnly = "public"
     }
 
     /// The settings the client was created with.

@@ -9,6 +9,8 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     case hostNotFound(String)
     /// The host answered the connection attempt with a refusal: nothing listens on that port (`host:port`).
     case connectionRefused(String)
+    /// The client may connect to public addresses only, and the host resolved to none (`host:port`).
+    case destinationNotPublic(String)
     /// No connection could be made for another reason (network or host unreachable).
     case unreachable(String)
     /// The TLS handshake or the certificate check failed; the reason as libcurl and OpenSSL gave it.
@@ -31,6 +33,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidRequest(let reason): "invalid request: \(reason)"
         case .hostNotFound(let host): "host not found: \(host)"
         case .connectionRefused(let address): "connection refused by \(address)"
+        case .destinationNotPublic(let address): "refused to connect to \(address): not a public address"
         case .unreachable(let reason): "unreachable: \(reason)"
         case .tls(let reason): "TLS failure: \(reason)"
         case .timeout: "timed out"

@@ -45,21 +45,27 @@ public enum WireJSON {
         return Array(data)
     }
 
-    /// Decodes `bytes` as `T`, with a size limit and (when `fields` is given) a closed set of top-level fields.
+    /// Decodes `bytes` as `T`, with a size limit and (when `fields` is given) a closed set of top-level fields. The
+    /// bytes are parsed once, by the strict parser (`JSONValue`: duplicate member names, invalid UTF-8 and nesting
+    /// deeper than 32 are refused, so two readers can never see two different messages in one text), then read
+    /// through `Codable` (`JSONValueDecoder`: integers only from integer literals that fit).
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], limit: Int,
                                             fields: Set<String>? = nil) throws(WireError) -> T {
         guard bytes.count <= limit else { throw WireError.tooLarge(limit: limit) }
-        let data = Data(bytes)
+        let tree: JSONValue
+        do {
+            tree = try JSONValue.parse(bytes, part: "message")
+        } catch {
+            throw WireError.malformed(fields == nil ? "not valid JSON" : "expected a JSON object")
+        }
         if let fields {
-            guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw WireError.malformed("expected a JSON object")
-            }
-            if let unknown = object.keys.sorted().first(where: { !fields.contains($0) }) {
+            guard case .object(let members) = tree else { throw WireError.malformed("expected a JSON object") }
+            if let unknown = members.keys.sorted().first(where: { !fields.contains($0) }) {
                 throw WireError.unknownField(unknown)
             }
         }
         do {
-            return try JSONDecoder().decode(T.self, from: data)
+            return try JSONValueDecoder().decode(T.self, from: tree)
         } catch let error as WireError {
             throw error
         } catch let DecodingError.keyNotFound(key, context) {

@@ -32,7 +32,7 @@ enum BenchAuth {
         let server = HTTPServer(logger: .disabled) { request in try await slot.router().respond(to: request) }
         try server.start()
         guard let base = server.baseURL?.absoluteString else { throw HTTPServerError.invalidConfiguration("no address") }
-        var configuration = AuthorityConfiguration(issuer: base)
+        var configuration = AuthorityConfiguration(issuer: base, callbackDestinations: .any)
         configuration.rateLimits.clientAuthenticationFailures.limit = 0
         let authority = Authority(configuration: configuration, store: store,
                                   keys: try AuthorityKeys(derivingFrom: SymmetricKey(size: .bits256)))
@@ -77,7 +77,7 @@ enum BenchAuth {
         let jwtCost = try await cost(assertionForms)
         let secretCost = try await cost([secretForm])
         // The default limits: after the warm-up the source has spent its budget, so no forgery is verified.
-        slot.set(Authority(configuration: AuthorityConfiguration(issuer: base), store: store, keys: authority.keys).makeRouter())
+        slot.set(Authority(configuration: AuthorityConfiguration(issuer: base, callbackDestinations: .any), store: store, keys: authority.keys).makeRouter())
         let refusedCost = try await cost(Array(repeating: assertionForms[0], count: RateLimits().clientAuthenticationFailures.limit), status: 429)
         print(String(format: "private_key_jwt, 16 x RSA-4096 registered, forged assertions  cpu=%.3fms/request  (%d requests)", jwtCost, requests))
         print(String(format: "private_key_jwt, forged, source past its budget (429)       cpu=%.3fms/request  (%d requests)", refusedCost, requests))

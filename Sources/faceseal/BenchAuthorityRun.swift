@@ -75,7 +75,9 @@ final class BenchAuthorityRun: Sendable {
 
     /// `faceseal serve` on `data`, with the run's master key, issuer and database, without a port.
     func serveArguments(location: StoreLocation, keyPath: String, data: URL) -> [String] {
-        var arguments = ["serve", "--data-dir", data.path, "--master-key-file", keyPath, "--issuer", Self.issuer, "--max-connections-per-address", "0"]
+        // The ping endpoint of the load generator is on loopback.
+        var arguments = ["serve", "--data-dir", data.path, "--master-key-file", keyPath, "--issuer", Self.issuer, "--max-connections-per-address", "0",
+                         "--callback-destinations", "any"]
         if case .postgres(let url, _, let schema?) = location {
             // `faceseal serve` takes a URL only: the run's schema goes in as the session's search path.
             arguments += ["--database", url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D" + schema]

@@ -172,7 +172,7 @@ enum BenchWait {
             authReqID: requestID, tenantID: "bench", clientID: "bench-ping", subject: "bench-user", kind: .login,
             clientNotificationToken: "bench-token", expiresAt: Date().addingTimeInterval(3600)))
         _ = try await store.denyRequest(authReqID: requestID, reason: "user_cancelled")
-        return Authority(configuration: AuthorityConfiguration(issuer: "http://127.0.0.1"), store: store,
+        return Authority(configuration: AuthorityConfiguration(issuer: "http://127.0.0.1", callbackDestinations: .any), store: store,
                          keys: try AuthorityKeys(derivingFrom: SymmetricKey(size: .bits256)))
     }
 

@@ -6,7 +6,6 @@ import FaceSealRelyingParty
 import FaceSealSDK
 import FaceSealWire
 import Foundation
-import Synchronization
 
 /// `faceseal demo`: the whole system on loopback — the authority (SQLite in a temporary directory), the sample
 /// application (`FaceSealRelyingParty`) and the authenticator (the SDK, as `faceseal device` runs it) — with real
@@ -38,16 +37,6 @@ struct DemoRow: Sendable {
     let expected: String
     let result: String
     let passed: Bool
-}
-
-/// Holds a router that is set once the server's port is known.
-final class DemoRouterSlot: Sendable {
-    private let slot = Mutex<Router?>(nil)
-    func set(_ router: Router) { slot.withLock { $0 = router } }
-    func respond(to request: HTTPRequest) async throws -> HTTPResponse {
-        guard let router = slot.withLock({ $0 }) else { return HTTPResponse.empty(.serviceUnavailable) }
-        return try await router.respond(to: request)
-    }
 }
 
 /// Thrown when a step of the demo cannot go on.
@@ -110,15 +99,15 @@ final class DemoRun: Sendable {
         // 2. The authority.
         step("authority: starting on loopback (embedded SQLite)")
         let store = try await SQLAuthorityStore.open(.sqlite(path: root.appendingPathComponent("authority.sqlite").path))
-        let authoritySlot = DemoRouterSlot()
+        let authoritySlot = RouterSlot()
         // The request log, as `faceseal serve` writes it (bearers in paths redacted), in a file of the data directory.
         let logPath = root.appendingPathComponent("authority-http.log").path
         let authorityLog = Authority.redactingBearers(try RequestLogger.appending(toFileAtPath: logPath))
-        let authorityServer = HTTPServer(logger: authorityLog) { request in try await authoritySlot.respond(to: request) }
+        let authorityServer = HTTPServer(logger: authorityLog) { request in try await authoritySlot.router().respond(to: request) }
         try authorityServer.start()
         guard let authorityURL = authorityServer.baseURL else { throw DemoError("the authority has no address") }
         let issuer = Self.trimmed(authorityURL.absoluteString)
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer, pollInterval: 1), store: store,
+        let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer, pollInterval: 1, callbackDestinations: .any), store: store,
                                   keys: try AuthorityKeys(derivingFrom: SymmetricKey(size: .bits256)))
         try await authority.prepareSigningKeys()
         guard let adminKey = try await authority.bootstrapAdminKey() else { throw DemoError("no admin key was created") }
@@ -127,8 +116,8 @@ final class DemoRun: Sendable {
 
         // 3. The application's endpoints (the relying party is configured once its client id exists).
         step("application: delivery endpoint")
-        let applicationSlot = DemoRouterSlot()
-        let applicationServer = HTTPServer(logger: .disabled) { request in try await applicationSlot.respond(to: request) }
+        let applicationSlot = RouterSlot()
+        let applicationServer = HTTPServer(logger: .disabled) { request in try await applicationSlot.router().respond(to: request) }
         try applicationServer.start()
         guard let applicationURL = applicationServer.baseURL else { throw DemoError("the application has no address") }
         let deliveryURL = URL(string: Self.trimmed(applicationURL.absoluteString) + "/faceseal/delivery")!
@@ -149,7 +138,7 @@ final class DemoRun: Sendable {
         return try outcome.get()
     }
 
-    private func runWithServers(root: URL, engine: DeviceFaceEngine, issuer: String, adminKey: String, applicationSlot: DemoRouterSlot,
+    private func runWithServers(root: URL, engine: DeviceFaceEngine, issuer: String, adminKey: String, applicationSlot: RouterSlot,
                                 deliveryURL: URL, photos: (enrol: [String], approve: [String], impostor: String)) async throws -> Bool {
         let (enrolPhotos, approvalPhotos, photoB) = photos
         // 4. Management API.

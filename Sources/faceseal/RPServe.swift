@@ -109,10 +109,10 @@ enum RPServe {
         }
 
         // The web page needs the public URL for its redirect URI, which is known once the port is bound.
-        let web = WebBox()
-        router.get("/") { request in try await web.respond(request) }
-        router.get("/signin") { request in try await web.respond(request) }
-        router.get(RPWeb.callbackPath) { request in try await web.respond(request) }
+        let web = RouterSlot()
+        router.get("/") { request in try await web.router().respond(to: request) }
+        router.get("/signin") { request in try await web.router().respond(to: request) }
+        router.get(RPWeb.callbackPath) { request in try await web.router().respond(to: request) }
 
         let server = HTTPServer(configuration: .init(host: host, port: port, maxBodySize: DeliveryVerifier.maxEnvelopeBytes), router: router)
         try server.start()
@@ -214,18 +214,6 @@ enum RPServeError: Error, CustomStringConvertible {
         case .notBound: "The server did not bind its port."
         case .cannotWrite(let path): "Cannot write \(path)."
         }
-    }
-}
-
-/// The web page's routes, set once the server's port (and so the redirect URI) is known.
-final class WebBox: Sendable {
-    private let router = Mutex<Router?>(nil)
-
-    func set(_ value: Router) { router.withLock { $0 = value } }
-
-    func respond(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let current = router.withLock({ $0 }) else { throw HTTPError.notFound }
-        return try await current.respond(to: request)
     }
 }
 

@@ -80,7 +80,8 @@ enum Serve {
                                                  masterKeyFile: options.masterKeyFile, server: server, issuer: options.issuer,
                                                  rateLimits: options.rateLimits, drainTime: .seconds(options.drainSeconds),
                                                  adminPort: options.adminPort,
-                                                 log: .standardError(level: options.logLevel, format: options.logFormat))
+                                                 log: .standardError(level: options.logLevel, format: options.logFormat),
+                                                 callbackDestinations: options.callbackDestinations)
         try await AuthorityService.run(settings) { line in
             // At once, one line each: a supervisor reads the listening URL from standard output.
             FileHandle.standardOutput.write(Data((line + "\n").utf8))

@@ -79,6 +79,13 @@ import Testing
         #expect(throws: ServeConfigurationError.self) { try ServeConfiguration.resolve(flags: ["client-auth-failures": "5/30/x"]) }
     }
 
+    @Test func callbackDestinationsArePublicUnlessSaid() throws {
+        #expect(try ServeConfiguration.resolve().0.callbackDestinations == .publicOnly)
+        #expect(try ServeConfiguration.resolve(flags: ["callback-destinations": "any"]).0.callbackDestinations == .any)
+        #expect(try ServeConfiguration.resolve(flags: ["callback-destinations": "public"]).0.callbackDestinations == .publicOnly)
+        #expect(throws: ServeConfigurationError.self) { try ServeConfiguration.resolve(flags: ["callback-destinations": "private"]) }
+    }
+
     @Test(arguments: [
         ("port = 9000\nport = 9001\n", "f.conf:2: port is already set on line 1."),
         ("port 9000\n", "f.conf:1: expected key = value."),

@@ -9,24 +9,9 @@ struct CLIRun: Sendable {
     let stdout: String
     let stderr: String
 
-    /// The package's root directory.
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// The `faceseal` executable of this build: beside the test bundle, else in `.build/debug`.
-    static var binary: String {
-        get throws {
-            let candidates = [
-                URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("faceseal").path,
-                packageRoot.appendingPathComponent(".build/debug/faceseal").path,
-            ]
-            return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0) },
-                                "the faceseal binary is not built (swift build --build-tests builds it)")
-        }
-    }
-
     /// Runs `faceseal <arguments>` to its end with `PATH` plus `environment` (and `HOME`, for the asset cache).
     static func faceseal(_ arguments: [String], environment: [String: String] = [:]) async throws -> CLIRun {
-        try await run(try binary, arguments, environment: environment)
+        try await run(try FacesealBinary.path, arguments, environment: environment)
     }
 
     /// Runs `/bin/sh -c script` to its end.

@@ -24,7 +24,7 @@ import Testing
 
     /// The walkthrough's lines, continuation lines joined.
     static func walkthrough() throws -> [String] {
-        let readme = try String(contentsOf: CLIRun.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: FacesealBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let marker = try #require(readme.range(of: "<!-- walkthrough -->"), "README.md has no <!-- walkthrough --> marker")
         let after = readme[marker.upperBound...]
         let open = try #require(after.range(of: "```sh\n"))
@@ -111,7 +111,7 @@ final class Walkthrough: Sendable {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-walkthrough-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let binDirectory = URL(fileURLWithPath: try CLIRun.binary).deletingLastPathComponent().path
+        let binDirectory = URL(fileURLWithPath: try FacesealBinary.path).deletingLastPathComponent().path
         var variables = ["PATH": "\(binDirectory):/usr/bin:/bin", "HOME": FileManager.default.homeDirectoryForCurrentUser.path]
         variables["FACESEAL_CACHE"] = ProcessInfo.processInfo.environment["FACESEAL_CACHE"]
         environment = Mutex(variables)

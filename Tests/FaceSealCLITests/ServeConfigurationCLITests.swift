@@ -1,3 +1,4 @@
+import FaceSealTestSupport
 import Foundation
 import Testing
 
@@ -57,7 +58,7 @@ import Testing
     }
 
     @Test func theSystemdUnitsExecStartParsesWithTheSampleConfiguration() async throws {
-        let deploy = CLIRun.packageRoot.appendingPathComponent("deploy")
+        let deploy = FacesealBinary.packageRoot.appendingPathComponent("deploy")
         let unit = try String(contentsOf: deploy.appendingPathComponent("faceseal.service"), encoding: .utf8)
         let lines = unit.split(separator: "\n").map(String.init)
         for directive in ["DynamicUser=yes", "StateDirectory=faceseal", "ConfigurationDirectory=faceseal", "ProtectSystem=strict",

@@ -1,6 +1,7 @@
 import Foundation
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealTestSupport
 import FaceSealWire
 import Synchronization
 import Testing
@@ -20,16 +21,6 @@ extension RelyingPartyError {
 @Suite struct AuthorityIntegrationTests {
     static let secret = "rp-integration-secret-0123456789"
     static let email = "ada@example.com"
-
-    /// Holds the router set once the port (and so the issuer) is known.
-    final class RouterSlot: Sendable {
-        private let slot = Mutex<Router?>(nil)
-        func set(_ router: Router) { slot.withLock { $0 = router } }
-        func respond(_ request: HTTPRequest) async throws -> HTTPResponse {
-            guard let router = slot.withLock({ $0 }) else { throw HTTPError.unavailable }
-            return try await router.respond(to: request)
-        }
-    }
 
     /// Advances the authority's clock instead of sleeping.
     struct StoreClockSleeper: RelyingPartySleeper {
@@ -88,10 +79,8 @@ extension RelyingPartyError {
         defer { try? FileManager.default.removeItem(at: directory) }
         let clock = ManualStoreClock(Date(timeIntervalSince1970: 1_800_000_000))
         // In ping mode the application's endpoints are served for real, so the authority can call back.
-        let rpSlot = RouterSlot()
-        let rpServer = HTTPServer(logger: .disabled) { request in try await rpSlot.respond(request) }
-        try rpServer.start()
-        let pingURL = URL(string: rpServer.baseURL!.absoluteString + "/faceseal/ping")!
+        let rpServer = try LoopbackServer()
+        let pingURL = rpServer.url("/faceseal/ping")
         let store = try await SQLAuthorityStore.open(.sqlite(path: directory.appendingPathComponent("authority.sqlite").path), clock: clock)
         _ = try await store.createTenant(TenantRecord(id: "acme", name: "Acme"))
         _ = try await store.createApplication(ApplicationRecord(
@@ -107,14 +96,8 @@ extension RelyingPartyError {
             userPresentKey: NewDeviceKey(keyID: "k-present", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"c","y":"d"}"#),
             initialFaceToken: World.faceToken(generation: 1)))
 
-        let slot = RouterSlot()
-        let server = HTTPServer(logger: .disabled) { request in try await slot.respond(request) }
-        try server.start()
-        let issuer = server.baseURL!
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer.absoluteString), store: store,
-                                  keys: try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)),
-                                  clock: { clock.now() })
-        slot.set(authority.makeRouter())
+        let server = try LoopbackAuthority.start(store: store, clock: { clock.now() })
+        let issuer = server.baseURL
         let pins = InMemoryKeyPinStore()
         let configuration = RelyingPartyConfiguration(
             issuer: issuer, clientID: "rp", authentication: authentication ?? .clientSecretBasic(secret: SecretBytes(Array(Self.secret.utf8))),
@@ -124,8 +107,8 @@ extension RelyingPartyError {
         let rp = RelyingParty(configuration: configuration, keyPins: pins)
         var rpRouter = Router()
         rp.mount(on: &rpRouter)
-        rpSlot.set(rpRouter)
-        var world = World(rp: rp, authority: authority, store: store, clock: clock, device: try TestDevice(), pins: pins)
+        rpServer.serve(rpRouter)
+        var world = World(rp: rp, authority: server.authority, store: store, clock: clock, device: try TestDevice(), pins: pins)
         do {
             try await body(&world)
         } catch {

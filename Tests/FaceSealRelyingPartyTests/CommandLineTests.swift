@@ -15,14 +15,6 @@ import Testing
     static let secret = "rp-cli-secret-0123456789"
     static let email = "grace@example.com"
 
-    /// The `faceseal` binary built with these tests: beside the test bundle, else in the package's `.build/debug`.
-    static var binary: URL {
-        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("faceseal")
-        if FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build/debug/faceseal")
-    }
-
     /// A child process whose standard output arrives line by line.
     final class Child: Sendable {
         let process: SpawnedProcess
@@ -30,7 +22,7 @@ import Testing
 
         init(_ arguments: [String]) throws {
             // posix_spawn, not Foundation.Process (see SpawnedProcess).
-            let process = try SpawnedProcess(binary: CommandLineTests.binary.path, arguments: arguments)
+            let process = try SpawnedProcess(binary: try FacesealBinary.path, arguments: arguments)
             let (stream, continuation) = AsyncStream.makeStream(of: String.self)
             let reader = process.output
             // A plain thread does the blocking reads, so no concurrency-pool thread waits on the pipe.
@@ -67,7 +59,6 @@ import Testing
     }
 
     @Test func serveAndRequestPrintWhatTheyVerified() async throws {
-        #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build the faceseal product first (swift build --build-tests)")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rp-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -90,13 +81,8 @@ import Testing
             ambientKey: NewDeviceKey(keyID: "k9-ambient", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"a","y":"b"}"#),
             userPresentKey: NewDeviceKey(keyID: "k9-present", publicKeyJWK: #"{"kty":"EC","crv":"P-256","x":"c","y":"d"}"#),
             initialFaceToken: token(1)))
-        let slot = AuthorityIntegrationTests.RouterSlot()
-        let server = HTTPServer(logger: .disabled) { request in try await slot.respond(request) }
-        try server.start()
-        let issuer = server.baseURL!.absoluteString
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: issuer, pollInterval: 1), store: store,
-                                  keys: try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256)))
-        slot.set(authority.makeRouter())
+        let server = try LoopbackAuthority.start(store: store, configuration: AuthorityConfiguration(issuer: "", pollInterval: 1, callbackDestinations: .any))
+        let issuer = server.baseURL.absoluteString
 
         // The sample application.
         let secretFile = directory.appendingPathComponent("secret")

@@ -71,3 +71,36 @@ import Testing
         #expect(DeviceErrorCode.deviceKeyRevoked.removesKey && !DeviceErrorCode.staleToken.removesKey)
     }
 }
+
+/// Messages are parsed once, strictly: what one reader accepts, every reader reads the same way.
+@Suite struct StrictWireParsingTests {
+    @Test func aRepeatedMemberIsRefusedWhereverItIs() {
+        #expect(throws: WireError.malformed("expected a JSON object")) {
+            try AbortRequest.decode(Array(#"{"reason":"user_cancelled","reason":"attempts_exhausted"}"#.utf8))
+        }
+        #expect(throws: WireError.malformed("not valid JSON")) {
+            try WireJSON.decode([String: [String: Int]].self, from: Array(#"{"a":{"b":1,"b":2}}"#.utf8), limit: 100)
+        }
+    }
+
+    @Test func integersComeOnlyFromIntegerLiteralsThatFit() throws {
+        #expect(try WireJSON.decode([Int].self, from: Array("[1,-2,9223372036854775807]".utf8), limit: 100) == [1, -2, .max])
+        for text in ["[1.0]", "[1e2]", "[9223372036854775808]", "[true]", "[\"1\"]"] {
+            #expect(throws: WireError.self) { try WireJSON.decode([Int].self, from: Array(text.utf8), limit: 100) }
+        }
+        #expect(throws: WireError.self) { try WireJSON.decode([UInt8].self, from: Array("[256]".utf8), limit: 100) }
+        #expect(try WireJSON.decode([Double].self, from: Array("[1, 0.5, -2e3]".utf8), limit: 100) == [1, 0.5, -2000])
+    }
+
+    @Test func pathsNameTheFieldThatFailed() {
+        struct Inner: Decodable { let count: Int }
+        struct Outer: Decodable { let items: [Inner]; let label: String? }
+        #expect(throws: WireError.invalidValue(field: "items.1.count", reason: "wrong type")) {
+            try WireJSON.decode(Outer.self, from: Array(#"{"items":[{"count":1},{"count":"x"}]}"#.utf8), limit: 100)
+        }
+        #expect(throws: WireError.missingField("items.0.count")) {
+            try WireJSON.decode(Outer.self, from: Array(#"{"items":[{}]}"#.utf8), limit: 100)
+        }
+        #expect((try? WireJSON.decode(Outer.self, from: Array(#"{"items":[],"label":null}"#.utf8), limit: 100))?.label == nil)
+    }
+}

@@ -73,10 +73,15 @@ enum WebhookSecretSeal {
 /// Deliveries live in this process: a restart drops the ones still retrying (the outbox still has the link).
 final class WebhookPushSender: PushSender {
     let policy: WebhookPolicy
-    private let client = HTTPClient(configuration: HTTPClient.Configuration(maxResponseBodySize: 4096, maxConnectionsPerHost: 4))
+    private let client: HTTPClient
     private let running = Mutex<(next: UInt64, tasks: [UInt64: Task<Void, Never>])>((0, [:]))
 
-    init(policy: WebhookPolicy) { self.policy = policy }
+    /// A sender connecting to `destinations` (`AuthorityConfiguration.callbackDestinations`).
+    init(policy: WebhookPolicy, destinations: HTTPClient.Destinations) {
+        self.policy = policy
+        client = HTTPClient(configuration: HTTPClient.Configuration(maxResponseBodySize: 4096, maxConnectionsPerHost: 4,
+                                                                    destinations: destinations))
+    }
 
     func push(_ push: LinkPush, from authority: Authority) async throws {
         // Never fails the backchannel request: the request is stored and in the outbox already.
@@ -116,6 +121,8 @@ final class WebhookPushSender: PushSender {
         case delivered(status: Int)
         case retryable(reason: String)
         case refused(status: Int)
+        /// The endpoint resolved to no public address while the authority sends to public ones only.
+        case destinationNotPublic
     }
 
     private func deliver(_ delivery: Delivery, from authority: Authority) async {
@@ -134,6 +141,10 @@ final class WebhookPushSender: PushSender {
             case .refused(let status):
                 authority.metrics.webhookAttempt(.failed)
                 await finish(delivery, authority, attempts: attempt, outcome: "refused", status: status)
+                return
+            case .destinationNotPublic:
+                authority.metrics.webhookAttempt(.failed)
+                await finish(delivery, authority, attempts: attempt, outcome: "destination_not_public", status: nil)
                 return
             case .retryable(let reason):
                 guard attempt < policy.maxAttempts else {
@@ -172,6 +183,8 @@ final class WebhookPushSender: PushSender {
             case 408, 425, 429, 500...599: return .retryable(reason: "HTTP \(status)")
             default: return .refused(status: status)
             }
+        } catch .destinationNotPublic {
+            return .destinationNotPublic
         } catch {
             return .retryable(reason: error.description)
         }

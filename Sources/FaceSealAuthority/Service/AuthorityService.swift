@@ -34,12 +34,14 @@ public final class AuthorityService: Sendable {
         public var adminPort: Int?
         /// Where events and request lines go.
         public var log: EventLog
+        /// Where ping callbacks and webhook pushes may connect.
+        public var callbackDestinations: HTTPClient.Destinations
 
         /// Settings; everything after `dataDirectory` has a default.
         public init(dataDirectory: String, database: String? = nil, masterKeyFile: String? = nil,
                     server: HTTPServer.Configuration = HTTPServer.Configuration(), issuer: String? = nil,
                     rateLimits: RateLimits = RateLimits(), drainTime: Duration = .seconds(10), adminPort: Int? = nil,
-                    log: EventLog = .standardError()) {
+                    log: EventLog = .standardError(), callbackDestinations: HTTPClient.Destinations = .publicOnly) {
             self.dataDirectory = dataDirectory
             self.database = database
             self.masterKeyFile = masterKeyFile
@@ -49,6 +51,7 @@ public final class AuthorityService: Sendable {
             self.drainTime = drainTime
             self.adminPort = adminPort
             self.log = log
+            self.callbackDestinations = callbackDestinations
         }
     }
 
@@ -124,7 +127,8 @@ public final class AuthorityService: Sendable {
         var admin: HTTPServer?
         do {
             authority = Authority(configuration: AuthorityConfiguration(issuer: settings.issuer ?? baseURL.absoluteString,
-                                                                        rateLimits: settings.rateLimits, log: settings.log),
+                                                                        rateLimits: settings.rateLimits, log: settings.log,
+                                                                        callbackDestinations: settings.callbackDestinations),
                                   store: store, keys: try AuthorityKeys(derivingFrom: masterKey))
             try await authority.prepareSigningKeys()
             await authority.wakeOnLinksQueuedElsewhere()

@@ -67,7 +67,7 @@ import Glibc
 
     /// Runs `faceseal bench <command> --database <backend> <arguments>`; its exit status and output.
     static func bench(_ backend: StoreBackend, _ arguments: [String], command: String = "authority") async throws -> (Int32, String) {
-        let binary = try #require(AdminCLI.binary, "the faceseal binary is not built (swift build --build-tests builds it)")
+        let binary = try FacesealBinary.path
         var variables: [String: String] = [:]
         if backend == .postgres {
             guard let url = StoreBackend.postgresURL else { throw StoreTestSetupError.postgresNotConfigured }
@@ -78,7 +78,7 @@ import Glibc
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
-                    let child = try SpawnedProcess(binary: binary.path, arguments: arguments, environment: environment)
+                    let child = try SpawnedProcess(binary: binary, arguments: arguments, environment: environment)
                     let text = String(decoding: child.output.readDataToEndOfFile(), as: UTF8.self)
                     let errors = String(decoding: child.errors.readDataToEndOfFile(), as: UTF8.self)
                     return (child.wait(), text + errors)

@@ -21,10 +21,10 @@ import Glibc
 
     /// Runs `faceseal serve <arguments>`; once it prints its URL, GETs discovery (and `probe`) and sends SIGTERM.
     static func serve(_ arguments: [String], probe: String? = nil) async throws -> Run {
-        let binary = try #require(AdminCLI.binary, "the faceseal binary is not built (swift build --build-tests builds it)")
+        let binary = try FacesealBinary.path
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try runServe(binary: binary.path, arguments: ["serve"] + arguments, probe: probe) })
+                continuation.resume(with: Result { try runServe(binary: binary, arguments: ["serve"] + arguments, probe: probe) })
             }
         }
     }

@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Testing
@@ -20,30 +21,31 @@ struct TestApplication {
         FormParameters((pairs + [("client_id", clientID), ("client_secret", secret)]).map { FormParameters.Item(name: $0.0, value: $0.1) })
     }
 
+    /// This application's client of `harness` (`client_secret_post`).
+    static func client(_ harness: AuthorityHarness) -> ApplicationHarness {
+        ApplicationHarness(authority: harness.baseURL, clientID: clientID, secret: secret, authentication: .post)
+    }
+
     /// Starts a ceremony (`sign`) or a sign-in for `user-1`; answers the `auth_req_id`.
     static func start(_ harness: AuthorityHarness, ceremony: Bool) async throws -> String {
         var pairs = [("scope", "openid"), ("login_hint", "user-1@example.com"), ("client_notification_token", "bearer-token-1")]
         if ceremony {
             pairs += [("pki_kind", "sign"), ("pki_data", Base64URL.encode(Array("invoice 114".utf8))), ("binding_message", "Sign invoice 114")]
         }
-        let response = try await harness.client.send(.form(url: harness.url(CIBAPaths.backchannel), form: form(pairs)))
+        let response = try await client(harness).backchannel(pairs)
         guard response.status.code == 200 else { throw TestDeviceError.refused(response.status.code, nil) }
         return try BackchannelAuthenticationResponse.decode(response.body).authReqId
     }
 
     /// One token request's error answer (nil for a success).
     static func tokenError(_ harness: AuthorityHarness, _ authReqID: String) async throws -> OAuthErrorResponse? {
-        let response = try await harness.client.send(.form(url: harness.url(CIBAPaths.token), form: form([
-            ("grant_type", CIBANames.grantType), ("auth_req_id", authReqID),
-        ])))
+        let response = try await client(harness).token(authReqID)
         return response.status.code == 200 ? nil : try OAuthErrorResponse.decode(response.body)
     }
 
     /// One token request: the error code, or the ID token.
     static func token(_ harness: AuthorityHarness, _ authReqID: String) async throws -> (error: String?, idToken: String?) {
-        let response = try await harness.client.send(.form(url: harness.url(CIBAPaths.token), form: form([
-            ("grant_type", CIBANames.grantType), ("auth_req_id", authReqID),
-        ])))
+        let response = try await client(harness).token(authReqID)
         if response.status.code == 200 { return (nil, try TokenResponse.decode(response.body).idToken) }
         return (try OAuthErrorResponse.decode(response.body).error.rawValue, nil)
     }

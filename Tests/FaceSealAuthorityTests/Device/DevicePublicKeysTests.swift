@@ -1,4 +1,5 @@
 import FaceSealCrypto
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Testing

@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Testing

@@ -11,16 +11,6 @@ struct AdminCLI {
     let harness: AuthorityHarness
     let keyFile: String
 
-    /// The `faceseal` executable of this build.
-    static var binary: URL? {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("faceseal"),
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent(".build/debug/faceseal"),
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
-
     struct Result {
         let status: Int32
         let stdout: String
@@ -30,7 +20,7 @@ struct AdminCLI {
 
     /// `faceseal admin --url <authority> --api-key-file <file> <arguments>`.
     func admin(_ arguments: [String], keyFile: String? = nil, environment: [String: String] = [:], useKeyFile: Bool = true) async throws -> Result {
-        let binary = try #require(Self.binary, "the faceseal binary is not built (swift build --build-tests builds it)")
+        let binary = try FacesealBinary.path
         var full = ["admin", "--url", harness.baseURL.absoluteString]
         if useKeyFile { full += ["--api-key-file", keyFile ?? self.keyFile] }
         full += arguments
@@ -40,7 +30,7 @@ struct AdminCLI {
                 // posix_spawn, not Foundation.Process: see SpawnedProcess.
                 let process: SpawnedProcess
                 do {
-                    process = try SpawnedProcess(binary: binary.path, arguments: command, environment: environment)
+                    process = try SpawnedProcess(binary: binary, arguments: command, environment: environment)
                 } catch {
                     continuation.resume(throwing: error)
                     return

@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealTestSupport
 import Foundation
 import Testing
 @testable import FaceSealAuthority

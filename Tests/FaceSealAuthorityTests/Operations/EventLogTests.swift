@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Testing
@@ -9,19 +10,7 @@ import Testing
 struct EventLogTests {
     /// The server logs through the authority's log, as `faceseal serve` does.
     private func withLoggedAuthority(_ backend: StoreBackend, _ log: EventLog, _ body: (AuthorityHarness) async throws -> Void) async throws {
-        try await withAuthority(backend, configure: { $0.log = log }) { harness in
-            let server = HTTPServer(logger: log.requestLogger, router: harness.authority.makeRouter())
-            try server.start()
-            let served = AuthorityHarness(authority: harness.authority, store: harness.store, clock: harness.clock,
-                                          baseURL: try #require(server.baseURL), client: harness.client)
-            do {
-                try await body(served)
-            } catch {
-                await server.stop()
-                throw error
-            }
-            await server.stop()
-        }
+        try await withAuthority(backend, logger: log.requestLogger, configure: { $0.log = log }, body)
     }
 
     @Test("JSON lines carry the request id of the X-Request-Id header; bearers in paths and form secrets never appear",

@@ -22,8 +22,8 @@ import Glibc
     }
 
     private static func run(_ arguments: [String]) throws -> Observed {
-        let binary = try #require(AdminCLI.binary, "the faceseal binary is not built (swift build --build-tests builds it)")
-        let child = try SpawnedProcess(binary: binary.path, arguments: ["serve"] + arguments)
+        let binary = try FacesealBinary.path
+        let child = try SpawnedProcess(binary: binary, arguments: ["serve"] + arguments)
         var output = Data()
         while !String(decoding: output, as: UTF8.self).contains("listening on") {
             let chunk = child.output.availableData

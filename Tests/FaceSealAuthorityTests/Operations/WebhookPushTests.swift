@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Synchronization
@@ -184,6 +185,32 @@ struct WebhookPushTests {
             #expect(events.contains { $0.kind == "webhook.delivered" })
         }
         await flaky.stop()
+    }
+
+    @Test("under public-only callback destinations (the default) an endpoint on an internal address is never contacted, and that is audited",
+          arguments: StoreBackend.underTest)
+    func internalDestinationsAreNeverContacted(backend: StoreBackend) async throws {
+        let receiver = try WebhookReceiver(answering: [200])
+        try await withManagement(backend, configure: {
+            $0.webhooks = WebhookPolicy(allowsLoopbackHTTP: true)
+            $0.callbackDestinations = .publicOnly
+        }) { admin in
+            let harness = admin.harness
+            #expect(harness.authority.notificationClient.configuration.destinations == .publicOnly)
+            try await seedDeviceWorld(harness)
+            try await TestApplication.register(harness)
+            _ = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
+            try await admin.expect(200, .put, "/tenants/acme/webhook", body: #"{"url":"\#(receiver.url)"}"#)
+            _ = try await TestApplication.start(harness, ceremony: false)
+            await harness.authority.webhookSender.finishDeliveries()
+            #expect(receiver.requests.isEmpty)
+            let events = try await harness.store.auditEvents(tenantID: "acme", beforeSequence: nil, limit: 50)
+            let failed = try #require(events.first { $0.kind == "webhook.failed" })
+            let detail = try JSONValue.parse(Array(failed.detailJSON.utf8))
+            #expect(detail["outcome"]?.stringValue == "destination_not_public")
+            #expect(detail["attempts"]?.doubleValue == 1)
+        }
+        await receiver.stop()
     }
 
     @Test("only https endpoints on non-loopback hosts, unless the development switch allows http on loopback",

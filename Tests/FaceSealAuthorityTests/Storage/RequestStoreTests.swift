@@ -1,3 +1,4 @@
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Testing

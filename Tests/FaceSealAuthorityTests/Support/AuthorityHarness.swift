@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealTestSupport
 import Foundation
 import Testing
 @testable import FaceSealAuthority
@@ -16,44 +17,26 @@ struct AuthorityHarness: Sendable {
     func url(_ path: String) -> URL { URL(string: baseURL.absoluteString + path)! }
 }
 
-/// Runs `body` against a started authority on `backend`; stops the server and removes the database after.
+/// Runs `body` against a started authority on `backend` (its requests logged to `logger`); stops the server and
+/// removes the database after.
 func withAuthority(
     _ backend: StoreBackend,
+    logger: RequestLogger = .disabled,
     configure: (inout AuthorityConfiguration) -> Void = { _ in },
     _ body: (AuthorityHarness) async throws -> Void
 ) async throws {
     try await withStore(backend) { store, clock in
-        var configuration = AuthorityConfiguration(issuer: "http://127.0.0.1")
+        var configuration = AuthorityConfiguration(issuer: "http://127.0.0.1", callbackDestinations: .any)
         configure(&configuration)
-        let keys = try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
-        // The issuer must be the served URL, so the router is built after the port is known.
-        let box = RouterBox()
-        let server = HTTPServer(logger: .disabled) { request in try await box.router().respond(to: request) }
-        try server.start()
-        let baseURL = server.baseURL!
-        configuration.issuer = baseURL.absoluteString
-        let authority = Authority(configuration: configuration, store: store, keys: keys, clock: { clock.now() })
-        box.set(authority.makeRouter())
-        let harness = AuthorityHarness(authority: authority, store: store, clock: clock, baseURL: baseURL, client: HTTPClient())
+        let served = try LoopbackAuthority.start(store: store, configuration: configuration, logger: logger, clock: { clock.now() })
+        let harness = AuthorityHarness(authority: served.authority, store: store, clock: clock, baseURL: served.baseURL, client: HTTPClient())
         do {
             try await body(harness)
         } catch {
-            await server.stop()
+            await served.stop()
             throw error
         }
-        await server.stop()
-    }
-}
-
-import Synchronization
-
-/// Holds the router that is set once the server's port is known.
-final class RouterBox: Sendable {
-    private let slot = Mutex<Router?>(nil)
-    func set(_ router: Router) { slot.withLock { $0 = router } }
-    func router() throws -> Router {
-        guard let router = slot.withLock({ $0 }) else { throw HTTPServerError.invalidConfiguration("router not set") }
-        return router
+        await served.stop()
     }
 }
 

@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Testing
@@ -82,10 +83,8 @@ struct TestBrowser {
 
     /// `POST /token` with the CIBA grant for `authReqID`: the error code (nil for success).
     func redeemAsCIBA(_ authReqID: String) async throws -> String? {
-        let form = FormParameters([
-            ("grant_type", CIBANames.grantType), ("auth_req_id", authReqID), ("client_id", Self.clientID), ("client_secret", Self.secret),
-        ].map { FormParameters.Item(name: $0.0, value: $0.1) })
-        let response = try await harness.client.send(.form(url: harness.url(CIBAPaths.token), form: form))
+        let response = try await ApplicationHarness(authority: harness.baseURL, clientID: Self.clientID, secret: Self.secret,
+                                                    authentication: .post).token(authReqID)
         return response.status.code == 200 ? nil : try OAuthErrorResponse.decode(response.body).error.rawValue
     }
 

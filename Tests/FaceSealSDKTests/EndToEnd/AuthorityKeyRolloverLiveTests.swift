@@ -1,5 +1,6 @@
 @testable import FaceSealAuthority
 import FaceSealCrypto
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Testing
@@ -26,8 +27,8 @@ import Testing
         try #require(e.device.pin.currentKey()).rawRepresentation.map { $0 }
     }
 
-    @Test(arguments: LiveBackend.underTest)
-    func aDeviceFollowsTheRolloverAndKeepsWorking(_ backend: LiveBackend) async throws {
+    @Test(arguments: StoreBackend.underTest)
+    func aDeviceFollowsTheRolloverAndKeepsWorking(_ backend: StoreBackend) async throws {
         let e = try await Enrolled.make(backend: backend)
         defer { Task { await e.system.stop() } }
         let k0 = try Self.pinnedKey(e)

@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealFace
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Testing
@@ -21,8 +22,8 @@ import Testing
     }
 
     @Test("a key of the user's other application never approves a request, also after that application's enrolment ended",
-          arguments: LiveBackend.underTest)
-    func anotherApplicationsKeyNeverActs(backend: LiveBackend) async throws {
+          arguments: StoreBackend.underTest)
+    func anotherApplicationsKeyNeverActs(backend: StoreBackend) async throws {
         let e = try await Enrolled.make(backend: backend)
         defer { Task { await e.system.stop() } }
         let payroll = try await e.system.createApplication(label: "Acme Payroll")
@@ -41,8 +42,8 @@ import Testing
         #expect(e.authn.keys == [e.key], "the billing key stays; only the revoked payroll key is dropped")
     }
 
-    @Test("one user-presence prompt covers the download, a mismatch report and the completion", arguments: LiveBackend.underTest)
-    func onePromptPerApproval(backend: LiveBackend) async throws {
+    @Test("one user-presence prompt covers the download, a mismatch report and the completion", arguments: StoreBackend.underTest)
+    func onePromptPerApproval(backend: StoreBackend) async throws {
         let e = try await Enrolled.make(backend: backend)
         defer { Task { await e.system.stop() } }
         let request = try await e.request("public_keys")
@@ -60,8 +61,8 @@ import Testing
     }
 
     @Test("a stricter tenant policy reaches an existing token: liveness and threshold now, and in the rotated header",
-          arguments: LiveBackend.underTest)
-    func aStricterPolicyReachesTheToken(backend: LiveBackend) async throws {
+          arguments: StoreBackend.underTest)
+    func aStricterPolicyReachesTheToken(backend: StoreBackend) async throws {
         let verifier = FakeFaceVerifier()
         let e = try await Enrolled.make(policy: LiveSystem.Policy(livenessRequired: false), backend: backend, faceVerifier: verifier,
                                         tokenLiveness: false)
@@ -86,8 +87,8 @@ import Testing
     }
 
     @Test("the authority counts the attempts: a new flow on the same link goes on from what is left, and the last mismatch denies at once",
-          arguments: LiveBackend.underTest)
-    func theAttemptsBudgetIsTheAuthoritys(backend: LiveBackend) async throws {
+          arguments: StoreBackend.underTest)
+    func theAttemptsBudgetIsTheAuthoritys(backend: StoreBackend) async throws {
         let e = try await Enrolled.make(backend: backend)
         defer { Task { await e.system.stop() } }
         let request = try await e.request("sign", data: Array("invoice".utf8))
@@ -112,8 +113,8 @@ import Testing
         #expect(token.body["error_description"] as? String == "attempts_exhausted")
     }
 
-    @Test("liveness and capture-quality failures have their own budget, counted the same way", arguments: LiveBackend.underTest)
-    func theCaptureRetryBudget(backend: LiveBackend) async throws {
+    @Test("liveness and capture-quality failures have their own budget, counted the same way", arguments: StoreBackend.underTest)
+    func theCaptureRetryBudget(backend: StoreBackend) async throws {
         let e = try await Enrolled.make(backend: backend)
         defer { Task { await e.system.stop() } }
         try await e.system.manage("PATCH", "/tenants/acme/policy", ["capture_retries_max": 2])
@@ -132,8 +133,8 @@ import Testing
     }
 
     @Test("a declined sign-in reaches the application at once: cancelLogin(), and the spent password tries",
-          arguments: LiveBackend.underTest)
-    func aDeclinedSignInIsAccessDeniedAtOnce(backend: LiveBackend) async throws {
+          arguments: StoreBackend.underTest)
+    func aDeclinedSignInIsAccessDeniedAtOnce(backend: StoreBackend) async throws {
         let e = try await Enrolled.make(policy: LiveSystem.Policy(passwordMode: "required"), password: "open sesame", backend: backend)
         defer { Task { await e.system.stop() } }
         let declined = try await e.request()

@@ -9,7 +9,7 @@ import Testing
 @Suite("Browser end-to-end (Chromium, faceseal serve + rp serve + device)", .serialized)
 struct BrowserEndToEndTests {
     static var ready: Bool { WebDriver.available && ProcessEndToEndTests.assetsPresent }
-    static let artefacts = ProcessEndToEndTests.packageRoot.appendingPathComponent(".build/test-artefacts/browser")
+    static let artefacts = FacesealBinary.packageRoot.appendingPathComponent(".build/test-artefacts/browser")
 
     /// An authority with tenant `acme` (liveness off: still photos), application "Acme Web" served by `rp serve` with
     /// its callback registered, and user ada@example.com enrolled on a device from three photos of one person.
@@ -17,7 +17,7 @@ struct BrowserEndToEndTests {
         let binary: String
         let root: URL
         let issuer: String
-        let admin: Management
+        let admin: ManagementClient
         let clientID: String
         let secret: String
         let rpURL: String
@@ -27,7 +27,7 @@ struct BrowserEndToEndTests {
         let impostor: String
         let children: [ChildProcess]
 
-        init(binary: String, root: URL, issuer: String, admin: Management, clientID: String, secret: String, rpURL: String,
+        init(binary: String, root: URL, issuer: String, admin: ManagementClient, clientID: String, secret: String, rpURL: String,
              redirectURI: String, deviceDirectory: String, photos: [String], impostor: String, children: [ChildProcess]) {
             self.binary = binary
             self.root = root
@@ -44,7 +44,7 @@ struct BrowserEndToEndTests {
         }
 
         static func start() async throws -> World {
-            let binary = try await ProcessEndToEndTests.binary()
+            let binary = try FacesealBinary.path
             let photos = try ProcessEndToEndTests.photos("John_Salley")
             let impostor = try #require(try ProcessEndToEndTests.photos("John_Savage").first)
             try #require(photos.count >= 5, "run `make setup`: the johns photos are missing")
@@ -52,13 +52,9 @@ struct BrowserEndToEndTests {
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
             var children: [ChildProcess] = []
             do {
-                let dataDir = root.appendingPathComponent("authority").path
-                let serve = try ChildProcess.start(binary, ["serve", "--data-dir", dataDir, "--port", "0"])
-                children.append(serve)
-                let listening = try await serve.line(containing: "faceseal: listening on ", within: .seconds(60))
-                let issuer = String(listening.split(separator: " ").last ?? "")
-                let adminKey = try String(contentsOfFile: dataDir + "/admin-api-key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-                let admin = Management(baseURL: issuer, apiKey: adminKey)
+                let serve = try await AuthorityProcess.start(dataDirectory: root.appendingPathComponent("authority").path)
+                children.append(serve.process)
+                let (issuer, admin) = (serve.issuer, serve.management)
                 _ = try await admin.send(.post, "/tenants", [
                     "id": "acme", "name": "Acme",
                     "policy": ["attempts_max": 2, "liveness_required": false, "password_policy": ["mode": "none"]] as [String: Any],
@@ -169,7 +165,7 @@ struct BrowserEndToEndTests {
     func authlibCodeFlow() async throws {
         let python = ProcessEndToEndTests.cache.appendingPathComponent("python/bin/python").path
         try #require(FileManager.default.isExecutableFile(atPath: python), "run `make setup`: the Authlib environment is missing")
-        let script = ProcessEndToEndTests.packageRoot.appendingPathComponent("Tests/Interop/authlib_code_flow.py").path
+        let script = FacesealBinary.packageRoot.appendingPathComponent("Tests/Interop/authlib_code_flow.py").path
         let world = try await World.start()
         defer { world.stop() }
         let stateFile = world.root.appendingPathComponent("authlib-state.json").path
@@ -191,21 +187,18 @@ struct BrowserEndToEndTests {
     @Test("(c) the console: sign in, create an application, add and invite a user, see the device after enrolment, revoke it, see the audit entry",
           .enabled(if: ready, "needs Debian chromium + chromium-driver and the face assets (make setup)"), .timeLimit(.minutes(10)))
     func console() async throws {
-        let binary = try await ProcessEndToEndTests.binary()
+        let binary = try FacesealBinary.path
         let photos = try ProcessEndToEndTests.photos("John_Salley")
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-console-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        let dataDir = root.appendingPathComponent("authority").path
-        let serve = try ChildProcess.start(binary, ["serve", "--data-dir", dataDir, "--port", "0"])
+        let serve = try await AuthorityProcess.start(dataDirectory: root.appendingPathComponent("authority").path)
         defer {
-            serve.stop()
+            serve.process.stop()
             try? FileManager.default.removeItem(at: root)
         }
-        let listening = try await serve.line(containing: "faceseal: listening on ", within: .seconds(60))
-        let issuer = String(listening.split(separator: " ").last ?? "")
-        let adminKey = try String(contentsOfFile: dataDir + "/admin-api-key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let (issuer, adminKey) = (serve.issuer, serve.management.apiKey)
         // The tenant with still-photo policy; everything after this goes through the console.
-        _ = try await Management(baseURL: issuer, apiKey: adminKey).send(.post, "/tenants", [
+        _ = try await serve.management.send(.post, "/tenants", [
             "id": "acme", "name": "Acme", "policy": ["liveness_required": false, "password_policy": ["mode": "none"]] as [String: Any],
         ])
 

@@ -1,3 +1,4 @@
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Testing
@@ -14,8 +15,8 @@ import Testing
             .compactMap { $0["id"] as? String }
     }
 
-    @Test("the rotation hint of a signed error answer and of the outbox poll is taken", arguments: LiveBackend.underTest)
-    func theHintOfErrorsAndOutboxIsTaken(backend: LiveBackend) async throws {
+    @Test("the rotation hint of a signed error answer and of the outbox poll is taken", arguments: StoreBackend.underTest)
+    func theHintOfErrorsAndOutboxIsTaken(backend: StoreBackend) async throws {
         let e = try await Enrolled.make(backend: backend)
         defer { Task { await e.system.stop() } }
         let record = try await e.rotateBehindTheSDK().record

@@ -1,41 +1,31 @@
 @testable import FaceSealAuthority
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Synchronization
 import Testing
 @testable import FaceSealSDK
 
-/// The databases a live system can run on: SQLite always; PostgreSQL when a server is configured
-/// (`scripts/with-postgres.sh`), and always under CI, where a missing server must fail.
-enum LiveBackend: String, CustomTestStringConvertible, Sendable {
-    case sqlite, postgres
-
-    var testDescription: String { rawValue }
-    static var postgresURL: String? { ProcessInfo.processInfo.environment["FACESEAL_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 } }
-    static var underTest: [LiveBackend] {
-        postgresURL != nil || ProcessInfo.processInfo.environment["CI"]?.lowercased() == "true" ? [.sqlite, .postgres] : [.sqlite]
-    }
-}
-
 /// A real authority (SQLite in a temporary directory or a fresh PostgreSQL schema, its router on an ephemeral loopback port), set up
 /// through its management API, plus an application (CIBA client and delivery endpoint) and devices running the
 /// real SDK seams (HTTP authority client, delivery poster, face tokens, file vault with P-256 and AES-GCM).
 /// The face step is the fake verifier (these scenarios are about the flows; the engine has its own tests).
 final class LiveSystem: Sendable {
-    let authority: Authority
-    let server: HTTPServer
-    let baseURL: URL
+    let served: LoopbackAuthority
     let root: URL
-    let http = HTTPClient()
-    let adminKey: String
+    let management: ManagementClient
     let application: RelyingParty
     let tenant = "acme"
     /// The authority's clock: the real time plus a skew a test may advance (request expiry).
     let clock: SkewedClock
-    /// The PostgreSQL schema to drop at `stop()`, when on PostgreSQL.
-    let postgresSchema: (url: String, schema: String)?
+    /// The database, removed at `stop()`.
+    let database: ScratchDatabase
+
+    var authority: Authority { served.authority }
+    var baseURL: URL { served.baseURL }
+    var adminKey: String { management.apiKey }
 
     struct Policy {
         var algorithms = ["ML-DSA-65", "ML-KEM-768"]
@@ -46,46 +36,26 @@ final class LiveSystem: Sendable {
         var furtherDeviceApproval = "enrolled_device"
     }
 
-    private init(authority: Authority, server: HTTPServer, baseURL: URL, root: URL, adminKey: String, application: RelyingParty,
-                 clock: SkewedClock, postgresSchema: (url: String, schema: String)?) {
-        self.clock = clock
-        self.postgresSchema = postgresSchema
-        self.authority = authority
-        self.server = server
-        self.baseURL = baseURL
+    private init(served: LoopbackAuthority, root: URL, management: ManagementClient, application: RelyingParty, clock: SkewedClock,
+                 database: ScratchDatabase) {
+        self.served = served
         self.root = root
-        self.adminKey = adminKey
+        self.management = management
         self.application = application
+        self.clock = clock
+        self.database = database
     }
 
-    static func start(policy: Policy = Policy(), backend: LiveBackend = .sqlite) async throws -> LiveSystem {
+    static func start(policy: Policy = Policy(), backend: StoreBackend = .sqlite) async throws -> LiveSystem {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let clock = SkewedClock()
-        let location: StoreLocation
-        var postgresSchema: (url: String, schema: String)?
-        switch backend {
-        case .sqlite:
-            location = .sqlite(path: root.appendingPathComponent("authority.sqlite").path)
-        case .postgres:
-            guard let url = LiveBackend.postgresURL else { throw SetupError("FACESEAL_TEST_POSTGRES_URL is unset (use scripts/with-postgres.sh)") }
-            let schema = "e2e_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-            location = .postgres(url: url, poolSize: 8, schema: schema)
-            postgresSchema = (url, schema)
-        }
-        let store = try await SQLAuthorityStore.open(location, clock: clock)
-        let box = RouterSlot()
-        let server = HTTPServer(logger: .disabled) { request in try await box.router().respond(to: request) }
-        try server.start()
-        let baseURL = try #require(server.baseURL)
-        let keys = try AuthorityKeys(deviceKey: Curve25519.Signing.PrivateKey(), masterKey: SymmetricKey(size: .bits256))
-        let authority = Authority(configuration: AuthorityConfiguration(issuer: baseURL.absoluteString), store: store, keys: keys,
-                                  clock: { clock.now() })
-        box.set(authority.makeRouter())
-        let adminKey = try #require(try await authority.bootstrapAdminKey())
-        let application = try RelyingParty()
-        let system = LiveSystem(authority: authority, server: server, baseURL: baseURL, root: root, adminKey: adminKey, application: application,
-                                 clock: clock, postgresSchema: postgresSchema)
+        let database = try await backend.makeScratch()
+        let store = try await database.open(clock: clock)
+        let served = try LoopbackAuthority.start(store: store, clock: { clock.now() })
+        let adminKey = try #require(try await served.authority.bootstrapAdminKey())
+        let system = LiveSystem(served: served, root: root, management: ManagementClient(baseURL: served.baseURL.absoluteString, apiKey: adminKey),
+                                application: try RelyingParty(), clock: clock, database: database)
         _ = try await system.manage("POST", "/tenants", [
             "id": "acme", "name": "Acme",
             "policy": ["key_algorithms": policy.algorithms, "attempts_max": policy.attemptsMax, "liveness_required": policy.livenessRequired,
@@ -96,14 +66,11 @@ final class LiveSystem: Sendable {
     }
 
     func stop() async {
-        await server.stop()
+        await served.stop()
         await application.server.stop()
         await authority.store.close()
         try? FileManager.default.removeItem(at: root)
-        if let (url, schema) = postgresSchema, let database = try? await PostgresDatabase(url: url, schema: nil, poolSize: 1) {
-            try? await database.executeStandalone("DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE")
-            await database.close()
-        }
+        await database.destroy()
     }
 
     // MARK: Management API
@@ -111,27 +78,10 @@ final class LiveSystem: Sendable {
     /// Calls the management API with the administrator key; answers the JSON object (or empty for 204).
     @discardableResult
     func manage(_ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> [String: Any] {
-        var headers = HTTPHeaders()
-        headers["Authorization"] = "Bearer \(adminKey)"
-        var bytes: [UInt8] = []
-        if let body {
-            headers["Content-Type"] = "application/json"
-            bytes = Array(try JSONSerialization.data(withJSONObject: body))
-        }
-        let response = try await http.send(HTTPClientRequest(method: HTTPMethod(rawValue: method), url: url("/manage/v1" + path),
-                                                             headers: headers, body: bytes))
-        guard (200..<300).contains(response.status.code) else {
-            throw SetupError("\(method) \(path) → \(response.status.code) \(String(decoding: response.body, as: UTF8.self))")
-        }
-        if response.body.isEmpty { return [:] }
-        return try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        try await management.send(HTTPMethod(rawValue: method), path, body)
     }
 
-    func url(_ path: String) -> URL {
-        var text = baseURL.absoluteString
-        while text.hasSuffix("/") { text.removeLast() }
-        return URL(string: text + path)!
-    }
+    func url(_ path: String) -> URL { served.url(path) }
 
     /// A registered application: client id and secret.
     struct Client: Sendable {
@@ -164,16 +114,13 @@ final class LiveSystem: Sendable {
     func backchannel(_ client: Client, email: String, pkiKind: String? = nil, context: [UInt8] = Array("invoices".utf8),
                      data: [UInt8]? = nil, binding: String = "Sign invoice 2026-114", bearer: String? = nil) async throws -> String {
         let notificationToken = bearer ?? "cnt-" + Base64URL.encode(SecureRandom.bytes(count: 9))
-        var items: [FormParameters.Item] = [
-            .init(name: "scope", value: "openid"), .init(name: "login_hint", value: email),
-            .init(name: "binding_message", value: binding), .init(name: "client_notification_token", value: notificationToken),
-        ]
+        var items = [("scope", "openid"), ("login_hint", email), ("binding_message", binding), ("client_notification_token", notificationToken)]
         if let pkiKind {
-            items.append(.init(name: "pki_kind", value: pkiKind))
-            items.append(.init(name: "pki_context", value: String(decoding: context, as: UTF8.self)))
-            if let data { items.append(.init(name: "pki_data", value: Base64URL.encode(data))) }
+            items.append(("pki_kind", pkiKind))
+            items.append(("pki_context", String(decoding: context, as: UTF8.self)))
+            if let data { items.append(("pki_data", Base64URL.encode(data))) }
         }
-        let response = try await http.send(.form(url: url("/backchannel"), form: FormParameters(items), headers: basic(client)))
+        let response = try await application(client).backchannel(items)
         guard response.status.code == 200 else {
             throw SetupError("backchannel → \(response.status.code) \(String(decoding: response.body, as: UTF8.self))")
         }
@@ -185,8 +132,7 @@ final class LiveSystem: Sendable {
 
     /// `POST /token`: the status and the JSON object.
     func token(_ client: Client, rid: String) async throws -> (status: Int, body: [String: Any]) {
-        let form = FormParameters([.init(name: "grant_type", value: "urn:openid:params:grant-type:ciba"), .init(name: "auth_req_id", value: rid)])
-        let response = try await http.send(.form(url: url("/token"), form: form, headers: basic(client)))
+        let response = try await application(client).token(rid)
         let object = (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]) ?? [:]
         return (response.status.code, object)
     }
@@ -198,11 +144,9 @@ final class LiveSystem: Sendable {
         return try #require(try JSONSerialization.jsonObject(with: Data(Base64URL.decode(parts[1]))) as? [String: Any])
     }
 
-    private func basic(_ client: Client) -> HTTPHeaders {
-        var headers = HTTPHeaders()
-        let credentials = Data("\(client.clientId):\(client.secret)".utf8).base64EncodedString()
-        headers["Authorization"] = "Basic \(credentials)"
-        return headers
+    /// `client` as the application calls the authority (`client_secret_basic`).
+    private func application(_ client: Client) -> ApplicationHarness {
+        ApplicationHarness(authority: baseURL, clientID: client.clientId, secret: client.secret)
     }
 
     // MARK: Devices
@@ -386,21 +330,6 @@ final class RelyingParty: Sendable {
             return .empty(.noContent)
         }
     }
-}
-
-/// Holds the authority's router, set once the port (and so the issuer) is known.
-final class RouterSlot: Sendable {
-    private let slot = Mutex<Router?>(nil)
-    func set(_ router: Router) { slot.withLock { $0 = router } }
-    func router() throws -> Router {
-        guard let router = slot.withLock({ $0 }) else { throw HTTPServerError.invalidConfiguration("router not set") }
-        return router
-    }
-}
-
-struct SetupError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 extension RegistrationFlow.State {

@@ -6,14 +6,11 @@ import Testing
 @testable import FaceSealAuthority
 
 /// END-TO-END OVER PROCESSES: `faceseal serve`, `faceseal rp` and `faceseal device` run as separate child processes
-/// of the built binary (`.build/debug/faceseal`, built here if missing) and talk over loopback, with real photos from
+/// of the built binary (`.build/debug/faceseal`) and talk over loopback, with real photos from
 /// the set-up cache (`make setup`). One enrolment, one ceremony (public keys) verified by the application, and one
 /// impostor refused as a face mismatch. About a minute; the in-process scenarios live in ScenarioTests.
 @Suite("Process end-to-end (faceseal serve + rp + device as child processes)", .serialized)
 struct ProcessEndToEndTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
     static var cache: URL {
         if let path = ProcessInfo.processInfo.environment["FACESEAL_CACHE"], !path.isEmpty { return URL(fileURLWithPath: path) }
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/faceseal")
@@ -34,20 +31,9 @@ struct ProcessEndToEndTests {
         return names.map { directory.appendingPathComponent($0).path }
     }
 
-    /// The binary, built once if the debug build does not have it yet.
-    static func binary() async throws -> String {
-        let path = packageRoot.appendingPathComponent(".build/debug/faceseal").path
-        if !FileManager.default.isExecutableFile(atPath: path) {
-            let build = try ChildProcess.start("/usr/bin/env", ["swift", "build", "--package-path", packageRoot.path, "--product", "faceseal"])
-            let status = try await build.exit(within: .seconds(900))
-            try #require(status == 0, "swift build --product faceseal failed:\n\(build.output)")
-        }
-        return path
-    }
-
     @Test("faceseal device: usage errors exit 64, before any model is loaded")
     func usageErrors() async throws {
-        let binary = try await Self.binary()
+        let binary = try FacesealBinary.path
         for arguments in [["device"], ["device", "approve", "--link", "x"], ["device", "--presence", "maybe", "keys"],
                           // No flag carries the device passphrase (it would be on the command line `ps` shows).
                           ["device", "--passphrase", "correct horse", "keys"],
@@ -62,7 +48,7 @@ struct ProcessEndToEndTests {
     @Test("faceseal demo ends in PASS, and its request log names no invitation id and no request id",
           .enabled(if: assetsPresent, "run `make setup`: face models and photos are missing"), .timeLimit(.minutes(10)))
     func demoLogCarriesNoBearer() async throws {
-        let binary = try await Self.binary()
+        let binary = try FacesealBinary.path
         let demo = try ChildProcess.start(binary, ["demo", "--keep"])
         #expect(try await demo.exit(within: .seconds(540)) == 0, "demo: \(demo.output)\n\(demo.errors)")
         #expect(demo.output.contains(": PASS"))
@@ -94,7 +80,7 @@ struct ProcessEndToEndTests {
     @Test("serve + rp + device: enrol, a public-keys ceremony verified by the application, an impostor refused",
           .enabled(if: assetsPresent, "run `make setup`: face models and photos are missing"), .timeLimit(.minutes(5)))
     func enrolCeremonyAndImpostor() async throws {
-        let binary = try await Self.binary()
+        let binary = try FacesealBinary.path
         let photosA = try Self.photos("John_Salley")
         let photoB = try #require(try Self.photos("John_Savage").first)
         try #require(photosA.count >= 4, "run `make setup`: the johns photos are missing from \(Self.cache.path)")
@@ -107,13 +93,9 @@ struct ProcessEndToEndTests {
         }
 
         // The authority.
-        let dataDir = root.appendingPathComponent("authority").path
-        let serve = try ChildProcess.start(binary, ["serve", "--data-dir", dataDir, "--port", "0"])
-        children.append(serve)
-        let listening = try await serve.line(containing: "faceseal: listening on ", within: .seconds(60))
-        let issuer = String(listening.split(separator: " ").last ?? "")
-        let adminKey = try String(contentsOfFile: dataDir + "/admin-api-key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        let admin = Management(baseURL: issuer, apiKey: adminKey)
+        let serve = try await AuthorityProcess.start(dataDirectory: root.appendingPathComponent("authority").path)
+        children.append(serve.process)
+        let (issuer, admin) = (serve.issuer, serve.management)
 
         // Tenant (liveness off: still photos), application, then the application's process, whose port is its own.
         _ = try await admin.send(.post, "/tenants", [
@@ -215,161 +197,5 @@ struct ProcessEndToEndTests {
         let none = try ChildProcess.start(binary, ["device", "--state-dir", deviceDir, "keys"])
         #expect(try await none.exit(within: .seconds(60)) == 0)
         #expect(none.output.contains("no keys"), "\(none.output)")
-    }
-}
-
-/// The management API over HTTP with the bootstrap admin key.
-struct Management {
-    let baseURL: String
-    let apiKey: String
-
-    func send(_ method: HTTPMethod, _ path: String, _ body: [String: Any]) async throws -> [String: Any] {
-        var headers = HTTPHeaders()
-        headers["Authorization"] = "Bearer \(apiKey)"
-        headers["Content-Type"] = "application/json"
-        let url = try #require(URL(string: baseURL + "/manage/v1" + path))
-        let response = try await HTTPClient().send(HTTPClientRequest(method: method, url: url, headers: headers,
-                                                                     body: Array(try JSONSerialization.data(withJSONObject: body))))
-        try #require((200..<300).contains(response.status.code), "\(method) \(path) → \(response.status.code) \(String(decoding: response.body, as: UTF8.self))")
-        if response.body.isEmpty { return [:] }
-        return try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
-    }
-}
-
-/// A child process with its standard output and error collected; lines are awaited, not polled for.
-final class ChildProcess: Sendable {
-    private struct Buffers {
-        var output = ""
-        var errors = ""
-        var waiters: [(needle: String, continuation: CheckedContinuation<String?, Never>)] = []
-        var exitStatus: Int32?
-        var terminationStatus: Int32?
-        var streamsOpen = 2
-        var exitWaiters: [CheckedContinuation<Int32, Never>] = []
-    }
-
-    private let pid: pid_t
-    private let state = Mutex(Buffers())
-
-    private init(pid: pid_t) { self.pid = pid }
-
-    /// Starts `executable` (an absolute path) with this process's environment, through the shared `posix_spawn`
-    /// helper (not `Foundation.Process`, whose `run()` can crash in a descriptor-heavy test process on Linux).
-    static func start(_ executable: String, _ arguments: [String]) throws -> ChildProcess {
-        let spawnedProcess = try SpawnedProcess(binary: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment)
-        let child = ChildProcess(pid: spawnedProcess.pid)
-        // One reader thread per stream until end of file, one thread waiting for the exit; the exit is announced once
-        // both streams ended and the process terminated, so the output is complete when a waiter resumes.
-        for (handle, isError) in [(spawnedProcess.output, false), (spawnedProcess.errors, true)] {
-            Thread.detachNewThread {
-                while true {
-                    let data = handle.availableData
-                    if data.isEmpty { break }
-                    child.append(data, error: isError)
-                }
-                child.finished(status: nil)
-            }
-        }
-        Thread.detachNewThread { child.finished(status: spawnedProcess.wait()) }
-        return child
-    }
-
-    private func finished(status: Int32?) {
-        let ready: Int32? = state.withLock { s in
-            if let status { s.terminationStatus = status } else { s.streamsOpen -= 1 }
-            guard s.exitStatus == nil, s.streamsOpen == 0, let final = s.terminationStatus else { return nil }
-            return final
-        }
-        if let ready { exited(ready) }
-    }
-
-    var output: String { state.withLock { $0.output } }
-    var errors: String { state.withLock { $0.errors } }
-
-    private func append(_ data: Data, error: Bool) {
-        guard !data.isEmpty else { return }
-        let text = String(decoding: data, as: UTF8.self)
-        let resumed: [(CheckedContinuation<String?, Never>, String)] = state.withLock { s in
-            if error { s.errors += text } else { s.output += text }
-            var ready: [(CheckedContinuation<String?, Never>, String)] = []
-            s.waiters.removeAll { waiter in
-                guard let line = Self.line(in: s.output, containing: waiter.needle) else { return false }
-                ready.append((waiter.continuation, line))
-                return true
-            }
-            return ready
-        }
-        for (continuation, line) in resumed { continuation.resume(returning: line) }
-    }
-
-    private func exited(_ status: Int32) {
-        let (exitWaiters, lineWaiters) = state.withLock { s in
-            s.exitStatus = status
-            defer { s.exitWaiters = []; s.waiters = [] }
-            return (s.exitWaiters, s.waiters)
-        }
-        for waiter in exitWaiters { waiter.resume(returning: status) }
-        for waiter in lineWaiters { waiter.continuation.resume(returning: nil) }
-    }
-
-    private static func line(in text: String, containing needle: String) -> String? {
-        text.split(separator: "\n").first { $0.contains(needle) }.map(String.init)
-    }
-
-    /// The first complete output line containing `needle`; fails if the process exits or the time runs out first.
-    func line(containing needle: String, within limit: Duration) async throws -> String {
-        let found: String? = await Self.race(limit, onTimeout: { self.stop() }) {
-            await withCheckedContinuation { continuation in
-                let immediate: String?? = self.state.withLock { s in
-                    if let line = Self.line(in: s.output, containing: needle) { return .some(line) }
-                    if s.exitStatus != nil { return .some(nil) }
-                    s.waiters.append((needle, continuation))
-                    return nil
-                }
-                if let immediate { continuation.resume(returning: immediate) }
-            }
-        }
-        return try #require(found, "no line containing '\(needle)'; output: \(output)\nerrors: \(errors)")
-    }
-
-    /// The exit status; stops the process and fails if it runs longer than `limit`.
-    func exit(within limit: Duration) async throws -> Int32 {
-        let status: Int32? = await Self.race(limit, onTimeout: { self.stop() }) {
-            await withCheckedContinuation { continuation in
-                let done: Int32? = self.state.withLock { s in
-                    if let status = s.exitStatus { return status }
-                    s.exitWaiters.append(continuation)
-                    return nil
-                }
-                if let done { continuation.resume(returning: done) }
-            }
-        }
-        guard let status else {
-            Issue.record("the process did not exit within \(limit); output: \(output)\nerrors: \(errors)")
-            return -1
-        }
-        return status
-    }
-
-    /// `signal` (SIGTERM unless told), if still running.
-    func stop(_ signal: Int32 = SIGTERM) {
-        if state.withLock({ $0.terminationStatus == nil }) { kill(pid, signal) }
-    }
-
-    /// The value of `work`, or nil when `limit` passes first (a watchdog, so a hung child fails the test rather than
-    /// hangs it). `onTimeout` must make `work` finish (stopping the process resumes every waiter).
-    private static func race<T: Sendable>(_ limit: Duration, onTimeout: @escaping @Sendable () -> Void,
-                                          _ work: @escaping @Sendable () async -> T?) async -> T? {
-        await withTaskGroup(of: T?.self) { group in
-            group.addTask { await work() }
-            group.addTask {
-                do { try await Task.sleep(for: limit) } catch { return nil }
-                onTimeout()
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
     }
 }

@@ -1,3 +1,4 @@
+import FaceSealTestSupport
 import Foundation
 import Testing
 @testable import FaceSealAuthority
@@ -12,7 +13,7 @@ struct RotationRig {
     let device: Device
     let proxy: FlakyProxy
 
-    static func make(applications: Int = 1, backend: LiveBackend = .sqlite) async throws -> RotationRig {
+    static func make(applications: Int = 1, backend: StoreBackend = .sqlite) async throws -> RotationRig {
         let system = try await LiveSystem.start(backend: backend)
         var clients: [LiveSystem.Client] = []
         for index in 1...applications { clients.append(try await system.createApplication(label: "Acme \(index)")) }
@@ -94,8 +95,8 @@ extension KeyRotationFlow.State {
 /// after the overlap window, when only the new keys are accepted.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct RotationConvergenceTests {
     @Test("the documents' recipe, literally: a rotation whose answer was lost, then the hint after a sign-in converges onto the new key",
-          arguments: LiveBackend.underTest)
-    func theHintRecipeConverges(backend: LiveBackend) async throws {
+          arguments: StoreBackend.underTest)
+    func theHintRecipeConverges(backend: StoreBackend) async throws {
         let rig = try await RotationRig.make(backend: backend)
         defer { Task { await rig.stop() } }
         let authn = try await rig.proxy.authenticator(rig.device)
@@ -142,8 +143,8 @@ extension KeyRotationFlow.State {
     }
 
     @Test("a lost rotation answer whose settle query overtakes the request in flight: the same rotation sent again succeeds, nothing is discarded",
-          arguments: LiveBackend.underTest)
-    func aSettleQueryRacingTheRotationInFlight(backend: LiveBackend) async throws {
+          arguments: StoreBackend.underTest)
+    func aSettleQueryRacingTheRotationInFlight(backend: StoreBackend) async throws {
         let rig = try await RotationRig.make(backend: backend)
         defer { Task { await rig.stop() } }
         let authn = try await rig.proxy.authenticator(rig.device)
@@ -159,8 +160,8 @@ extension KeyRotationFlow.State {
     }
 
     @Test("the authority answers a repeated rotation offering the registered successor with success, and refuses another successor",
-          arguments: LiveBackend.underTest)
-    func aRepeatedRotationIsIdempotent(backend: LiveBackend) async throws {
+          arguments: StoreBackend.underTest)
+    func aRepeatedRotationIsIdempotent(backend: StoreBackend) async throws {
         let rig = try await RotationRig.make(backend: backend)
         defer { Task { await rig.stop() } }
         let authn = try await rig.proxy.authenticator(rig.device)

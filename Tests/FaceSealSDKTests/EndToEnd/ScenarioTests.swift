@@ -1,4 +1,5 @@
 import FaceSealCrypto
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Testing
@@ -15,7 +16,7 @@ struct Enrolled {
     let key: Key
 
     static func make(policy: LiveSystem.Policy = .init(), deviceProtocol: Int = 7, email: String = "ada@example.com",
-                     password: String? = nil, backend: LiveBackend = .sqlite, faceVerifier: any FaceVerifier = FakeFaceVerifier(),
+                     password: String? = nil, backend: StoreBackend = .sqlite, faceVerifier: any FaceVerifier = FakeFaceVerifier(),
                      tokenLiveness: Bool = true) async throws -> Enrolled {
         let system = try await LiveSystem.start(policy: policy, backend: backend)
         let client = try await system.createApplication(label: "Acme Billing")

@@ -1,4 +1,5 @@
 import FaceSealCrypto
+import FaceSealTestSupport
 import FaceSealWire
 import Foundation
 import Synchronization
@@ -88,8 +89,8 @@ import Testing
         #expect(recorder.recorded == ["templates", "templates", "keys after 4 match(es)"])
     }
 
-    @Test(arguments: LiveBackend.underTest)
-    func aFormatOneTokenInStorageMigratesToFormatTwoAtItsNextCompletion(backend: LiveBackend) async throws {
+    @Test(arguments: StoreBackend.underTest)
+    func aFormatOneTokenInStorageMigratesToFormatTwoAtItsNextCompletion(backend: StoreBackend) async throws {
         let e = try await Enrolled.make(backend: backend)
         defer { Task { await e.system.stop() } }
         let store = try #require(e.system.authority.store as? SQLAuthorityStore)

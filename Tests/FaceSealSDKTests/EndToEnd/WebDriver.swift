@@ -1,4 +1,5 @@
 import FaceSealHTTP
+import FaceSealTestSupport
 import Foundation
 import Testing
 
