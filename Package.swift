@@ -44,7 +44,10 @@ let package = Package(
         .target(name: "CFaceSealPQ", exclude: ["keccak_x4_body.h"]),
         .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "COpenSSLShims", "CFaceSealPQ"], swiftSettings: swiftSettings),
         // The default OpenBLAS (the pthread build): the sequential build is not safe for concurrent callers (`BLAS`).
-        .target(name: "FaceSealFace", dependencies: ["COpenBLAS", "CJPEG", "CPNG", "CImageShims"], swiftSettings: swiftSettings),
+        // FaceSeal's own direct convolution kernel (AVX2 / AVX-512, run-time CPU dispatch; im2col + OpenBLAS stays).
+        // Optimised in debug builds too: unoptimised, its intrinsics run ~60× slower and the tests that detect faces crawl.
+        .target(name: "CFaceSealConv", exclude: ["conv_body.h"], cSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))]),
+        .target(name: "FaceSealFace", dependencies: ["COpenBLAS", "CJPEG", "CPNG", "CImageShims", "CFaceSealConv"], swiftSettings: swiftSettings),
         .target(name: "FaceSealWire", dependencies: ["FaceSealCrypto"], swiftSettings: swiftSettings),
         // HTTP in three targets, cut along what they link: the message types (no C library), the libcurl client, and
         // the libmicrohttpd server with its router. The SDK and the relying-party library link no server.

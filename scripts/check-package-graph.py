@@ -10,7 +10,7 @@ import sys
 
 forbidden = {
     "FaceSealRelyingParty": {"CMicroHTTPD", "CMicroHTTPDShims", "CSQLite", "CSQLiteShims", "CLibPQ", "CJPEG", "CPNG",
-                             "CImageShims", "COpenBLAS", "CQREncode", "FaceSealHTTP", "FaceSealAuthority", "FaceSealFace"},
+                             "CImageShims", "COpenBLAS", "CFaceSealConv", "CQREncode", "FaceSealHTTP", "FaceSealAuthority", "FaceSealFace"},
     "FaceSealSDK": {"CMicroHTTPD", "CMicroHTTPDShims", "CSQLite", "CSQLiteShims", "CLibPQ", "CQREncode", "FaceSealHTTP",
                     "FaceSealAuthority"},
     "FaceSealHTTPTypes": None,  # no dependency at all

@@ -1,5 +1,6 @@
 /// A convolution with the following per-channel affine layer folded into its weights and bias,
-/// and optionally the ReLU after it: one im2col + `cblas_sgemm` per band of output rows, then one
+/// and optionally the ReLU after it: FaceSeal's direct kernel (`DirectConvolution`) where the CPU has one
+/// and the output is wide enough, otherwise one im2col + `cblas_sgemm` per band of output rows; then one
 /// pass that adds the bias and clamps.
 ///
 /// Folding (W·γ, b·γ + β) changes float rounding by about one ulp per value; dlib's own summation
@@ -17,6 +18,8 @@ struct ConvolutionKernel: Sendable {
     private(set) var weights: [Float]
     private(set) var bias: [Float]
     private(set) var appliesReLU = false
+    /// The weights packed for the direct kernel, when this CPU has one and it takes this shape.
+    private(set) var direct: DirectConvolution?
 
     /// Bytes of im2col scratch per band: the column matrix stays in L2 while OpenBLAS packs it
     /// (measured: 1 MB bands cost ~10 % less CPU than 6 MB on the MMOD canvas).
@@ -33,6 +36,7 @@ struct ConvolutionKernel: Sendable {
         padX = layer.padX
         weights = layer.weights
         bias = layer.bias
+        direct = DirectConvolution(self)
     }
 
     var patchSize: Int { channels * kernelRows * kernelCols }
@@ -45,7 +49,11 @@ struct ConvolutionKernel: Sendable {
             for i in 0..<patch { weights[f * patch + i] *= gamma }
             bias[f] = bias[f] * gamma + affine.beta[f]
         }
+        direct = DirectConvolution(self)
     }
+
+    /// Keeps im2col + GEMM only, for a layer whose output is known to be too narrow for the direct kernel.
+    mutating func dropDirect() { direct = nil }
 
     /// Clamps the output at zero, in the same pass that adds the bias.
     mutating func fuseReLU() { appliesReLU = true }
@@ -73,6 +81,11 @@ struct ConvolutionKernel: Sendable {
         }
         let positions = outRows * outCols
         let work = filters * patchSize * positions
+        let level = ConvolutionKernels.active
+        if let direct, level > .portable, outCols >= DirectConvolution.minimumOutputCols {
+            return applyDirect(direct, level: level, to: input, outRows: outRows, outCols: outCols, residual: residual,
+                               workers: Parallel.workers(items: outRows, work: work), workspace: &workspace)
+        }
         let usePhases = strideX == strideY && strideX > 1 && padX == 0 && padY == 0 && filters > 1
         let splitsFilters = filters > positions && 4 * patchSize * positions <= Self.bandBytes
         let workers = Parallel.workers(items: splitsFilters ? filters : outRows, work: work)
@@ -113,6 +126,30 @@ struct ConvolutionKernel: Sendable {
                             finish(destination, filters: 0..<filters, positions: (range.lowerBound * outCols)..<(range.upperBound * outCols),
                                    plane: positions, residual: added)
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The direct kernel's path: each worker takes a share of the output rows and runs them band by band in its own
+    /// part of the workspace.
+    private func applyDirect(_ direct: DirectConvolution, level: ConvolutionKernels.Level, to input: FeatureMap, outRows: Int,
+                             outCols: Int, residual: FeatureMap?, workers: Int, workspace: inout Workspace) -> FeatureMap {
+        let bandRows = direct.bandRows(self, cols: input.cols, rows: (outRows + workers - 1) / workers)
+        let layout = direct.layout(self, cols: input.cols, bandRows: bandRows)
+        let scratchAddress = UInt(bitPattern: workspace.reserve(workers * layout.floats))
+        return FeatureMap(channels: filters, rows: outRows, cols: outCols) { out in
+            let outAddress = UInt(bitPattern: out.baseAddress)
+            input.values.withUnsafeBufferPointer { inBuffer in
+                let inAddress = UInt(bitPattern: inBuffer.baseAddress)
+                Self.withAddress(of: residual) { residualAddress in
+                    Parallel.forEachRange(of: outRows, workers: workers) { worker, range in
+                        direct.run(self, level: level, input: UnsafePointer<Float>(bitPattern: inAddress)!, rows: input.rows,
+                                   cols: input.cols, outRows: outRows, outCols: outCols, layout: layout, bandRows: bandRows,
+                                   rowRange: range, scratch: UnsafeMutablePointer<Float>(bitPattern: scratchAddress)! + worker * layout.floats,
+                                   output: UnsafeMutablePointer<Float>(bitPattern: outAddress)!,
+                                   residual: residualAddress.flatMap { UnsafePointer<Float>(bitPattern: $0) })
                     }
                 }
             }

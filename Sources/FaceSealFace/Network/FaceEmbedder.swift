@@ -34,7 +34,7 @@ public struct FaceEmbedder: Sendable {
         guard case .rgbImageSized(let mean, let rows, let cols) = file.input, rows == cols else {
             throw DlibNetworkError.unexpectedNetwork("input is not a square RGB chip")
         }
-        let plan = try LayerPlan(layers: file.layers, inputChannels: 3)
+        let plan = try LayerPlan(layers: file.layers, inputChannels: 3, inputSize: (rows, cols))
         guard case .fullyConnected(let head)? = plan.steps.last, head.outputs == Self.dimension else {
             throw DlibNetworkError.unexpectedNetwork("the network does not end in a \(Self.dimension)-output fully connected layer")
         }

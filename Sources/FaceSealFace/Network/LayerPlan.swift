@@ -24,14 +24,18 @@ struct LayerPlan: Sendable {
     private let workspaces = WorkspacePool()
 
     /// Compiles `layers` for an input with `channels` channels, checking that every layer fits the
-    /// one before it.
-    init(layers: [DlibLayer], inputChannels: Int) throws {
+    /// one before it. With the input's size known (the embedder's chip), a convolution whose output is too narrow
+    /// for the direct kernel keeps only its GEMM weights.
+    init(layers: [DlibLayer], inputChannels: Int, inputSize: (rows: Int, cols: Int)? = nil) throws {
         BLAS.configure()
         var steps: [Step] = []
         var index = 0
         var channels = inputChannels
+        var size = inputSize
         var tag1Channels: Int?
         var tag2Channels: Int?
+        var tag1Size: (rows: Int, cols: Int)?
+        var tag2Size: (rows: Int, cols: Int)?
         var previousWasAveragePool = false
         var flattened = false
         while index < layers.count {
@@ -58,6 +62,8 @@ struct LayerPlan: Sendable {
                     index += 1
                 }
                 channels = convolution.filters
+                size = size.flatMap { kernel.outputSize(rows: $0.rows, cols: $0.cols) }
+                if let size, size.cols < DirectConvolution.minimumOutputCols { kernel.dropDirect() }
                 steps.append(.convolution(kernel))
             case .affine(let affine):
                 guard !affine.perElement, affine.gamma.count == channels else {
@@ -68,8 +74,10 @@ struct LayerPlan: Sendable {
                 steps.append(.relu)
             case .maxPool(let pool):
                 steps.append(.maxPool(pool))
+                size = size.map { Self.pooledSize($0, pool) }
             case .averagePool(let pool):
                 steps.append(.averagePool(pool))
+                size = size.map { Self.pooledSize($0, pool) }
                 isAveragePool = true
             case .tagOrSkip:
                 if index + 1 < layers.count, case .tagOrSkip = layers[index + 1] {
@@ -78,10 +86,13 @@ struct LayerPlan: Sendable {
                     }
                     tag2Channels = channels
                     channels = saved
+                    tag2Size = size
+                    size = tag1Size
                     steps.append(.branchToResidualInput)
                     index += 1
                 } else {
                     tag1Channels = channels
+                    tag1Size = size
                     steps.append(.markResidualInput)
                 }
             case .addPrevious:
@@ -90,6 +101,9 @@ struct LayerPlan: Sendable {
                     throw DlibNetworkError.inconsistentNetwork("add_prev without a tagged tensor")
                 }
                 channels = max(channels, otherChannels)
+                if let mine = size, let other = previousWasAveragePool ? tag2Size : tag1Size {
+                    size = (max(mine.rows, other.rows), max(mine.cols, other.cols))
+                }
                 var relu = false
                 if index + 1 < layers.count, case .relu = layers[index + 1] {
                     relu = true
@@ -104,6 +118,7 @@ struct LayerPlan: Sendable {
                 steps.append(.fullyConnected(fc))
                 flattened = true
                 channels = fc.outputs
+                size = (1, 1)
             }
             previousWasAveragePool = isAveragePool
             index += 1
@@ -182,6 +197,12 @@ struct LayerPlan: Sendable {
             }
         }
         return x
+    }
+
+    /// The output size of `pool` (without padding; a zero kernel pools each whole plane) on a `size` plane.
+    static func pooledSize(_ size: (rows: Int, cols: Int), _ pool: DlibPool) -> (rows: Int, cols: Int) {
+        guard pool.kernelRows > 0 else { return (1, 1) }
+        return ((size.rows - pool.kernelRows) / max(1, pool.strideY) + 1, (size.cols - pool.kernelCols) / max(1, pool.strideX) + 1)
     }
 
     /// Max or average pooling without padding; a zero kernel pools each whole plane.

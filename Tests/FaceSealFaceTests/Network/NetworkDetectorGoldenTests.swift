@@ -28,7 +28,13 @@ import Testing
         return Double(inter) / Double(a.width * a.height + areaB - inter)
     }
 
-    @Test func detectionsMatchDlibOnTestPhotos() throws {
+    /// On every convolution path this CPU has.
+    @Test(arguments: ConvolutionKernels.available)
+    func detectionsMatchDlibOnTestPhotos(level: ConvolutionKernels.Level) throws {
+        try ConvolutionKernels.$limit.withValue(level) { try detectionsMatchDlibOnTestPhotos() }
+    }
+
+    private func detectionsMatchDlibOnTestPhotos() throws {
         guard NetworkTestSupport.available(NetworkTestSupport.mmodURL, NetworkTestSupport.image("faces")) else { return }
         let detector = try NetworkTestSupport.detector.get()
         var exact = 0
@@ -53,7 +59,7 @@ import Testing
             }
             if allExact { exact += 1 }
         }
-        print("MMOD: \(exact)/\(total) photos with identical boxes and scores")
+        print("MMOD (\(ConvolutionKernels.active)): \(exact)/\(total) photos with identical boxes and scores")
         #expect(exact == total, "\(total - exact) photos whose boxes or scores differ from dlib's")
     }
 

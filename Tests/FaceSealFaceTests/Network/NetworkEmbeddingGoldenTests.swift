@@ -3,9 +3,15 @@ import Testing
 @testable import FaceSealFace
 
 /// dlib's own embeddings of the `johns` chips (golden_johns_aligned.json, made by
-/// reference/oracle/make_golden.py --aligned from dlib 20.0.1): ours must be within 1e-4 (L2).
+/// reference/oracle/make_golden.py --aligned from dlib 20.0.1): ours must be within 1e-4 (L2), on every convolution
+/// path this CPU has.
 @Suite struct NetworkEmbeddingGoldenTests {
-    @Test func johnsChipsMatchDlib() throws {
+    @Test(arguments: ConvolutionKernels.available)
+    func johnsChipsMatchDlib(level: ConvolutionKernels.Level) throws {
+        try ConvolutionKernels.$limit.withValue(level) { try johnsChipsMatchDlib() }
+    }
+
+    private func johnsChipsMatchDlib() throws {
         guard NetworkTestSupport.available(NetworkTestSupport.resnetURL, NetworkTestSupport.image("johns")) else { return }
         let embedder = try NetworkTestSupport.embedder.get()
         let golden = try NetworkTestSupport.fixtureJSON("golden_johns_aligned.json")
@@ -28,6 +34,6 @@ import Testing
             worst = max(worst, distance)
             #expect(distance < 1e-4, "\(file): L2 \(distance) from dlib")
         }
-        print("johns: worst L2 distance from dlib \(worst)")
+        print("johns (\(ConvolutionKernels.active)): worst L2 distance from dlib \(worst)")
     }
 }

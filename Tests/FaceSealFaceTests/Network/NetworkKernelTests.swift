@@ -1,8 +1,8 @@
 import Testing
 @testable import FaceSealFace
 
-/// The fused convolution paths (GEMM with im2col, stride phases, direct one-filter) against a naive
-/// reference convolution, and the pooling / residual helpers, on seeded random data.
+/// The fused convolution paths (GEMM with im2col, stride phases, the direct kernel, direct one-filter) against a
+/// naive reference convolution, and the pooling / residual helpers, on seeded random data.
 @Suite struct NetworkKernelTests {
     struct SeededGenerator: RandomNumberGenerator {
         var state: UInt64
@@ -47,15 +47,22 @@ import Testing
         return out
     }
 
-    @Test(arguments: [
-        (filters: 6, channels: 4, kernel: 5, stride: 1, pad: 2, rows: 23, cols: 31),   // MMOD 4–6 shape: im2col + GEMM
+    typealias Shape = (filters: Int, channels: Int, kernel: Int, stride: Int, pad: Int, rows: Int, cols: Int)
+
+    static let shapes: [Shape] = [
+        (filters: 6, channels: 4, kernel: 5, stride: 1, pad: 2, rows: 23, cols: 31),   // MMOD 4–6 shape: padded copy
         (filters: 5, channels: 3, kernel: 5, stride: 2, pad: 0, rows: 40, cols: 29),   // MMOD 1–3: stride phases
         (filters: 4, channels: 3, kernel: 7, stride: 2, pad: 0, rows: 31, cols: 30),   // ResNet stem, odd sizes
+        (filters: 16, channels: 8, kernel: 3, stride: 2, pad: 0, rows: 35, cols: 35),  // ResNet down unit
+        (filters: 9, channels: 5, kernel: 3, stride: 1, pad: 1, rows: 160, cols: 100), // several bands, a partial block
+        (filters: 12, channels: 6, kernel: 3, stride: 1, pad: 1, rows: 6, cols: 6),    // too narrow: im2col + GEMM
         (filters: 3, channels: 2, kernel: 3, stride: 2, pad: 1, rows: 9, cols: 12),    // padded stride: gather
-        (filters: 1, channels: 5, kernel: 9, stride: 1, pad: 4, rows: 20, cols: 17),   // MMOD scorer: direct path
-        (filters: 1, channels: 2, kernel: 3, stride: 2, pad: 1, rows: 11, cols: 8),    // direct, strided
-    ])
-    func convolutionMatchesNaive(shape: (filters: Int, channels: Int, kernel: Int, stride: Int, pad: Int, rows: Int, cols: Int)) {
+        (filters: 1, channels: 5, kernel: 9, stride: 1, pad: 4, rows: 20, cols: 17),   // MMOD scorer: one-filter block
+        (filters: 1, channels: 2, kernel: 3, stride: 2, pad: 1, rows: 11, cols: 8),    // one-filter loop, strided
+    ]
+
+    /// A random layer of `shape` with a folded affine and a ReLU, a random input, and the naive result.
+    static func randomCase(_ shape: Shape) -> (kernel: ConvolutionKernel, input: FeatureMap, want: FeatureMap) {
         var generator = SeededGenerator(state: UInt64(shape.filters * 1000 + shape.kernel * 10 + shape.stride))
         let layer = DlibConvolution(
             filters: shape.filters, channels: shape.channels, kernelRows: shape.kernel, kernelCols: shape.kernel,
@@ -65,18 +72,62 @@ import Testing
         var input = FeatureMap(channels: shape.channels, rows: shape.rows, cols: shape.cols)
         input.values = Self.random(input.values.count, &generator)
         let gamma = Self.random(shape.filters, &generator), beta = Self.random(shape.filters, &generator)
-
         var kernel = ConvolutionKernel(layer)
         kernel.fold(DlibAffine(gamma: gamma, beta: beta, perElement: false))
         kernel.fuseReLU()
+        return (kernel, input, Self.naive(input, layer, gamma: gamma, beta: beta, relu: true))
+    }
+
+    /// Every convolution path (im2col + GEMM, stride phases, the direct kernel on each instruction set this CPU has,
+    /// the one-filter loop) against the naive convolution.
+    @Test(arguments: ConvolutionKernels.available, shapes)
+    func convolutionMatchesNaive(level: ConvolutionKernels.Level, shape: Shape) {
+        let (kernel, input, want) = Self.randomCase(shape)
         var workspace = Workspace()
         defer { workspace.release() }
-        let got = kernel.apply(to: input, workspace: &workspace)
-        let want = Self.naive(input, layer, gamma: gamma, beta: beta, relu: true)
+        let got = ConvolutionKernels.$limit.withValue(level) { kernel.apply(to: input, workspace: &workspace) }
         #expect(got.channels == want.channels && got.rows == want.rows && got.cols == want.cols)
         let worst = zip(got.values, want.values).map { abs($0 - $1) }.max() ?? .infinity
         #expect(worst < 1e-4, "max difference \(worst)")
         #expect(got.values.contains { $0 > 0 } && got.values.contains { $0 == 0 }, "ReLU should clamp some values")
+    }
+
+    /// A residual unit's last convolution adds the unit's input and clamps, in the same pass as the bias, on every path.
+    @Test(arguments: ConvolutionKernels.available)
+    func convolutionAddingResidualMatchesNaive(level: ConvolutionKernels.Level) {
+        let shape: Shape = (filters: 10, channels: 10, kernel: 3, stride: 1, pad: 1, rows: 17, cols: 17)
+        var generator = SeededGenerator(state: 99)
+        let layer = DlibConvolution(
+            filters: shape.filters, channels: shape.channels, kernelRows: 3, kernelCols: 3, strideY: 1, strideX: 1, padY: 1, padX: 1,
+            weights: Self.random(shape.filters * shape.channels * 9, &generator), bias: Self.random(shape.filters, &generator))
+        var input = FeatureMap(channels: shape.channels, rows: shape.rows, cols: shape.cols)
+        input.values = Self.random(input.values.count, &generator)
+        var residual = FeatureMap(channels: shape.filters, rows: shape.rows, cols: shape.cols)
+        residual.values = Self.random(residual.values.count, &generator)
+        let plain = Self.naive(input, layer, gamma: nil, beta: nil, relu: false)
+        var workspace = Workspace()
+        defer { workspace.release() }
+        let got = ConvolutionKernels.$limit.withValue(level) {
+            ConvolutionKernel(layer).apply(to: input, residual: residual, workspace: &workspace)
+        }
+        let want = zip(plain.values, residual.values).map { max($0 + $1, 0) }
+        let worst = zip(got.values, want).map { abs($0 - $1) }.max() ?? .infinity
+        #expect(got.values.count == want.count && worst < 1e-4, "max difference \(worst)")
+    }
+
+    /// The direct kernel sums every output in the same order on every instruction set and however the rows are split
+    /// into bands and between workers, so all its levels give the same bits.
+    @Test(arguments: shapes)
+    func directKernelLevelsAgreeBitForBit(shape: Shape) {
+        let levels = ConvolutionKernels.available.filter { $0 > .portable }
+        guard levels.count > 1 else { return }
+        let (kernel, input, _) = Self.randomCase(shape)
+        var workspace = Workspace()
+        defer { workspace.release() }
+        let results = levels.map { level in
+            ConvolutionKernels.$limit.withValue(level) { kernel.apply(to: input, workspace: &workspace).values }
+        }
+        #expect(results.allSatisfy { $0 == results[0] })
     }
 
     @Test func residualSumZeroPadsTheSmallerOperand() {
