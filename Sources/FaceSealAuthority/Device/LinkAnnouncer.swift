@@ -17,7 +17,7 @@ extension Authority {
     /// (`createRequest(_:pendingLimit:announcing:)`): the outbox sender's part is done but waking the polls; every other
     /// sender gets the link.
     func announceQueued(_ stored: AnnouncedRequest, link: String) async throws {
-        for deviceID in stored.deviceIDs { OutboxNotifier.shared.wake(deviceID: deviceID) }
+        for deviceID in stored.deviceIDs { outbox.wake(deviceID: deviceID) }
         let push = LinkPush(link: link, request: stored.request, deviceIDs: stored.deviceIDs)
         for sender in pushSenders where !(sender is OutboxPushSender) { try await sender.push(push, from: self) }
     }
