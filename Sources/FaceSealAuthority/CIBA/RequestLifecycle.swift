@@ -66,7 +66,8 @@ enum RequestLifecycle {
         case storeIDToken
     }
 
-    /// A request past its expiry raises its events as `expired`, whether or not the sweep has written that yet.
+    /// What `event` does to `row` at `now`. A pending request past its expiry is refused as `expired`, whether or not
+    /// the sweep has written that yet.
     static func decide(_ event: Event, _ row: CIBARequestRecord, now: Date) -> Decision {
         let live = row.state == .pending && now < row.expiresAt
         let notLive = AuthorityStoreError.requestNotPending(authReqID: row.authReqID, state: row.state == .pending ? .expired : row.state)
