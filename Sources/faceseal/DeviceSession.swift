@@ -32,15 +32,13 @@ final class DeviceSession: Sendable {
     let directory: URL
     let authenticator: Authenticator
     let client: HTTPAuthorityClient
-    let tokens: PolicyFaceTokens
     let say: @Sendable (String) -> Void
 
-    private init(directory: URL, authenticator: Authenticator, client: HTTPAuthorityClient, tokens: PolicyFaceTokens,
+    private init(directory: URL, authenticator: Authenticator, client: HTTPAuthorityClient,
                  say: @escaping @Sendable (String) -> Void) {
         self.directory = directory
         self.authenticator = authenticator
         self.client = client
-        self.tokens = tokens
         self.say = say
     }
 
@@ -80,12 +78,8 @@ final class DeviceSession: Sendable {
             let device = try FileBackedDevice(
                 vaultDirectory: directory, appDataDirectory: directory.appendingPathComponent("app"), authorityURL: baseURL,
                 faceVerifier: verifier, userPresence: userPresence, deviceName: deviceName ?? ProcessInfo.processInfo.hostName)
-            // A first token records the tenant's liveness policy, which the enrolment shows before the capture.
-            let tokens = PolicyFaceTokens()
-            var environment = device.environment
-            environment.faceTokens = tokens
-            let authenticator = try await Authenticator.open(environment: environment)
-            return DeviceSession(directory: directory, authenticator: authenticator, client: device.authority, tokens: tokens, say: say)
+            let authenticator = try await Authenticator.open(environment: device.environment)
+            return DeviceSession(directory: directory, authenticator: authenticator, client: device.authority, say: say)
         } catch let error as DeviceCommandError {
             throw error
         } catch {
@@ -191,7 +185,6 @@ final class DeviceSession: Sendable {
                     flow.cancel()
                     throw .refused(Self.livenessRequired)
                 }
-                tokens.setLivenessRequired(false)
                 if lastCapture != nil, let reason, reason != .faceMismatch {
                     flow.cancel()
                     throw .refused("the capture was refused: \(reason.rawValue)")
@@ -368,32 +361,6 @@ struct NoFaceVerifier: FaceVerifier {
     func checkLiveness(_ session: any FaceSealSDK.FaceCaptureSession, challenge: LivenessChallenge?) async -> FaceCheckOutcome { .retry(.noFaceDetected) }
     func match(_ session: any FaceSealSDK.FaceCaptureSession, templates: FaceTemplates, threshold: Float) async -> FaceCheckOutcome { .retry(.noFaceDetected) }
     func enrolmentTemplates(from session: any FaceSealSDK.FaceCaptureSession) async -> EnrolmentCaptureOutcome { .retry(.noFaceDetected) }
-}
-
-/// The SDK's `WireFaceTokens`, choosing for a first token whether it requires liveness: the tenant's policy, which
-/// the CLI learns from the enrolment's `awaitingFaceCapture` (no liveness challenge shown) just before the capture.
-final class PolicyFaceTokens: FaceTokenOpener {
-    private let withLiveness: WireFaceTokens
-    private let withoutLiveness: WireFaceTokens
-    private let liveness = Mutex(true)
-
-    init() {
-        withLiveness = WireFaceTokens(livenessRequired: true)
-        withoutLiveness = WireFaceTokens(livenessRequired: false)
-    }
-
-    /// Whether a token created from now on requires liveness.
-    func setLivenessRequired(_ required: Bool) { liveness.withLock { $0 = required } }
-
-    func open(_ envelope: FaceSealSDK.FaceTokenEnvelope, password: String?) async throws(FaceTokenOpenError) -> any OpenedFaceToken {
-        try await withLiveness.open(envelope, password: password)
-    }
-
-    func create(templates: FaceTemplates, password: String?, keyPolicy: [String], subject: String,
-                tenant: String) async throws(KeyOperationError) -> NewFaceToken {
-        let tokens = liveness.withLock { $0 } ? withLiveness : withoutLiveness
-        return try await tokens.create(templates: templates, password: password, keyPolicy: keyPolicy, subject: subject, tenant: tenant)
-    }
 }
 
 /// The command line's answers to the steps a sign-in and a ceremony share: the password from `--password-file`, the

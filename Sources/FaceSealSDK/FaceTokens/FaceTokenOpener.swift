@@ -8,10 +8,11 @@ public protocol FaceTokenOpener: Sendable {
     func open(_ envelope: FaceTokenEnvelope, password: String?) async throws(FaceTokenOpenError) -> any OpenedFaceToken
 
     /// Creates the first face token of a user from enrolment templates, with fresh masters for
-    /// every algorithm of `keyPolicy`. `subject` and `tenant` are the enrolment details' (the header's `sub` and
-    /// `tenant`): the authority refuses a token that names another user.
+    /// every algorithm of `keyPolicy`. `subject`, `tenant` and `livenessRequired` are the enrolment details' (the
+    /// header's `sub`, `tenant` and `liveness_required`: the tenant's policy, which the authority announced): the
+    /// authority refuses a token that names another user.
     func create(templates: FaceTemplates, password: String?, keyPolicy: [String], subject: String,
-                tenant: String) async throws(KeyOperationError) -> NewFaceToken
+                tenant: String, livenessRequired: Bool) async throws(KeyOperationError) -> NewFaceToken
 }
 
 /// A face token opened for the match: its templates in memory, its masters still sealed (SPEC §5.1 format 2).

@@ -13,13 +13,9 @@ public struct WireFaceTokens: FaceTokenOpener {
     public let scryptLogN: Int
     /// The clock for `created_at` of new tokens.
     private let clock: any WallClock
-    /// Whether new tokens demand liveness (a tenant may switch it off, e.g. for a camera-less demo).
-    public let livenessRequired: Bool
 
     /// Creates the opener.
-    public init(matchThreshold: Double = MatchPolicy.defaultThreshold, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock(),
-                livenessRequired: Bool = true) {
-        self.livenessRequired = livenessRequired
+    public init(matchThreshold: Double = MatchPolicy.defaultThreshold, scryptLogN: Int = 15, clock: any WallClock = SystemWallClock()) {
         self.matchThreshold = matchThreshold
         self.scryptLogN = scryptLogN
         self.clock = clock
@@ -63,9 +59,9 @@ public struct WireFaceTokens: FaceTokenOpener {
     }
 
     /// Creates a user's first token (generation 1, format 2) with fresh masters for every algorithm of `keyPolicy`, its
-    /// header naming `subject` and `tenant` (from the enrolment details).
+    /// header naming `subject` and `tenant` and demanding liveness as the tenant's policy does (from the enrolment details).
     public func create(templates: FaceTemplates, password: String?, keyPolicy: [String], subject: String,
-                       tenant: String) async throws(KeyOperationError) -> NewFaceToken {
+                       tenant: String, livenessRequired: Bool) async throws(KeyOperationError) -> NewFaceToken {
         let algorithms = try Self.algorithms(keyPolicy)
         var scrypt: ScryptParameters?
         var passwordKey: SymmetricKey?

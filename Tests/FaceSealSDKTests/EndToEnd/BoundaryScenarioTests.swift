@@ -64,8 +64,7 @@ import Testing
           arguments: StoreBackend.underTest)
     func aStricterPolicyReachesTheToken(backend: StoreBackend) async throws {
         let verifier = FakeFaceVerifier()
-        let e = try await Enrolled.make(policy: LiveSystem.Policy(livenessRequired: false), backend: backend, faceVerifier: verifier,
-                                        tokenLiveness: false)
+        let e = try await Enrolled.make(policy: LiveSystem.Policy(livenessRequired: false), backend: backend, faceVerifier: verifier)
         defer { Task { await e.system.stop() } }
         #expect(try await storedHeader(e).livenessRequired == false)
         try await e.system.manage("PATCH", "/tenants/acme/policy", ["liveness_required": true, "match_threshold": 0.45])

@@ -153,10 +153,10 @@ final class LiveSystem: Sendable {
 
     /// A device: its own vault directory, installation marker, pin file and Authenticator environment.
     func device(name: String = "phone", deviceProtocol: Int = 7, faceVerifier: any FaceVerifier = FakeFaceVerifier(),
-                clock: any WallClock = SystemWallClock(), livenessRequired: Bool = true) throws -> Device {
+                clock: any WallClock = SystemWallClock()) throws -> Device {
         let directory = root.appendingPathComponent("device-\(name)")
         return try Device(directory: directory, baseURL: baseURL, deviceProtocol: deviceProtocol,
-                          faceVerifier: faceVerifier, clock: clock, name: name, livenessRequired: livenessRequired)
+                          faceVerifier: faceVerifier, clock: clock, name: name)
     }
 }
 
@@ -175,7 +175,7 @@ struct Device: Sendable {
     }
 
     init(directory: URL, baseURL: URL, deviceProtocol: Int, faceVerifier: any FaceVerifier,
-         clock: any WallClock, name: String, livenessRequired: Bool = true) throws {
+         clock: any WallClock, name: String) throws {
         self.directory = directory
         let epoch = Epoch()
         self.epoch = epoch
@@ -189,7 +189,7 @@ struct Device: Sendable {
         client = HTTPAuthorityClient(baseURL: baseURL, pin: pin, deviceProtocol: deviceProtocol, deviceName: name, clock: clock)
         environment = AuthenticatorEnvironment(
             authority: client, delivery: HTTPDeliveryPoster(), faceVerifier: faceVerifier,
-            faceTokens: WireFaceTokens(scryptLogN: 10, clock: clock, livenessRequired: livenessRequired), vault: vault,
+            faceTokens: WireFaceTokens(scryptLogN: 10, clock: clock), vault: vault,
             recordSealer: sealer, clock: clock, deviceProtocol: deviceProtocol)
     }
 

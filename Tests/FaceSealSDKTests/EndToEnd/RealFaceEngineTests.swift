@@ -44,7 +44,7 @@ import Testing
         let models = try Models()
         let (system, client, email) = try await Self.system()
         defer { Task { await system.stop() } }
-        let device = try system.device(faceVerifier: FaceEngineVerifier(), livenessRequired: false)
+        let device = try system.device(faceVerifier: FaceEngineVerifier())
         let authn = try await device.open()
         let key = try await device.enrol(authn, link: try await system.invitation(email: email, client: client),
                                          session: try models.capture(["fr/obama.jpg"]))
@@ -72,7 +72,7 @@ import Testing
         let models = try Models()
         let (system, client, email) = try await Self.system()
         defer { Task { await system.stop() } }
-        let phone = try system.device(name: "phone", faceVerifier: FaceEngineVerifier(), livenessRequired: false)
+        let phone = try system.device(name: "phone", faceVerifier: FaceEngineVerifier())
         let phoneAuthn = try await phone.open()
         _ = try await phone.enrol(phoneAuthn, link: try await system.invitation(email: email, client: client),
                                   session: try models.capture(["fr/obama.jpg"]))
@@ -89,7 +89,7 @@ import Testing
         }
         let phoneKeys = try await publicKeys(phone, phoneAuthn)
 
-        let laptop = try system.device(name: "laptop", faceVerifier: FaceEngineVerifier(), livenessRequired: false)
+        let laptop = try system.device(name: "laptop", faceVerifier: FaceEngineVerifier())
         let laptopAuthn = try await laptop.open()
         let registration = laptopAuthn.startRegistrationFlow()
         var states = Observed(registration.stateStream())

@@ -16,12 +16,11 @@ struct Enrolled {
     let key: Key
 
     static func make(policy: LiveSystem.Policy = .init(), deviceProtocol: Int = 7, email: String = "ada@example.com",
-                     password: String? = nil, backend: StoreBackend = .sqlite, faceVerifier: any FaceVerifier = FakeFaceVerifier(),
-                     tokenLiveness: Bool = true) async throws -> Enrolled {
+                     password: String? = nil, backend: StoreBackend = .sqlite, faceVerifier: any FaceVerifier = FakeFaceVerifier()) async throws -> Enrolled {
         let system = try await LiveSystem.start(policy: policy, backend: backend)
         let client = try await system.createApplication(label: "Acme Billing")
         let subject = try await system.createUser(email: email)
-        let device = try system.device(deviceProtocol: deviceProtocol, faceVerifier: faceVerifier, livenessRequired: tokenLiveness)
+        let device = try system.device(deviceProtocol: deviceProtocol, faceVerifier: faceVerifier)
         let authn = try await device.open()
         let key = try await device.enrol(authn, link: try await system.invitation(email: email, client: client), password: password)
         return Enrolled(system: system, client: client, email: email, subject: subject, device: device, authn: authn, key: key)

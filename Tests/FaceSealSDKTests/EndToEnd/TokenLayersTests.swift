@@ -31,8 +31,9 @@ import Testing
         }
 
         func create(templates: FaceTemplates, password: String?, keyPolicy: [String], subject: String,
-                    tenant: String) async throws(KeyOperationError) -> NewFaceToken {
-            try await real.create(templates: templates, password: password, keyPolicy: keyPolicy, subject: subject, tenant: tenant)
+                    tenant: String, livenessRequired: Bool) async throws(KeyOperationError) -> NewFaceToken {
+            try await real.create(templates: templates, password: password, keyPolicy: keyPolicy, subject: subject, tenant: tenant,
+                                  livenessRequired: livenessRequired)
         }
 
         struct Opened: OpenedFaceToken {

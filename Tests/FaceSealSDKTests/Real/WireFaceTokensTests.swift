@@ -58,8 +58,9 @@ import Testing
     }
 
     @Test func theRotatedHeaderCarriesAStricterPolicyAndNothingElseChanges() async throws {
-        let lax = WireFaceTokens(matchThreshold: 0.6, scryptLogN: 10, clock: FixedTestClock(), livenessRequired: false)
-        let new = try await lax.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
+        let lax = WireFaceTokens(matchThreshold: 0.6, scryptLogN: 10, clock: FixedTestClock())
+        let new = try await lax.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme",
+                                       livenessRequired: false)
         let stored = try FaceSealWire.FaceTokenEnvelope.decode(new.token).parsedHeader()
         let opened = try await lax.open(try envelope(new), password: nil)
         let strict = try masters(try await opened.openKeys().prepareCompletion(for: request(nil, livenessRequired: true, matchThreshold: 0.45),
@@ -78,7 +79,7 @@ import Testing
     }
 
     @Test func createdTokenOpensWithTheShareOnly() async throws {
-        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
+        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme", livenessRequired: true)
         #expect(new.serverShare.count == 32)
         // The header names the owner the enrolment details gave: the authority refuses any other.
         let header = try FaceSealWire.FaceTokenEnvelope.decode(new.token).parsedHeader()
@@ -95,7 +96,7 @@ import Testing
     }
 
     @Test func passwordTokenNeedsTheRightPassword() async throws {
-        let new = try await tokens.create(templates: templates, password: "correct horse", keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
+        let new = try await tokens.create(templates: templates, password: "correct horse", keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme", livenessRequired: true)
         let sealed = try envelope(new)
         #expect(sealed.passwordRequired)
         await #expect(throws: FaceTokenOpenError.passwordRequired) { _ = try await tokens.open(sealed, password: nil) }
@@ -112,7 +113,7 @@ import Testing
     }
 
     @Test func signIsPureMLDSAOverTheDataWithTheSpecKey() async throws {
-        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
+        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme", livenessRequired: true)
         let opened = try await tokens.open(try envelope(new), password: nil)
         let data = Array("invoice 2026-114".utf8)
         let prepared = try await opened.openKeys().prepareCompletion(for: request(.sign, data: data), issuedAt: Date(timeIntervalSince1970: 1_800_000_000))
@@ -134,7 +135,7 @@ import Testing
     }
 
     @Test func publicKeysThenDecapsulateAgree() async throws {
-        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
+        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme", livenessRequired: true)
         let opened = try await tokens.open(try envelope(new), password: nil)
         let keysPrepared = try await opened.openKeys().prepareCompletion(for: request(.publicKeys), issuedAt: Date())
         let keysBody = try DeliveryBody.decode(try #require(keysPrepared.deliveryBody))
@@ -152,7 +153,7 @@ import Testing
     }
 
     @Test func keysDependOnApplicationAndContextOnly() async throws {
-        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")
+        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme", livenessRequired: true)
         let opened = try await tokens.open(try envelope(new), password: nil)
         func keyId(_ clientId: String, _ context: String) async throws -> String {
             let prepared = try await opened.openKeys().prepareCompletion(for: request(.publicKeys, clientId: clientId, context: Array(context.utf8)), issuedAt: Date())
@@ -165,7 +166,7 @@ import Testing
     }
 
     @Test func missingMastersAreFilledAndExistingOnesKept() async throws {
-        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: ["ML-DSA-65"], subject: "usr_8f2a", tenant: "acme")
+        let new = try await tokens.create(templates: templates, password: nil, keyPolicy: ["ML-DSA-65"], subject: "usr_8f2a", tenant: "acme", livenessRequired: true)
         let before = try Self.contents(new.token, share: new.serverShare).masters
         #expect(before.names == ["ML-DSA-65"])
         let opened = try await tokens.open(try envelope(new), password: nil)
@@ -205,16 +206,16 @@ import Testing
     }
 
     @Test func operationsThatDoNotFitAreRefused() async throws {
-        let kemOnly = try await tokens.create(templates: templates, password: nil, keyPolicy: ["ML-KEM-768"], subject: "usr_8f2a", tenant: "acme")
+        let kemOnly = try await tokens.create(templates: templates, password: nil, keyPolicy: ["ML-KEM-768"], subject: "usr_8f2a", tenant: "acme", livenessRequired: true)
         let opened = try await tokens.open(try envelope(kemOnly), password: nil)
         await #expect(throws: KeyOperationError.notPermitted) {
             _ = try await opened.openKeys().prepareCompletion(for: request(.sign, policy: ["ML-KEM-768"], data: [1]), issuedAt: Date())
         }
-        let dsaOnly = try await tokens.open(try envelope(try await tokens.create(templates: templates, password: nil, keyPolicy: ["ML-DSA-65"], subject: "usr_8f2a", tenant: "acme")), password: nil)
+        let dsaOnly = try await tokens.open(try envelope(try await tokens.create(templates: templates, password: nil, keyPolicy: ["ML-DSA-65"], subject: "usr_8f2a", tenant: "acme", livenessRequired: true)), password: nil)
         await #expect(throws: KeyOperationError.notPermitted) {
             _ = try await dsaOnly.openKeys().prepareCompletion(for: request(.decapsulate, policy: ["ML-DSA-65"], data: [1]), issuedAt: Date())
         }
-        let both = try await tokens.open(try envelope(try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme")), password: nil)
+        let both = try await tokens.open(try envelope(try await tokens.create(templates: templates, password: nil, keyPolicy: Self.standardPolicy, subject: "usr_8f2a", tenant: "acme", livenessRequired: true)), password: nil)
         await #expect(throws: KeyOperationError.self) {
             _ = try await both.openKeys().prepareCompletion(for: request(.decapsulate, data: [1, 2, 3]), issuedAt: Date())
         }

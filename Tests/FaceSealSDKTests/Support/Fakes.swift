@@ -198,7 +198,7 @@ struct FakeFaceTokens: FaceTokenOpener {
     }
 
     func create(templates: FaceTemplates, password: String?, keyPolicy: [String], subject: String,
-                tenant: String) async throws(KeyOperationError) -> NewFaceToken {
+                tenant: String, livenessRequired: Bool) async throws(KeyOperationError) -> NewFaceToken {
         NewFaceToken(token: [1, UInt8(keyPolicy.count)], serverShare: SecretBytes([2] as [UInt8]))
     }
 }

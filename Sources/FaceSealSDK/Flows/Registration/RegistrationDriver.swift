@@ -215,7 +215,8 @@ final class RegistrationDriver: Sendable {
                 guard let templates = session.withLock({ $0.templates }) else { preconditionFailure("first enrolment without templates") }
                 do {
                     newToken = try await environment.faceTokens.create(templates: templates, password: password?.value, keyPolicy: details.keyPolicy,
-                                                                       subject: details.subject, tenant: details.tenant)
+                                                                       subject: details.subject, tenant: details.tenant,
+                                                                       livenessRequired: details.livenessRequired)
                 } catch {
                     throw AuthorityFailure.refused(code: "face_token_not_created", message: String(describing: error))
                 }

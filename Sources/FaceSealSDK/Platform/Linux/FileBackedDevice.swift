@@ -25,12 +25,10 @@ public struct FileBackedDevice: Sendable {
     /// - Parameters:
     ///   - enrolmentEpoch: the presence provider's enrolment state; a change invalidates user-present keys (the
     ///     Linux analogue of a biometric enrolment change). Constant by default.
-    ///   - livenessRequired: header field of a first enrolment's new face token (see ``WireFaceTokens``); its `sub`
-    ///     and `tenant` come from the enrolment details.
     public init(vaultDirectory: URL, appDataDirectory: URL, authorityURL: URL, faceVerifier: any FaceVerifier,
                 userPresence: any UserPresence, deviceName: String = ProcessInfo.processInfo.hostName,
                 deviceProtocol: Int = AuthenticatorEnvironment.currentDeviceProtocol, clock: any WallClock = SystemWallClock(),
-                enrolmentEpoch: @escaping @Sendable () -> String = { "1" }, livenessRequired: Bool = true) throws(VaultError) {
+                enrolmentEpoch: @escaping @Sendable () -> String = { "1" }) throws(VaultError) {
         let sealer = try AESRecordSealer(keyFile: vaultDirectory.appendingPathComponent("vault.key"))
         let vaultRoot = vaultDirectory.appendingPathComponent("vault", isDirectory: true)
         vault = try FileKeyVault(directory: vaultRoot, installationMarker: appDataDirectory.appendingPathComponent("installed"),
@@ -46,7 +44,7 @@ public struct FileBackedDevice: Sendable {
                                         deviceProtocol: deviceProtocol, deviceName: deviceName, clock: clock)
         environment = AuthenticatorEnvironment(
             authority: authority, delivery: HTTPDeliveryPoster(), faceVerifier: faceVerifier,
-            faceTokens: WireFaceTokens(clock: clock, livenessRequired: livenessRequired),
+            faceTokens: WireFaceTokens(clock: clock),
             vault: vault, recordSealer: sealer, clock: clock, deviceProtocol: deviceProtocol)
     }
 }
