@@ -110,7 +110,7 @@ final class BenchAuthorityRun: Sendable {
         let pids = instances.map(\.child.pid)
         print("faceseal bench authority: \(databaseName), " + (options.rate.map { "\($0) ceremonies a second (at most \(options.concurrency) at once), " }
                                                                ?? "\(options.concurrency) concurrent ceremonies, ") + "\(devices) devices and applications, "
-              + "\(options.pending) pending requests pre-loaded, \(options.seconds) s per mode" + (options.rate == nil ? " after a warm-up" : "")
+              + "\(options.pending) pending requests pre-loaded, ID tokens \(options.idTokenAlgorithm.rawValue), \(options.seconds) s per mode" + (options.rate == nil ? " after a warm-up" : "")
               + (bases.count > 1 ? ", \(bases.count) authority processes (each device on another one than its application)" : ""))
         print("limits: connections per address unlimited for the run (--max-connections-per-address 0: every connection comes from "
               + "127.0.0.1); client-authentication, device-signature and pending-request limits at their defaults, which the load stays "
@@ -200,7 +200,8 @@ final class BenchAuthorityRun: Sendable {
             func application(_ clientID: String, email: String, subject: String) async throws -> BenchApplication {
                 let secret = ClientSecret.generate()
                 _ = try await store.createApplication(ApplicationRecord(clientID: clientID, tenantID: tenant, label: clientID,
-                                                                        credential: .secretHash(ClientSecret.hash(secret))))
+                                                                        credential: .secretHash(ClientSecret.hash(secret)),
+                                                                        idTokenSignedResponseAlg: options.idTokenAlgorithm.rawValue))
                 return BenchApplication(base: "", client: applicationsClient, clientID: clientID, secret: secret, userEmail: email, subject: subject)
             }
             for index in 0..<devices {
