@@ -28,6 +28,8 @@ final class BenchAuthorityRun: Sendable {
     /// Ids of this run, so runs can share one PostgreSQL database.
     let prefix = "b" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
     let devicesClient: HTTPClient
+    /// The devices' outbox long polls (`BenchDevice.pollClient`).
+    let pollsClient: HTTPClient
     let applicationsClient: HTTPClient
     let board = BenchPingBoard()
 
@@ -37,6 +39,7 @@ final class BenchAuthorityRun: Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-bench-authority-\(getpid())")
         let configuration = HTTPClient.Configuration(maxConnectionsPerHost: 2 * options.concurrency + 16)
         devicesClient = HTTPClient(configuration: configuration)
+        pollsClient = HTTPClient(configuration: configuration)
         applicationsClient = HTTPClient(configuration: configuration)
     }
 
@@ -235,8 +238,8 @@ final class BenchAuthorityRun: Sendable {
     /// device to the next one.
     func enrol(_ invitations: Invitations, bases: [String]) async throws -> Parties {
         let all = Array((invitations.pairs + invitations.idle).enumerated())
-        let enrolled = try await Self.forEach(all, width: 16) { [devicesClient] index, entry in
-            var device = BenchDevice(base: bases[(index + 1) % bases.count], client: devicesClient)
+        let enrolled = try await Self.forEach(all, width: 16) { [devicesClient, pollsClient] index, entry in
+            var device = BenchDevice(base: bases[(index + 1) % bases.count], client: devicesClient, pollClient: pollsClient)
             try await device.enrol(invitation: entry.invitation)
             let app = entry.application
             return (device, BenchApplication(base: bases[index % bases.count], client: app.client, clientID: app.clientID, secret: app.secret,
