@@ -37,10 +37,8 @@ extension SQLAuthorityStore {
         let pending = try tx.query(
             "SELECT * FROM ciba_requests WHERE \(column) = ? AND state = 'pending' ORDER BY auth_req_id" + dialect.forUpdate, [.text(value)]
         ).map(request(from:))
-        for request in pending {
-            try tx.execute("UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
-                           [.text(reason), .date(now), .text(request.authReqID)])
-            try auditRequest(tx, request, .denied, actor: actor, detail: ["reason": .string(reason)], now: now)
+        for request in pending where RequestLifecycle.decide(.withdraw(reason: reason), request, now: now) == .deny(reason: reason) {
+            _ = try writeDenial(tx, request, reason: reason, actor: actor, now: now)
         }
         try tx.execute(
             "DELETE FROM link_outbox WHERE auth_req_id IN (SELECT auth_req_id FROM ciba_requests WHERE \(column) = ?)", [.text(value)]
@@ -195,8 +193,8 @@ extension SQLAuthorityStore {
         try Self.checkIdentifier(deviceID, field: "deviceID")
         return try await transact(registering: replay) { tx, now in
             let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
-            guard request.state == .pending,
-                  try tx.execute("UPDATE ciba_requests SET delivered_at = ? WHERE auth_req_id = ? AND delivered_at IS NULL",
+            guard case .proceed = try Self.decide(.deliver, request, now: now) else { preconditionFailure("a delivery proceeds or is refused") }
+            guard try tx.execute("UPDATE ciba_requests SET delivered_at = ? WHERE auth_req_id = ? AND state = 'pending' AND delivered_at IS NULL",
                                  [.date(now), .text(authReqID)]) == 1 else { return false }
             try Self.auditRequest(tx, request, .delivered, actor: deviceID, detail: ["device_id": .string(deviceID)], now: now)
             return true

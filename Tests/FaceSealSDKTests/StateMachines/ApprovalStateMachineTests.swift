@@ -1,4 +1,5 @@
 import struct FaceSealWire.AttemptBudget
+import FaceSealTestSupport
 import Foundation
 import Testing
 @testable import FaceSealSDK
