@@ -1,4 +1,4 @@
-internal import CCurl
+import CCurl
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,4 @@
-internal import CCurl
+import CCurl
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-import Testing
+public import Testing
 
 /// What a state-machine table says one (state, input) pair does (the SDK's flow machines and the authority's
 /// request lifecycle are tested with it).

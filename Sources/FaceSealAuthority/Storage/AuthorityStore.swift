@@ -1,5 +1,5 @@
-import FaceSealWire
-import Foundation
+public import FaceSealWire
+public import Foundation
 
 /// Everything the authority keeps, behind one interface (SPEC §9). Each method is one transaction:
 /// it either stores all it describes or throws an `AuthorityStoreError` and changes nothing.

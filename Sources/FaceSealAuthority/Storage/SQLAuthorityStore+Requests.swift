@@ -1,5 +1,5 @@
 import FaceSealCrypto
-import FaceSealWire
+public import FaceSealWire
 import Foundation
 
 // CIBA requests: creation, the completion compare-and-swap, poll bookkeeping, denial and expiry.

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// Curve25519 namespace, as in swift-crypto.
 public enum Curve25519 {

@@ -1,6 +1,6 @@
 import COpenSSL
 import COpenSSLShims
-import Foundation
+public import Foundation
 
 /// NIST P-256 namespace, as in swift-crypto.
 public enum P256 {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where `make setup` (scripts/setup-face-assets.sh) puts the dlib models and test images:
 /// `$FACESEAL_CACHE`, or `~/.cache/faceseal` when unset.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The dlib models a face engine runs on, each loaded once: the detector, the 5-point landmarks (alignment), the
 /// 68-point landmarks (liveness; optional) and the ResNet embedder. Every host — `faceseal device`, the benchmarks,
