@@ -4,6 +4,9 @@ import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    // Imports are internal unless marked `public`/`package`: the compiler keeps a C module (and its pointers) inside
+    // the target that wraps it (docs/ARCHITECTURE.md, "Imports").
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 

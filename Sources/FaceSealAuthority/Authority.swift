@@ -1,7 +1,7 @@
-import FaceSealCrypto
-import FaceSealHTTP
-import FaceSealWire
-import Foundation
+public import FaceSealCrypto
+public import FaceSealHTTP
+public import FaceSealWire
+public import Foundation
 
 /// How an authority is set up: one value, read at start.
 public struct AuthorityConfiguration: Sendable {

@@ -1,5 +1,5 @@
 import FaceSealCrypto
-import FaceSealHTTP
+public import FaceSealHTTP
 import Foundation
 
 /// The authority's rate limits: one configuration value (`AuthorityConfiguration.rateLimits`). Counts live in

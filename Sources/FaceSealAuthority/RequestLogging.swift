@@ -1,4 +1,4 @@
-import FaceSealHTTP
+public import FaceSealHTTP
 
 extension Authority {
     /// The path segments after which a request path carries a bearer: invitation ids (`/device/v1/enrolments/{inv}`,

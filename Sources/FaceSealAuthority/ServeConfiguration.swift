@@ -1,4 +1,4 @@
-import FaceSealHTTP
+public import FaceSealHTTP
 import Foundation
 
 /// The settings of `faceseal serve`, merged from three layers: a configuration file, `FACESEAL_*` environment

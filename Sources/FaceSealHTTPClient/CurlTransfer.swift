@@ -1,4 +1,4 @@
-internal import CCurl
+import CCurl
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,8 +7,10 @@ import Glibc
 /// Lives only on the transfer loop's thread, which keeps it alive while libcurl may call back into it.
 final class CurlTransfer {
     let ticket: TransferTicket
-    /// The easy handle; freed with the transfer (after the loop removed it from the multi handle).
+    /// The easy handle; freed with the transfer (after the loop removed it from the multi handle) unless the loop
+    /// took it back for the next transfer (`recycle()`).
     let handle: UnsafeMutableRawPointer
+    private var ownsHandle = true
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// libcurl writes the detailed reason of a failure here (`CURLOPT_ERRORBUFFER`).
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
@@ -34,16 +36,17 @@ final class CurlTransfer {
     }
 
     deinit {
-        curl_easy_cleanup(handle)
+        if ownsHandle { curl_easy_cleanup(handle) }
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
         refusedAddress.deallocate()
     }
 
-    /// An easy handle set up for `ticket`'s request with `timeoutMilliseconds` left of its deadline, or why libcurl
-    /// would not take it.
-    static func make(_ ticket: TransferTicket, timeoutMilliseconds: Int) -> Result<CurlTransfer, HTTPClientError> {
-        guard let handle = curl_easy_init() else { return .failure(.transport("libcurl could not create a transfer")) }
+    /// An easy handle (`spare`, a recycled one, or a new one) set up for `ticket`'s request with `timeoutMilliseconds`
+    /// left of its deadline, or why libcurl would not take it.
+    static func make(_ ticket: TransferTicket, timeoutMilliseconds: Int,
+                     spare: UnsafeMutableRawPointer? = nil) -> Result<CurlTransfer, HTTPClientError> {
+        guard let handle = spare ?? curl_easy_init() else { return .failure(.transport("libcurl could not create a transfer")) }
         let transfer = CurlTransfer(ticket: ticket, handle: handle)
         guard transfer.configure(timeoutMilliseconds: timeoutMilliseconds) else {
             let reason = String(cString: transfer.errorBuffer)
@@ -126,6 +129,15 @@ final class CurlTransfer {
         }
         body.append(contentsOf: bytes)
         return nil
+    }
+
+    /// The handle with every option back at libcurl's defaults (`curl_easy_reset`, which keeps no request state), for
+    /// the next transfer: creating and freeing a handle per request cost more than resetting it. Call once, after the
+    /// handle left the multi handle and the outcome was read.
+    func recycle() -> UnsafeMutableRawPointer {
+        curl_easy_reset(handle)
+        ownsHandle = false
+        return handle
     }
 
     /// New connections this transfer opened (0 when it reused one).

@@ -1,4 +1,4 @@
-internal import CCurl
+import CCurl
 import Foundation
 import Synchronization
 
@@ -30,8 +30,9 @@ final class CurlTransferLoop: Sendable {
     /// Queues `ticket` and wakes the thread, starting it on first use.
     func submit(_ ticket: TransferTicket) {
         let start = shared.withLock { shared -> Bool in
+            // A non-empty queue has a wake-up pending already: the thread takes the whole queue when it next looks.
+            if shared.queued.isEmpty { Self.wake(shared) }
             shared.queued.append(ticket)
-            Self.wake(shared)
             defer { shared.started = true }
             return !shared.started
         }
@@ -101,6 +102,7 @@ final class CurlTransferLoop: Sendable {
             _ = curl_multi_poll(multi, nil, 0, transfers.waitMilliseconds(now: now), nil)
         }
         shared.withLock { $0.multi = 0 }
+        transfers.spare.forEach { curl_easy_cleanup($0) }
         curl_multi_cleanup(multi)
         drain(failure: .cancelled, restartable: false)
     }
@@ -109,6 +111,9 @@ final class CurlTransferLoop: Sendable {
     private struct Transfers {
         let multi: UnsafeMutableRawPointer
         var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+        /// Easy handles of finished transfers, reset, for the next ones (at most `maxSpare`).
+        var spare: [UnsafeMutableRawPointer] = []
+        static let maxSpare = 256
         var admission: HostAdmission<TransferTicket>
 
         /// Starts `ticket`, or queues it behind its host's running transfers.
@@ -123,6 +128,7 @@ final class CurlTransferLoop: Sendable {
             guard let transfer = active.removeValue(forKey: handle) else { return }
             curl_multi_remove_handle(multi, handle)
             transfer.ticket.finish(result)
+            if spare.count < Self.maxSpare { spare.append(transfer.recycle()) }
             release(transfer.ticket.request.address, now: now)
         }
 
@@ -148,7 +154,7 @@ final class CurlTransferLoop: Sendable {
                 ticket.finish(.failure(.timeout))
                 return false
             }
-            switch CurlTransfer.make(ticket, timeoutMilliseconds: CurlRequest.milliseconds(ticket.deadline - now)) {
+            switch CurlTransfer.make(ticket, timeoutMilliseconds: CurlRequest.milliseconds(ticket.deadline - now), spare: spare.popLast()) {
             case .success(let transfer):
                 guard curl_multi_add_handle(multi, transfer.handle) == CURLM_OK else {
                     ticket.finish(.failure(.transport("libcurl could not start the transfer")))

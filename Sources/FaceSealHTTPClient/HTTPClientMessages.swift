@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A request for `HTTPClient.send`.
 public struct HTTPClientRequest: Sendable {

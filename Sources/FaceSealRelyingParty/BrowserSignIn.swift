@@ -1,6 +1,6 @@
 import FaceSealCrypto
 import FaceSealWire
-import Foundation
+public import Foundation
 
 /// A browser sign-in the application started (the authorization code flow with PKCE): what it keeps on its side,
 /// bound to the user's browser (a session cookie), until the browser comes back to `redirectURI`.

@@ -1,6 +1,6 @@
 import Foundation
 import FaceSealCrypto
-import FaceSealWire
+public import FaceSealWire
 
 /// The delivery endpoint's checks (SPEC §4.4), in the order the spec gives them:
 /// 1. the bearer equals the `client_notification_token` sent for that request (constant time);

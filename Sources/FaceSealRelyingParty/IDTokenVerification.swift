@@ -1,6 +1,6 @@
 import Foundation
 import FaceSealCrypto
-import FaceSealWire
+public import FaceSealWire
 
 extension RelyingParty {
     /// Verifies an ID token for `handle` against the authority's JWKS: signature (RS256, EdDSA, ES256 or

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Where an application keeps the keys it pinned per (user, context). Implementations must make

@@ -1,5 +1,5 @@
-import Foundation
-import FaceSealCrypto
+public import Foundation
+public import FaceSealCrypto
 import FaceSealWire
 
 /// A request the relying party started: what it needs to wait for the result.

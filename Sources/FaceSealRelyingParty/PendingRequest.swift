@@ -1,6 +1,6 @@
-import Foundation
-import FaceSealCrypto
-import FaceSealWire
+public import Foundation
+public import FaceSealCrypto
+public import FaceSealWire
 import Synchronization
 
 /// What an application asks the user for.

@@ -1,5 +1,5 @@
 import FaceSealCrypto
-import FaceSealWire
+public import FaceSealWire
 
 /// The public keys an application pinned for one user and key context: what a `public_keys` ceremony
 /// delivered. Later deliveries for that (user, context) must be signed by `signingKey`, and

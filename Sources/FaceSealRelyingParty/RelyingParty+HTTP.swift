@@ -1,5 +1,5 @@
 import Foundation
-import FaceSealHTTPClient
+public import FaceSealHTTPClient
 
 extension RelyingParty {
     /// Installs the delivery endpoint (at the path of `configuration.deliveryEndpoint`) and, if configured,

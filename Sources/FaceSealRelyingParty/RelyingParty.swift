@@ -1,5 +1,5 @@
 import Foundation
-import FaceSealCrypto
+public import FaceSealCrypto
 import FaceSealWire
 
 /// The application side of FaceSeal: starts sign-ins and face-PKI ceremonies on the authority's CIBA

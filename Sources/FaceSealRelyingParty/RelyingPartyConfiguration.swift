@@ -1,7 +1,7 @@
-import FaceSealWire
-import Foundation
-import FaceSealCrypto
-import FaceSealHTTPClient
+public import FaceSealWire
+public import Foundation
+public import FaceSealCrypto
+public import FaceSealHTTPClient
 
 /// How the relying party authenticates to the authority's backchannel and token endpoints.
 public enum ClientAuthentication: Sendable {

@@ -1,5 +1,5 @@
 import FaceSealCrypto
-import FaceSealWire
+public import FaceSealWire
 
 /// Why a relying-party operation failed. Refused deliveries are not errors: they are answered with a
 /// `DeliveryRefusal`.

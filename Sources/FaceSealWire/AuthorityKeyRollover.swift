@@ -1,4 +1,4 @@
-import FaceSealCrypto
+public import FaceSealCrypto
 
 /// What the authority's old device-response key signs when it hands over to a new one (docs/PROTOCOL.md §2,
 /// "Authority key rollover"): the device re-pins from `old` to `new` only with a statement its pinned key signed.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// The time every FaceSeal part reads — the authority's handlers and store, the SDK, the relying-party library, the

@@ -1,4 +1,4 @@
-import FaceSealCrypto
+public import FaceSealCrypto
 
 /// The completion a device posts after a successful face match (and, for a ceremony, after the application
 /// accepted the delivery): the receipt hash and the rotated token (SPEC §4.4, §5.3). Signed with the

@@ -1,4 +1,4 @@
-import FaceSealCrypto
+public import FaceSealCrypto
 
 /// What a notice tells a user's devices (docs/PROTOCOL.md §8.1).
 public enum DeviceNoticeKind: String, Codable, Sendable, CaseIterable {

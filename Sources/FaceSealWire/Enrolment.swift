@@ -1,4 +1,4 @@
-import FaceSealCrypto
+public import FaceSealCrypto
 
 /// A device public key registered with the authority: a P-256 key as a JWK, with its id.
 public struct DevicePublicKey: Codable, Sendable, Equatable {

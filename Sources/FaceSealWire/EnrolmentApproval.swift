@@ -1,4 +1,4 @@
-import FaceSealCrypto
+public import FaceSealCrypto
 
 /// What releases the face token to a further device (docs/PROTOCOL.md §8.1), the tenant's
 /// `further_device_approval`.

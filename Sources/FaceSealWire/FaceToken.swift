@@ -1,4 +1,4 @@
-import FaceSealCrypto
+public import FaceSealCrypto
 
 /// scrypt parameters of a password-protected face token.
 public struct ScryptParameters: Codable, Sendable, Equatable {

@@ -1,4 +1,4 @@
-import FaceSealCrypto
+public import FaceSealCrypto
 
 /// The masters of a face token (SPEC §5.2): one 32-byte secret per key algorithm name, each in its own ``SecretBytes``.
 /// Names this build does not know are carried over untouched (fill-only: a master is never dropped or replaced).

@@ -1,5 +1,5 @@
 import Foundation
-import FaceSealCrypto
+public import FaceSealCrypto
 
 /// A message that crosses a process boundary: a size limit, a closed set of top-level fields, and one
 /// canonical encoding (sorted keys) so that the bytes that are signed or hashed are reproducible.

@@ -35,6 +35,8 @@ enum BenchAuthority {
         var instances = 1
         /// Fixed-rate (soak) mode: ceremonies started at this many a second, whatever the answers' latency.
         var rate: Int?
+        /// The applications' ID-token algorithm (RS256, the registration default, unless told).
+        var idTokenAlgorithm = JWSAlgorithm.rs256
         /// Fixed-rate mode: seconds per reported window.
         var reportEvery = 300
         /// Internal: run as the trivial-handler ceiling server instead of the driver.
@@ -74,6 +76,12 @@ enum BenchAuthority {
         options.instances = try arguments.integer("instances", in: 1...8) ?? options.instances
         options.rate = try arguments.integer("rate", in: 1...10_000)
         options.reportEvery = try arguments.integer("report-every", in: 1...3600) ?? min(options.reportEvery, options.seconds)
+        if let text = arguments.string("id-token-alg") {
+            guard let algorithm = JWSAlgorithm(rawValue: text) else {
+                throw .badValue(option: "id-token-alg", value: text, expected: JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            options.idTokenAlgorithm = algorithm
+        }
         if let text = arguments.string("modes") {
             let modes = text.split(separator: ",").map { Mode(rawValue: String($0)) }
             guard !modes.isEmpty, modes.allSatisfy({ $0 != nil }) else { throw .badValue(option: "modes", value: text, expected: "a list of poll and ping") }

@@ -62,7 +62,7 @@ extension BenchAuthorityRun {
         let rate = Double(counted.count) / sampled.seconds
         let totals = counted.map(\.total)
         let rss = Self.residentMB(authorities)
-        let own = "db=\(databaseName) mode=\(mode.rawValue)"
+        let own = "db=\(databaseName) mode=\(mode.rawValue) id_token_alg=\(options.idTokenAlgorithm.rawValue)"
         let p99 = Self.percentile(totals, 0.99)
         var lines = [
             "bench=authority \(own) instances=\(options.instances) concurrency=\(options.concurrency) devices=\(devices) pending=\(options.pending) "

@@ -28,6 +28,8 @@ final class BenchAuthorityRun: Sendable {
     /// Ids of this run, so runs can share one PostgreSQL database.
     let prefix = "b" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
     let devicesClient: HTTPClient
+    /// The devices' outbox long polls (`BenchDevice.pollClient`).
+    let pollsClient: HTTPClient
     let applicationsClient: HTTPClient
     let board = BenchPingBoard()
 
@@ -37,6 +39,7 @@ final class BenchAuthorityRun: Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-bench-authority-\(getpid())")
         let configuration = HTTPClient.Configuration(maxConnectionsPerHost: 2 * options.concurrency + 16)
         devicesClient = HTTPClient(configuration: configuration)
+        pollsClient = HTTPClient(configuration: configuration)
         applicationsClient = HTTPClient(configuration: configuration)
     }
 
@@ -110,7 +113,7 @@ final class BenchAuthorityRun: Sendable {
         let pids = instances.map(\.child.pid)
         print("faceseal bench authority: \(databaseName), " + (options.rate.map { "\($0) ceremonies a second (at most \(options.concurrency) at once), " }
                                                                ?? "\(options.concurrency) concurrent ceremonies, ") + "\(devices) devices and applications, "
-              + "\(options.pending) pending requests pre-loaded, \(options.seconds) s per mode" + (options.rate == nil ? " after a warm-up" : "")
+              + "\(options.pending) pending requests pre-loaded, ID tokens \(options.idTokenAlgorithm.rawValue), \(options.seconds) s per mode" + (options.rate == nil ? " after a warm-up" : "")
               + (bases.count > 1 ? ", \(bases.count) authority processes (each device on another one than its application)" : ""))
         print("limits: connections per address unlimited for the run (--max-connections-per-address 0: every connection comes from "
               + "127.0.0.1); client-authentication, device-signature and pending-request limits at their defaults, which the load stays "
@@ -200,7 +203,8 @@ final class BenchAuthorityRun: Sendable {
             func application(_ clientID: String, email: String, subject: String) async throws -> BenchApplication {
                 let secret = ClientSecret.generate()
                 _ = try await store.createApplication(ApplicationRecord(clientID: clientID, tenantID: tenant, label: clientID,
-                                                                        credential: .secretHash(ClientSecret.hash(secret))))
+                                                                        credential: .secretHash(ClientSecret.hash(secret)),
+                                                                        idTokenSignedResponseAlg: options.idTokenAlgorithm.rawValue))
                 return BenchApplication(base: "", client: applicationsClient, clientID: clientID, secret: secret, userEmail: email, subject: subject)
             }
             for index in 0..<devices {
@@ -234,8 +238,8 @@ final class BenchAuthorityRun: Sendable {
     /// device to the next one.
     func enrol(_ invitations: Invitations, bases: [String]) async throws -> Parties {
         let all = Array((invitations.pairs + invitations.idle).enumerated())
-        let enrolled = try await Self.forEach(all, width: 16) { [devicesClient] index, entry in
-            var device = BenchDevice(base: bases[(index + 1) % bases.count], client: devicesClient)
+        let enrolled = try await Self.forEach(all, width: 16) { [devicesClient, pollsClient] index, entry in
+            var device = BenchDevice(base: bases[(index + 1) % bases.count], client: devicesClient, pollClient: pollsClient)
             try await device.enrol(invitation: entry.invitation)
             let app = entry.application
             return (device, BenchApplication(base: bases[index % bases.count], client: app.client, clientID: app.clientID, secret: app.secret,

@@ -76,7 +76,7 @@ extension BenchAuthorityRun {
     private func reportWindows(mode: BenchAuthority.Mode, log: SoakLog, start: ContinuousClock.Instant, end: ContinuousClock.Instant,
                                authorities: [pid_t]) async -> (lines: [String], failures: Int) {
         func cpu() -> Double { authorities.reduce(0) { $0 + (ProcessSample.cpuSeconds($1) ?? 0) } }
-        let own = "db=\(databaseName) mode=\(mode.rawValue) rate=\(options.rate ?? 0)"
+        let own = "db=\(databaseName) mode=\(mode.rawValue) id_token_alg=\(options.idTokenAlgorithm.rawValue) rate=\(options.rate ?? 0)"
         let window = Duration.seconds(options.reportEvery)
         let count = Int((Double(options.seconds) / Double(options.reportEvery)).rounded(.up))
         let startRSS = Self.residentMB(authorities)?.current ?? 0

@@ -46,6 +46,7 @@ enum BenchCommand {
                 .value("instances", "N", "1…8 (default 1; PostgreSQL only)"),
                 .value("rate", "N", "fixed rate (soak): start N ceremonies a second, 1…10000, for --seconds; figures per window"),
                 .value("report-every", "S", "with --rate: seconds per printed window, 1…3600 (default 300, at most --seconds)"),
+                .value("id-token-alg", "ALG", "the applications' id_token_signed_response_alg: RS256 (default), ES256, EdDSA or ML-DSA-65"),
                 .flag("serve-trivial", "internal: run as the trivial-handler ceiling server"),
             ]),
             CommandSpec(name: "chaos", summary: "the authority killed with SIGKILL during ceremonies (or restarted in turn); nothing may be lost",

@@ -88,22 +88,9 @@ enum BenchFace {
         return options
     }
 
-    /// The four models, as `faceseal device` loads them.
-    struct Models {
-        let detector: FaceDetector
-        let landmarks5: ShapePredictor
-        let embedder: FaceEmbedder
-
-        init(_ options: Options) throws {
-            embedder = try FaceEmbedder(modelURL: options.models.appendingPathComponent(FaceAssets.Model.resnet.rawValue))
-            detector = try FaceDetector(modelURL: options.models.appendingPathComponent(FaceAssets.Model.mmod.rawValue))
-            landmarks5 = try ShapePredictor(contentsOfFile: options.models.appendingPathComponent(FaceAssets.Model.landmarks5.rawValue).path)
-        }
-
-        /// A capture session with these models (no 68-point model: the pipeline stages only).
-        func session(_ policy: FaceCapturePolicy = FaceCapturePolicy()) -> FaceCaptureSession {
-            FaceCaptureSession(detector: detector, landmarks5: landmarks5, embedder: embedder, policy: policy)
-        }
+    /// The models, as `faceseal device` loads them (without the 68-point model unless `landmarks68`).
+    static func models(_ options: Options, landmarks68: Bool = false) throws -> FaceModels {
+        try FaceModels.load(from: options.models, landmarks68: landmarks68)
     }
 
     // MARK: - The table
@@ -112,7 +99,7 @@ enum BenchFace {
         try FileManager.default.createDirectory(at: options.work, withIntermediateDirectories: true)
         defer { if options.ownsWork { try? FileManager.default.removeItem(at: options.work) } }
         let loadStart = DispatchTime.now().uptimeNanoseconds
-        let models = try Models(options)
+        let models = try Self.models(options)
         let loadMilliseconds = Double(DispatchTime.now().uptimeNanoseconds - loadStart) / 1e6
         print(String(format: "models loaded in %.0f ms", loadMilliseconds))
         let (detector, shapePredictor, embedder) = (models.detector, models.landmarks5, models.embedder)
@@ -138,7 +125,7 @@ enum BenchFace {
         /// A selfie capture frame, with the frame before it (tracked) or without (the first frame, whole-frame search).
         func capture(tracked: Bool) -> (Input) throws -> Sample {
             { input in
-                var session = models.session()
+                var session = models.captureSession()
                 if tracked, let previous = input.previous { try session.add(image: previous, timestamp: 0) }
                 let sample = try timed {
                     try session.add(image: input.image, timestamp: 1.0 / 30)
@@ -281,8 +268,7 @@ enum BenchFace {
     /// Prints `peak_rss_kb=<VmHWM>` (the process's own high-water mark; `ru_maxrss` would include the parent's
     /// from before `exec`).
     static func verificationMemory(_ options: Options) throws {
-        let models = try Models(options)
-        let landmarks68 = try ShapePredictor(contentsOfFile: options.models.appendingPathComponent(FaceAssets.Model.landmarks68.rawValue).path)
+        let models = try Self.models(options, landmarks68: true)
         /// 640×480 frames of a portrait, the face moving 4 px a frame.
         func frames(_ file: String, count: Int) throws -> [RGBImage] {
             let photo = try ImageDecoder().decodeFile(atPath: options.images.appendingPathComponent(file).path)
@@ -294,11 +280,10 @@ enum BenchFace {
                                   center: (Double(face.left + face.right) / 2 + Double(4 * frame), Double(face.top + face.bottom) / 2))
             }
         }
-        var enrolment = models.session()
+        var enrolment = FaceCaptureSession(detector: models.detector, landmarks5: models.landmarks5, embedder: models.embedder)
         try enrolment.add(image: try frames("fr/obama2.jpg", count: 1)[0], timestamp: 0)
         let templates = try enrolment.embeddings()
-        var capture = FaceCaptureSession(detector: models.detector, landmarks5: models.landmarks5, landmarks68: landmarks68,
-                                         embedder: models.embedder)
+        var capture = models.captureSession()
         for (index, frame) in try frames("fr/obama.jpg", count: 5).enumerated() {
             try capture.add(image: frame, timestamp: Double(index) / 30)
         }

@@ -5,40 +5,16 @@ import Foundation
 /// The face engine as the `faceseal device` authenticator uses it: the dlib models loaded once, captures built
 /// from image files (a Linux server has no camera), and the SDK's `FaceVerifier` seam over them.
 struct DeviceFaceEngine: Sendable {
-    /// The MMOD detector.
-    let detector: FaceDetector
-    /// The 5-point landmark model (alignment).
-    let landmarks5: ShapePredictor
-    /// The 68-point landmark model (liveness).
-    let landmarks68: ShapePredictor
-    /// The ResNet embedder.
-    let embedder: FaceEmbedder
+    /// The four dlib models.
+    let models: FaceModels
 
     /// Loads the four dlib models from the cache `make setup` fills (`$FACESEAL_CACHE`, default ~/.cache/faceseal),
     /// reporting each on `progress`.
     static func load(progress: (String) -> Void) throws(DeviceCommandError) -> DeviceFaceEngine {
-        func path(_ model: FaceAssets.Model) throws(DeviceCommandError) -> String {
-            let path = FaceAssets.path(of: model)
-            guard FileManager.default.isReadableFile(atPath: path) else {
-                throw .faceModels("missing \(path): run `make setup` first")
-            }
-            return path
-        }
         do {
-            progress("loading face models from \(FaceAssets.cacheDirectory().path)…")
-            let started = Date()
-            let detector = try FaceDetector(modelURL: URL(fileURLWithPath: try path(.mmod)))
-            progress("  face detector (MMOD) loaded")
-            let five = try ShapePredictor(contentsOfFile: try path(.landmarks5))
-            let sixtyEight = try ShapePredictor(contentsOfFile: try path(.landmarks68))
-            progress("  landmark models (5 and 68 points) loaded")
-            let embedder = try FaceEmbedder(modelURL: URL(fileURLWithPath: try path(.resnet)))
-            progress(String(format: "  face embedder (ResNet) loaded — %.1f s", Date().timeIntervalSince(started)))
-            return DeviceFaceEngine(detector: detector, landmarks5: five, landmarks68: sixtyEight, embedder: embedder)
-        } catch let failure as DeviceCommandError {
-            throw failure
+            return DeviceFaceEngine(models: try FaceModels.load(progress: progress))
         } catch {
-            throw .faceModels("cannot load the face models: \(error)")
+            throw .faceModels(error.description)
         }
     }
 
@@ -47,8 +23,7 @@ struct DeviceFaceEngine: Sendable {
     /// with a message naming the file.
     func capture(images paths: [String], policy: FaceCapturePolicy = FaceCapturePolicy()) throws(DeviceCommandError) -> ImageCapture {
         guard !paths.isEmpty else { throw .usage("--faces needs at least one image") }
-        var session = FaceSealFace.FaceCaptureSession(detector: detector, landmarks5: landmarks5, landmarks68: landmarks68,
-                                                      embedder: embedder, policy: policy)
+        var session = models.captureSession(policy: policy)
         for (index, path) in paths.enumerated() {
             do {
                 try session.addImageFile(atPath: path, timestamp: Double(index) / 30)

@@ -1,7 +1,7 @@
 import FaceSealAuthority
-import FaceSealHTTP
+package import FaceSealHTTP
 import FaceSealWire
-import Foundation
+package import Foundation
 
 /// An application of an authority as a relying party plays it over HTTP: a CIBA client with its credentials. Its own
 /// endpoints (delivery, ping) are a `LoopbackServer`, whose router is set once their URLs are known.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The `faceseal` executable of this build: beside the test bundle, else in the package's `.build/debug`
 /// (`swift build --build-tests` builds both).

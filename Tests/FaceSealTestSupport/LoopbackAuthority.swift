@@ -1,8 +1,8 @@
-import FaceSealAuthority
+package import FaceSealAuthority
 import FaceSealCrypto
-import FaceSealHTTP
-import FaceSealWire
-import Foundation
+package import FaceSealHTTP
+package import FaceSealWire
+package import Foundation
 
 /// A real authority served on an ephemeral loopback port over a store the test owns, its issuer the served URL: what
 /// `AuthorityService` starts for `faceseal serve`, without the data directory, the master key file and the signals,

@@ -1,5 +1,5 @@
-import FaceSealHTTP
-import Foundation
+package import FaceSealHTTP
+package import Foundation
 
 /// An HTTP server on an ephemeral loopback port whose router is set once its URL is known (an authority's issuer, an
 /// application's delivery and ping endpoints name the bound port): `503` until then (`RouterSlot`).

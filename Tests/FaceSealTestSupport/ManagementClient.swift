@@ -1,5 +1,5 @@
 import FaceSealHTTPClient
-import FaceSealHTTPTypes
+package import FaceSealHTTPTypes
 import Foundation
 
 /// The management API over HTTP with an administrator key (the bootstrap key of a live authority).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A child process started with `posix_spawn`, its standard output and error on pipes.
 ///

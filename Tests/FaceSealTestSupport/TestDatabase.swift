@@ -1,5 +1,5 @@
-import FaceSealAuthority
-import FaceSealWire
+package import FaceSealAuthority
+package import FaceSealWire
 import Foundation
 import Testing
 

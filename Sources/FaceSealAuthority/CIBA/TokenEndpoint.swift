@@ -77,7 +77,7 @@ extension Authority {
               let expiresAt = signIn.codeExpiresAt, clock.now() < expiresAt, signIn.redirectURI == redirectURI,
               PKCE.verifies(verifier, challenge: signIn.codeChallenge) else { throw invalid }
         let request = try await store.request(authReqID: signIn.id)
-        guard request.state == .completed, request.idToken == nil else { throw invalid }
+        guard RequestLifecycle.decide(.issueIDToken, request, now: clock.now()) == .storeIDToken else { throw invalid }
         return try await issueTokens(for: request, application: application, nonce: signIn.nonce)
     }
 

@@ -36,14 +36,6 @@ extension Authority {
         guard record.subject == device.key.subject, record.clientID == device.key.clientID else { throw unknownRequest }
     }
 
-    /// A request that can still be acted on.
-    func requirePending(_ record: CIBARequestRecord) throws {
-        if record.state == .pending && clock.now() >= record.expiresAt || record.state == .expired {
-            throw DeviceFailure(.requestExpired, "the request expired")
-        }
-        guard record.state == .pending else { throw DeviceFailure(.requestNotPending, "the request is \(record.state.rawValue)") }
-    }
-
     /// Ceremonies need a device protocol ≥ 7 for the steps that act on them.
     static func requireCeremonyProtocol(_ record: CIBARequestRecord, device: AuthenticatedDevice) throws {
         if record.kind == .ceremony && device.protocolVersion < ProtocolVersion.ceremonyMinimum {
@@ -67,7 +59,7 @@ extension Authority {
         let record = context.request
         let application = context.application
         let policy = context.tenant.policy
-        try requirePending(record)
+        // The store's lifecycle refuses a request that is no longer pending (`request_expired`, `request_not_pending`).
         _ = try await store.markDelivered(authReqID: rid, deviceID: device.key.deviceID, registering: device.replay?.claim())
         let budget = AttemptBudget(record, policy: policy)
         let ceremony = record.kind == .ceremony
@@ -89,7 +81,9 @@ extension Authority {
     /// the key.
     func requestToken(rid: String, device: AuthenticatedDevice) async throws -> FaceTokenDownload {
         let record = try await ownRequest(rid, device: device)
-        try requirePending(record)
+        // The store decides again in its transaction; asked first here so a finished request answers so before an old
+        // device hears it needs an upgrade.
+        if case .refuse(let refusal) = RequestLifecycle.decide(.downloadToken, record, now: clock.now()) { throw DeviceFailure.store(refusal) }
         try Self.requireCeremonyProtocol(record, device: device)
         let token = try await store.downloadFaceToken(authReqID: rid, keyID: device.key.keyID, registering: device.replay?.claim())
         return try FaceTokenCustody.download(token, wrappingKey: keys.shareWrappingKey)
@@ -173,7 +167,6 @@ extension Authority {
         let body = try Self.decodeBody(AttemptReport.self, request)
         guard body.rid == rid else { throw DeviceFailure.invalidRequest("rid does not match the path") }
         let record = try await ownRequest(rid, device: device)
-        try requirePending(record)
         let budget = try await store.recordFaceCheckFailure(authReqID: rid, keyID: device.key.keyID, body.kind)
         if budget.isSpent {
             await requestFinished(authReqID: rid)

@@ -1,4 +1,4 @@
-import FaceSealCrypto
+public import FaceSealCrypto
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import FaceSealCrypto
 import FaceSealHTTP
 import FaceSealWire
-import Foundation
+public import Foundation
 
 // The authority's own keys (administrator): the ID-token keys and the device-response key, listed and rotated.
 extension Authority {

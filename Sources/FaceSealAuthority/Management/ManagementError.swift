@@ -1,4 +1,4 @@
-import FaceSealHTTP
+public import FaceSealHTTP
 
 /// Why the management API refused a request. Each case becomes one HTTP status and a JSON body
 /// `{error, error_description}`; a refused request changed nothing.

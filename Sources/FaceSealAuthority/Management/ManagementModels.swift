@@ -1,7 +1,7 @@
-import FaceSealCrypto
+public import FaceSealCrypto
 import FaceSealHTTP
-import FaceSealWire
-import Foundation
+public import FaceSealWire
+public import Foundation
 
 // The JSON documents the management API answers with (docs/openapi.yaml). Keys are snake_case, times are
 // RFC 3339 strings in UTC, absent optionals are omitted. Clients (`faceseal admin`) decode the same types.

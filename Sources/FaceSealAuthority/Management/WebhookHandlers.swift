@@ -1,6 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
-import Foundation
+public import Foundation
 
 /// A tenant's webhook push endpoint — with its signing secret only in the answer to its registration (shown once).
 public struct ManagedWebhook: Codable, Sendable, Equatable {

@@ -1,5 +1,5 @@
-import FaceSealHTTP
-import FaceSealWire
+public import FaceSealHTTP
+public import FaceSealWire
 import Foundation
 
 /// The authority's log: one event per line, as text or JSON, at or above a level, each with the id of the HTTP

@@ -1,4 +1,4 @@
-import FaceSealHTTP
+public import FaceSealHTTP
 import Foundation
 
 /// The paths of the operations endpoints (docs/PROTOCOL.md, "Operations").

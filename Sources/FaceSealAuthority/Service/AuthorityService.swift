@@ -1,6 +1,6 @@
 import FaceSealCrypto
-import FaceSealHTTP
-import Foundation
+public import FaceSealHTTP
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
-import FaceSealWire
-import Foundation
+public import FaceSealWire
+public import Foundation
 
 /// Everything the authority keeps, behind one interface (SPEC §9). Each method is one transaction:
 /// it either stores all it describes or throws an `AuthorityStoreError` and changes nothing.
@@ -245,7 +245,8 @@ public protocol AuthorityStore: Sendable {
     /// Cancels an unused invitation (idempotent for a cancelled one); a used one is `.invitationUnusable`.
     func cancelInvitation(id: String) async throws -> InvitationRecord
     /// Records that a device of the request's user opened a pending request (`request.delivered` in the audit, once,
-    /// with `deviceID`). Returns whether this was the first time.
+    /// with `deviceID`). Returns whether this was the first time. A request that is no longer pending, or past its
+    /// expiry, throws `.requestNotPending` (with `.expired` for the latter).
     func markDelivered(authReqID: String, deviceID: String, registering replay: JTIRegistration?) async throws -> Bool
 
     // MARK: Webhooks

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A new browser sign-in was refused: its application already has as many unexpired sign-ins as allowed.
 public struct BrowserSignInLimitReached: Error, Sendable, Equatable {

@@ -1,5 +1,5 @@
 import FaceSealWire
-import Foundation
+public import Foundation
 
 // Invitations, enrolment, devices, device keys and face tokens.
 extension SQLAuthorityStore {

@@ -1,15 +1,15 @@
 import FaceSealCrypto
+import FaceSealHTTP
 import Foundation
 
 // Deletions, invitation listing and cancellation, and the audit of every CIBA request's life (docs/PROTOCOL.md §11).
 extension SQLAuthorityStore {
     // MARK: Audit inside a transaction
 
-    /// An RFC 3339 time in UTC, as every time in the management API.
+    /// An RFC 3339 time in UTC to the second, as every time in the management API (`gmtime_r` digits: a new
+    /// `ISO8601DateFormatter` per call cost more than the audit row it went into).
     static func rfc3339(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+        RequestLogger.timestamp(date)
     }
 
     /// Appends an audit event in the caller's transaction, so it is stored exactly when the change it records is.
@@ -37,10 +37,8 @@ extension SQLAuthorityStore {
         let pending = try tx.query(
             "SELECT * FROM ciba_requests WHERE \(column) = ? AND state = 'pending' ORDER BY auth_req_id" + dialect.forUpdate, [.text(value)]
         ).map(request(from:))
-        for request in pending {
-            try tx.execute("UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
-                           [.text(reason), .date(now), .text(request.authReqID)])
-            try auditRequest(tx, request, .denied, actor: actor, detail: ["reason": .string(reason)], now: now)
+        for request in pending where RequestLifecycle.decide(.withdraw(reason: reason), request, now: now) == .deny(reason: reason) {
+            _ = try writeDenial(tx, request, reason: reason, actor: actor, now: now)
         }
         try tx.execute(
             "DELETE FROM link_outbox WHERE auth_req_id IN (SELECT auth_req_id FROM ciba_requests WHERE \(column) = ?)", [.text(value)]
@@ -195,8 +193,8 @@ extension SQLAuthorityStore {
         try Self.checkIdentifier(deviceID, field: "deviceID")
         return try await transact(registering: replay) { tx, now in
             let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
-            guard request.state == .pending,
-                  try tx.execute("UPDATE ciba_requests SET delivered_at = ? WHERE auth_req_id = ? AND delivered_at IS NULL",
+            guard case .proceed = try Self.decide(.deliver, request, now: now) else { preconditionFailure("a delivery proceeds or is refused") }
+            guard try tx.execute("UPDATE ciba_requests SET delivered_at = ? WHERE auth_req_id = ? AND state = 'pending' AND delivered_at IS NULL",
                                  [.date(now), .text(authReqID)]) == 1 else { return false }
             try Self.auditRequest(tx, request, .delivered, actor: deviceID, detail: ["device_id": .string(deviceID)], now: now)
             return true

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 // The jti replay cache, the link outbox, audit events and the authority's signing keys.
 extension SQLAuthorityStore {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A fixed window of counted failures.
 public struct FailureWindow: Sendable, Equatable {

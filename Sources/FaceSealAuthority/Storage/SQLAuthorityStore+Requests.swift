@@ -1,5 +1,5 @@
 import FaceSealCrypto
-import FaceSealWire
+public import FaceSealWire
 import Foundation
 
 // CIBA requests: creation, the completion compare-and-swap, poll bookkeeping, denial and expiry.
@@ -30,12 +30,25 @@ extension SQLAuthorityStore {
         return try request(from: row)
     }
 
-    /// Loads a request that must be pending and not yet past its expiry.
-    static func loadLivePendingRequest(_ tx: any SQLTransaction, authReqID: String, lock: SQLDialect, now: Date) throws -> CIBARequestRecord {
-        let request = try loadRequest(tx, authReqID: authReqID, lock: lock)
-        guard request.state == .pending else { throw AuthorityStoreError.requestNotPending(authReqID: authReqID, state: request.state) }
-        guard now < request.expiresAt else { throw AuthorityStoreError.requestNotPending(authReqID: authReqID, state: .expired) }
-        return request
+    /// The request's lifecycle decision on `event`, its refusal thrown.
+    static func decide(_ event: RequestLifecycle.Event, _ request: CIBARequestRecord, now: Date) throws -> RequestLifecycle.Decision {
+        let decision = RequestLifecycle.decide(event, request, now: now)
+        if case .refuse(let error) = decision { throw error }
+        return decision
+    }
+
+    /// Ends a pending request denied with `reason`, audited, with its approval's enrolment (the compare-and-swap on
+    /// `state`); returns the row as written.
+    static func writeDenial(_ tx: any SQLTransaction, _ request: CIBARequestRecord, reason: String, actor: String?,
+                            now: Date) throws -> CIBARequestRecord {
+        try tx.execute("UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ? AND state = 'pending'",
+                       [.text(reason), .date(now), .text(request.authReqID)])
+        try auditRequest(tx, request, .denied, actor: actor, detail: ["reason": .string(reason)], now: now)
+        var denied = request
+        denied.state = .denied
+        denied.denyReason = reason
+        denied.finishedAt = SQLTime.date(SQLTime.millis(now))
+        return denied
     }
 
     static func checkRequest(_ request: CIBARequestRecord) throws {
@@ -168,7 +181,8 @@ extension SQLAuthorityStore {
 
     public func downloadFaceToken(authReqID: String, keyID: String, registering replay: JTIRegistration?) async throws -> FaceTokenRecord {
         try await transact(registering: replay) { tx, now in
-            let request = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
+            let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
+            guard case .proceed = try Self.decide(.downloadToken, request, now: now) else { preconditionFailure("a download proceeds or is refused") }
             guard let keyRow = try tx.queryOne(Self.deviceKeySelect + " WHERE k.key_id = ?", [.text(keyID)]) else {
                 throw AuthorityStoreError.notFound(.deviceKey, id: keyID)
             }
@@ -208,29 +222,25 @@ extension SQLAuthorityStore {
 
     public func recordFaceCheckFailure(authReqID: String, keyID: String, _ failure: AttemptKind) async throws -> AttemptBudget {
         try await transact { tx, now in
-            let request = try Self.loadLivePendingRequest(tx, authReqID: authReqID, lock: self.database.dialect, now: now)
-            // Only the key that downloaded the token ran a face check for this request.
-            guard try tx.queryOne("SELECT generation FROM token_downloads WHERE auth_req_id = ? AND key_id = ?",
-                                  [.text(authReqID), .text(keyID)]) != nil else {
-                throw AuthorityStoreError.invalidInput(field: "keyID", reason: "this key did not download the token for the request")
-            }
+            let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
+            // The download and the policy are read whatever the state (the lifecycle's refusals come in its order).
+            let downloaded = try tx.queryOne("SELECT generation FROM token_downloads WHERE auth_req_id = ? AND key_id = ?",
+                                             [.text(authReqID), .text(keyID)]) != nil
             let policy = try Self.loadTenant(tx, id: request.tenantID).policy
-            var counted = request
-            switch failure {
-            case .faceMismatch: counted.attempts += 1
-            case .captureRetry: counted.captureRetries += 1
+            guard case .count(let attempts, let captureRetries, let denyReason) =
+                try Self.decide(.countFailure(failure, downloaded: downloaded, policy: policy), request, now: now) else {
+                preconditionFailure("a failure is counted or refused")
             }
-            let budget = AttemptBudget(counted, policy: policy)
-            try tx.execute("UPDATE ciba_requests SET attempts = ?, capture_retries = ? WHERE auth_req_id = ?",
-                           [.int(counted.attempts), .int(counted.captureRetries), .text(authReqID)])
-            if budget.isSpent {
-                let reason = budget.attemptsLeft == 0 ? "attempts_exhausted" : "capture_retries_exhausted"
-                try tx.execute("UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
-                               [.text(reason), .date(now), .text(authReqID)])
-                try Self.auditRequest(tx, request, .denied, actor: keyID, detail: ["reason": .string(reason)], now: now)
+            try tx.execute("UPDATE ciba_requests SET attempts = ?, capture_retries = ? WHERE auth_req_id = ? AND state = 'pending'",
+                           [.int(attempts), .int(captureRetries), .text(authReqID)])
+            var counted = request
+            counted.attempts = attempts
+            counted.captureRetries = captureRetries
+            if let denyReason {
+                _ = try Self.writeDenial(tx, request, reason: denyReason, actor: keyID, now: now)
                 try Self.endApprovedEnrolment(tx, of: request, now: now)
             }
-            return budget
+            return AttemptBudget(counted, policy: policy)
         }
     }
 
@@ -238,18 +248,16 @@ extension SQLAuthorityStore {
         try Self.checkIdentifier(reason, field: "reason")
         return try await transact { tx, now in
             let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
-            if request.state == .denied && request.denyReason == reason { return request }
-            guard request.state == .pending else {
-                throw AuthorityStoreError.requestNotPending(authReqID: authReqID, state: request.state)
+            switch try Self.decide(.deny(reason: reason), request, now: now) {
+            case .unchanged:
+                return request
+            case .deny(let reason):
+                let denied = try Self.writeDenial(tx, request, reason: reason, actor: nil, now: now)
+                try Self.endApprovedEnrolment(tx, of: request, now: now)
+                return denied
+            default:
+                preconditionFailure("a denial is written, repeated or refused")
             }
-            guard now < request.expiresAt else { throw AuthorityStoreError.requestNotPending(authReqID: authReqID, state: .expired) }
-            try tx.execute(
-                "UPDATE ciba_requests SET state = 'denied', deny_reason = ?, finished_at = ? WHERE auth_req_id = ?",
-                [.text(reason), .date(now), .text(authReqID)]
-            )
-            try Self.auditRequest(tx, request, .denied, actor: nil, detail: ["reason": .string(reason)], now: now)
-            try Self.endApprovedEnrolment(tx, of: request, now: now)
-            return try Self.loadRequest(tx, authReqID: authReqID)
         }
     }
 
@@ -266,30 +274,20 @@ extension SQLAuthorityStore {
         return try await transact(registering: completion.replay) { tx, now -> CompletionOutcome in
             // The request row lock orders completions of one request; the token row's WHERE orders rotations.
             let request = try Self.loadRequest(tx, authReqID: completion.authReqID, lock: self.database.dialect)
-            switch request.state {
-            case .completed:
-                try Self.requireDownload(tx, completion)
-                guard request.receiptSHA256 == completion.receiptSHA256, request.stagedGeneration == token.generation else {
-                    throw AuthorityStoreError.completionMismatch(authReqID: completion.authReqID)
-                }
-                return .completed(request)
-            case .stale:
-                try Self.requireDownload(tx, completion)
-                guard request.receiptSHA256 == completion.receiptSHA256 else {
-                    throw AuthorityStoreError.completionMismatch(authReqID: completion.authReqID)
-                }
-                return .stale(request)
-            case .denied, .expired:
-                throw AuthorityStoreError.requestNotPending(authReqID: completion.authReqID, state: request.state)
-            case .pending:
-                try Self.requireDownload(tx, completion)
-            }
-            guard now < request.expiresAt else {
-                throw AuthorityStoreError.requestNotPending(authReqID: completion.authReqID, state: .expired)
-            }
-            // The receipt is what the ID token of a ceremony vouches for; a sign-in delivers nothing.
-            if request.kind == .ceremony && completion.receiptSHA256 == nil {
-                throw AuthorityStoreError.invalidInput(field: "receiptSHA256", reason: "a ceremony's completion needs the receipt")
+            // Read whatever the state: the lifecycle's refusals come in its order.
+            let downloaded = try tx.queryOne(
+                "SELECT generation FROM token_downloads WHERE auth_req_id = ? AND key_id = ?",
+                [.text(completion.authReqID), .text(completion.keyID)]
+            ).map { try $0.int("generation") }
+            let claim = RequestLifecycle.CompletionClaim(downloadedGeneration: downloaded, expectedGeneration: completion.expectedGeneration,
+                                                         rotatedGeneration: token.generation, receiptSHA256: completion.receiptSHA256)
+            switch try Self.decide(.complete(claim), request, now: now) {
+            case .unchanged:
+                return request.state == .completed ? .completed(request) : .stale(request)
+            case .rotate:
+                break
+            default:
+                preconditionFailure("a completion rotates, repeats or is refused")
             }
             guard token.subject == request.subject else {
                 throw AuthorityStoreError.invalidInput(field: "rotatedToken.subject", reason: "not the request's user")
@@ -340,18 +338,6 @@ extension SQLAuthorityStore {
         }
     }
 
-    /// A completion (or its retry: the download row stays) comes only from the key that downloaded, naming the
-    /// generation it downloaded.
-    static func requireDownload(_ tx: any SQLTransaction, _ completion: CompletionCommit) throws {
-        let downloaded = try tx.queryOne(
-            "SELECT generation FROM token_downloads WHERE auth_req_id = ? AND key_id = ?",
-            [.text(completion.authReqID), .text(completion.keyID)]
-        ).map { try $0.int("generation") }
-        guard downloaded == completion.expectedGeneration else {
-            throw AuthorityStoreError.invalidInput(field: "expectedGeneration", reason: "not a generation this key downloaded for the request")
-        }
-    }
-
     public func recordPoll(authReqID: String, clientID: String) async throws -> PollOutcome {
         try await transact { tx, now -> PollOutcome in
             let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
@@ -360,28 +346,27 @@ extension SQLAuthorityStore {
             guard request.clientID == clientID, request.approvesEnrolment == nil else {
                 throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID)
             }
-            if request.state == .pending, now < request.expiresAt, let last = request.lastPolledAt,
-                now < last.addingTimeInterval(TimeInterval(request.intervalSeconds))
-            {
-                let raised = request.intervalSeconds + 5
+            var polled = request
+            polled.lastPolledAt = SQLTime.date(SQLTime.millis(now))
+            switch try Self.decide(.poll, request, now: now) {
+            case .slowDown(let raised):
                 try tx.execute(
-                    "UPDATE ciba_requests SET interval_seconds = ?, last_polled_at = ? WHERE auth_req_id = ?",
+                    "UPDATE ciba_requests SET interval_seconds = ?, last_polled_at = ? WHERE auth_req_id = ? AND state = 'pending'",
                     [.int(raised), .date(now), .text(authReqID)]
                 )
                 return .slowDown(newIntervalSeconds: raised)
-            }
-            var polled = request
-            polled.lastPolledAt = SQLTime.date(SQLTime.millis(now))
-            if request.state == .pending && now >= request.expiresAt {
+            case .expire:
                 try tx.execute(
-                    "UPDATE ciba_requests SET state = 'expired', finished_at = ?, last_polled_at = ? WHERE auth_req_id = ?",
+                    "UPDATE ciba_requests SET state = 'expired', finished_at = ?, last_polled_at = ? WHERE auth_req_id = ? AND state = 'pending'",
                     [.date(now), .date(now), .text(authReqID)]
                 )
                 try Self.auditRequest(tx, request, .expired, actor: nil, now: now)
                 polled.state = .expired
                 polled.finishedAt = polled.lastPolledAt
-            } else {
+            case .recordPoll:
                 try tx.execute("UPDATE ciba_requests SET last_polled_at = ? WHERE auth_req_id = ?", [.date(now), .text(authReqID)])
+            default:
+                preconditionFailure("a poll slows down, expires or is recorded")
             }
             return .recorded(polled)
         }
@@ -390,13 +375,15 @@ extension SQLAuthorityStore {
     public func storeIDToken(authReqID: String, idToken: String) async throws -> CIBARequestRecord {
         guard !idToken.isEmpty else { throw AuthorityStoreError.invalidInput(field: "idToken", reason: "empty") }
         try Self.checkLength(idToken, field: "idToken", max: 64 * 1024)
-        return try await transact { tx, _ in
+        return try await transact { tx, now in
             let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
-            guard request.state == .completed else {
-                throw AuthorityStoreError.requestNotPending(authReqID: authReqID, state: request.state)
+            switch try Self.decide(.issueIDToken, request, now: now) {
+            case .unchanged: return request
+            case .storeIDToken: break
+            default: preconditionFailure("an ID token is stored, kept or refused")
             }
-            if request.idToken != nil { return request }
-            try tx.execute("UPDATE ciba_requests SET id_token = ? WHERE auth_req_id = ?", [.text(idToken), .text(authReqID)])
+            try tx.execute("UPDATE ciba_requests SET id_token = ? WHERE auth_req_id = ? AND state = 'completed' AND id_token IS NULL",
+                           [.text(idToken), .text(authReqID)])
             var stored = request
             stored.idToken = idToken
             return stored
@@ -409,11 +396,14 @@ extension SQLAuthorityStore {
                 "SELECT * FROM ciba_requests WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at, auth_req_id" + self.database.dialect.forUpdate,
                 [.date(now)]
             ).map(Self.request(from:))
-            for request in overdue {
-                try tx.execute("UPDATE ciba_requests SET state = 'expired', finished_at = ? WHERE auth_req_id = ?", [.date(now), .text(request.authReqID)])
+            var expired = 0
+            for request in overdue where RequestLifecycle.decide(.expire, request, now: now) == .expire {
+                try tx.execute("UPDATE ciba_requests SET state = 'expired', finished_at = ? WHERE auth_req_id = ? AND state = 'pending'",
+                               [.date(now), .text(request.authReqID)])
                 try Self.auditRequest(tx, request, .expired, actor: nil, now: now)
+                expired += 1
             }
-            return overdue.count
+            return expired
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A tenant's push endpoint (SPEC §4.6, docs/PROTOCOL.md "Webhook push"): where each new request's link is POSTed,
 /// and the signing secret, sealed (`WebhookSecretSeal`); the store never sees it in the clear.

@@ -1,4 +1,4 @@
-import FaceSealWire
+public import FaceSealWire
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-internal import CQREncode
+import CQREncode
 import Foundation
 
 /// A QR code (ISO/IEC 18004, byte mode, error correction M) made by libqrencode, as a matrix of modules. The C

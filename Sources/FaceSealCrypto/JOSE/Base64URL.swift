@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Base64url without padding (RFC 4648 §5, RFC 7515 §2), decoded strictly.
 public enum Base64URL {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A JSON value, parsed strictly and serialised deterministically (object members sorted by key).
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A public JSON Web Key (RFC 7517) of one of FaceSeal's JWS algorithms.
 ///

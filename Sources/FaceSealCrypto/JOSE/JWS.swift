@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A JWS protected header.
 public struct JWSHeader: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The claims of a JWT (RFC 7519): a JSON object, with typed access to the registered claims.
 public struct JWTClaims: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One of the three ML-DSA parameter sets; the type parameter of the generic key types.
 public protocol MLDSAParameterSet: Sendable {

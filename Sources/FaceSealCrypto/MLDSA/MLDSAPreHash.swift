@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The hash functions HashML-DSA (FIPS 204 §5.4) can pre-hash with, each identified in M′ by its OID.
 public enum MLDSAPreHash: String, Sendable, CaseIterable {

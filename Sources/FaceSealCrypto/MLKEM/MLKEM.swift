@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An ML-KEM parameter set (FIPS 203): ML-KEM-512, ML-KEM-768 or ML-KEM-1024.
 /// The three conforming namespaces are the only intended conformances.

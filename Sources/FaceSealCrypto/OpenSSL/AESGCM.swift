@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// AES namespace, as in swift-crypto.
 public enum AES {

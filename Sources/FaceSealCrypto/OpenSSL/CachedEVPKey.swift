@@ -1,7 +1,7 @@
 import COpenSSL
 import Synchronization
 
-/// A private key's OpenSSL object, built on first use and kept for the life of the key value.
+/// A key's OpenSSL object, built on first use and kept for the life of the key value.
 ///
 /// Rebuilding an `EVP_PKEY` per signature costs as much as the signature itself (Ed25519 and P-256
 /// recompute the public point, RSA re-parses DER and redoes its Montgomery set-up). The object lives
@@ -32,6 +32,18 @@ final class CachedEVPKey: Sendable {
                 }
             }
             return try outcome.get()
+        }
+    }
+
+    /// Whether `signature` is valid for `message` (SHA-256 digest when `sha256`); false when the key cannot be built.
+    func verify(message: [UInt8], signature: [UInt8], sha256: Bool) -> Bool {
+        let make = self.make
+        return slot.withLock { key -> Bool in
+            if key == nil { key = try? make() }
+            guard let key else { return false }
+            return message.withUnsafeBytes { raw in
+                signature.withUnsafeBytes { key.verify(digest: sha256 ? EVP_sha256() : nil, message: raw, signature: $0) }
+            }
         }
     }
 }

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// Curve25519 namespace, as in swift-crypto.
 public enum Curve25519 {
@@ -61,37 +61,41 @@ public enum Curve25519 {
             }
         }
 
-        /// An Ed25519 public key (32 bytes).
+        /// An Ed25519 public key (32 bytes), equal and hashed by its encoding.
         public struct PublicKey: Sendable, Hashable {
             /// The 32-byte encoded point.
             public let rawRepresentation: Data
+            /// The OpenSSL key for verifying, built at the first verification and kept (a key pinned once verifies
+            /// every answer after).
+            private let verifier: CachedEVPKey
 
             /// A key from its 32-byte encoding.
             /// - Throws: ``CryptoError/incorrectKeySize(expected:actual:)`` for another length.
             public init<D: ContiguousBytes>(rawRepresentation: D) throws(CryptoError) {
                 let bytes = rawRepresentation.withUnsafeBytes { [UInt8]($0) }
                 guard bytes.count == 32 else { throw .incorrectKeySize(expected: 32, actual: bytes.count) }
-                self.rawRepresentation = Data(bytes)
+                self.init(validated: bytes)
             }
 
-            init(validated bytes: [UInt8]) { rawRepresentation = Data(bytes) }
+            init(validated bytes: [UInt8]) {
+                rawRepresentation = Data(bytes)
+                verifier = CachedEVPKey { () throws(CryptoError) in
+                    guard let pointer = bytes.withUnsafeBytes({ EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.uint8Base, $0.count) }) else {
+                        throw LibCrypto.failure("EVP_PKEY_new_raw_public_key")
+                    }
+                    return EVPKey(taking: pointer)
+                }
+            }
+
+            public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawRepresentation == rhs.rawRepresentation }
+
+            public func hash(into hasher: inout Hasher) { hasher.combine(rawRepresentation) }
 
             /// Whether `signature` is a valid Ed25519 signature of `data` under this key.
             /// Wrong lengths and non-canonical encodings are simply invalid.
             public func isValidSignature<S: DataProtocol, D: DataProtocol>(_ signature: S, for data: D) -> Bool {
                 guard signature.count == 64 else { return false }
-                let pointer = rawRepresentation.withUnsafeBytes { raw in
-                    EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, raw.uint8Base, raw.count)
-                }
-                guard let pointer else {
-                    LibCrypto.clearErrors()
-                    return false
-                }
-                let key = EVPKey(taking: pointer)
-                let signatureBytes = [UInt8](signature)
-                return data.withContiguousBytes { message in
-                    signatureBytes.withUnsafeBytes { key.verify(digest: nil, message: message, signature: $0) }
-                }
+                return verifier.verify(message: [UInt8](data), signature: [UInt8](signature), sha256: false)
             }
         }
     }

@@ -1,5 +1,5 @@
 import COpenSSLShims
-import Foundation
+public import Foundation
 
 /// HKDF (RFC 5869) over a ``HashFunction``, as in swift-crypto: `HKDF<SHA256>.deriveKey(...)`.
 public enum HKDF<H: HashFunction> {

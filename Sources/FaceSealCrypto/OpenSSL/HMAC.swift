@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// HMAC (RFC 2104) over a ``HashFunction``, one-shot, as in swift-crypto: `HMAC<SHA256>.authenticationCode(for:using:)`.
 public enum HMAC<H: HashFunction> {

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// A cryptographic hash function (SHA-2, SHA3), usable one-shot or incrementally, as in swift-crypto.
 ///

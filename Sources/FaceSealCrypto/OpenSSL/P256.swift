@@ -1,6 +1,6 @@
 import COpenSSL
 import COpenSSLShims
-import Foundation
+public import Foundation
 
 /// NIST P-256 namespace, as in swift-crypto.
 public enum P256 {
@@ -71,19 +71,29 @@ public enum P256 {
             }
         }
 
-        /// A P-256 public key, kept as its uncompressed SEC1 point.
+        /// A P-256 public key, kept as its uncompressed SEC1 point (equal and hashed by it).
         public struct PublicKey: Sendable, Hashable {
             /// `0x04 ‖ X ‖ Y` (65 bytes).
             public let x963Representation: Data
+            /// The OpenSSL key for verifying, built at the first verification and kept: building it per
+            /// signature cost a third of the verification.
+            private let verifier: CachedEVPKey
 
-            init(validatedX963 point: [UInt8]) { x963Representation = Data(point) }
+            init(validatedX963 point: [UInt8]) {
+                x963Representation = Data(point)
+                verifier = CachedEVPKey { () throws(CryptoError) in try Self.evpKey(point) }
+            }
+
+            public static func == (lhs: Self, rhs: Self) -> Bool { lhs.x963Representation == rhs.x963Representation }
+
+            public func hash(into hasher: inout Hasher) { hasher.combine(x963Representation) }
 
             /// A key from `0x04 ‖ X ‖ Y` (65 bytes); the point must be on the curve.
             public init<D: ContiguousBytes>(x963Representation: D) throws(CryptoError) {
                 let point = x963Representation.withUnsafeBytes { [UInt8]($0) }
                 guard point.count == 65 else { throw .incorrectKeySize(expected: 65, actual: point.count) }
                 _ = try Self.evpKey(point, check: true)
-                self.x963Representation = Data(point)
+                self.init(validatedX963: point)
             }
 
             /// A key from `X ‖ Y` (64 bytes); the point must be on the curve.
@@ -148,11 +158,7 @@ public enum P256 {
 
             /// Whether `signature` is a valid ECDSA signature of SHA-256(`data`) under this key.
             public func isValidSignature<D: DataProtocol>(_ signature: ECDSASignature, for data: D) -> Bool {
-                guard let key = try? Self.evpKey([UInt8](x963Representation)) else { return false }
-                let der = signature.derRepresentation
-                return data.withContiguousBytes { message in
-                    der.withUnsafeBytes { key.verify(digest: EVP_sha256(), message: message, signature: $0) }
-                }
+                verifier.verify(message: [UInt8](data), signature: [UInt8](signature.derRepresentation), sha256: true)
             }
         }
 

@@ -1,6 +1,6 @@
 import COpenSSL
 import COpenSSLShims
-import Foundation
+public import Foundation
 
 /// RSA namespace (RS256 only: OpenID Connect requires it for ID tokens).
 public enum RSA {

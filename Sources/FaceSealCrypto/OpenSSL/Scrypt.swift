@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// scrypt password-based key derivation (RFC 7914).
 public enum Scrypt {

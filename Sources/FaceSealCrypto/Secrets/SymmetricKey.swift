@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A symmetric key (AES key, HMAC key, HKDF output) held in ``SecretBytes``, shaped like swift-crypto's.
 public struct SymmetricKey: Sendable, Equatable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where `make setup` (scripts/setup-face-assets.sh) puts the dlib models and test images:
 /// `$FACESEAL_CACHE`, or `~/.cache/faceseal` when unset.
@@ -31,9 +31,14 @@ public enum FaceAssets {
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/faceseal")
     }
 
+    /// The directory of the model files in the cache.
+    public static func modelDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        cacheDirectory(environment: environment).appendingPathComponent("models")
+    }
+
     /// The path of a model file in the cache (it exists once set-up has run).
     public static func path(of model: Model, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        cacheDirectory(environment: environment).appendingPathComponent("models").appendingPathComponent(model.rawValue).path
+        modelDirectory(environment: environment).appendingPathComponent(model.rawValue).path
     }
 
     /// The path of a test image in the cache, relative to `images/` (e.g. `fr/obama.jpg`).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A face found by `FaceDetector`: dlib's `mmod_rectangle`.
 public struct FaceDetection: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// dlib's ResNet-29 face descriptor (`dlib_face_recognition_resnet_model_v1.dat`): an aligned
 /// 150×150 RGB chip → a 128-d embedding. Compare embeddings by Euclidean distance.

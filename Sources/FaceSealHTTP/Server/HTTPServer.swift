@@ -1,6 +1,6 @@
-internal import CMicroHTTPD
-internal import CMicroHTTPDShims
-import Foundation
+import CMicroHTTPD
+import CMicroHTTPDShims
+public import Foundation
 import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd that runs async Swift handlers.

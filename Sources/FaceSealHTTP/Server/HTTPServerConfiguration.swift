@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension HTTPServer {
     /// Everything that shapes a server, in one value.

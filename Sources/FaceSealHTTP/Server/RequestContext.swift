@@ -1,4 +1,4 @@
-internal import CMicroHTTPD
+import CMicroHTTPD
 import Synchronization
 
 /// The state of one request, shared by libmicrohttpd's polling thread (callbacks) and the task that

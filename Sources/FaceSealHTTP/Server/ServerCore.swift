@@ -1,5 +1,5 @@
-internal import CMicroHTTPD
-internal import CMicroHTTPDShims
+import CMicroHTTPD
+import CMicroHTTPDShims
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// JSON encoding and size-limited decoding shared by the server, the client and their callers.
 public enum JSONBody {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A complete HTTP request as a handler sees it: the body is fully read (and within the server's
 /// limit) before the handler runs.

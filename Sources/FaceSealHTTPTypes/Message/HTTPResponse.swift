@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What a handler returns: a status, headers and the exact body bytes.
 ///

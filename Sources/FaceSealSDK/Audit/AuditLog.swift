@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One local record of SDK activity, for an in-app activity screen.
 public struct AuditEntry: Sendable, Hashable, Codable {

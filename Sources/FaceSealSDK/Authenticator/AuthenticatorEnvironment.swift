@@ -1,6 +1,6 @@
 /// The seams an `Authenticator` is built on. The real implementations come from the wire, HTTP,
 /// crypto and face modules (and the platform vault); tests and the demo may pass their own.
-import FaceSealWire
+public import FaceSealWire
 public struct AuthenticatorEnvironment: Sendable {
     /// The device protocol this SDK speaks.
     public static let currentDeviceProtocol = 7

@@ -1,4 +1,4 @@
-import FaceSealWire
+public import FaceSealWire
 
 /// Why a flow ended in `failed(reason:)`. None of these is retried by the SDK.
 public enum FailureReason: Sendable, Hashable {

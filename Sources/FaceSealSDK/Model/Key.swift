@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One enrolment held by this device: an identity at one application (SPEC §6.1).
 ///

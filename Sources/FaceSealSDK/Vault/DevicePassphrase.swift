@@ -1,6 +1,6 @@
 import FaceSealCrypto
-import FaceSealWire
-import Foundation
+public import FaceSealWire
+public import Foundation
 import Synchronization
 
 /// The Linux vault's device passphrase (SPEC §6.1): set at the first enrolment, it seals every user-present key

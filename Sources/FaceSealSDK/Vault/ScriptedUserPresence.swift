@@ -1,4 +1,4 @@
-import FaceSealWire
+public import FaceSealWire
 import Synchronization
 
 /// A `UserPresence` provider that answers from a script: for tests and the demo, where no person

@@ -1,4 +1,4 @@
-import FaceSealCrypto
+public import FaceSealCrypto
 
 /// Signs device → authority requests and checks them on the authority (SPEC §4.2).
 public enum DeviceRequestSignature {

@@ -1,4 +1,4 @@
-import FaceSealCrypto
+public import FaceSealCrypto
 import Foundation
 
 /// Why a face token could not be opened or sealed.

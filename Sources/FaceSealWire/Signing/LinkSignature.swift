@@ -1,4 +1,4 @@
-import FaceSealCrypto
+public import FaceSealCrypto
 
 /// Why link bytes were refused before any network call (SPEC §4.1).
 public enum LinkError: Error, Equatable, Sendable {

@@ -30,13 +30,15 @@ import Glibc
 
     /// Each device long-polls another `faceseal serve` process than the one its application starts the request at:
     /// a ceremony completes within the one-second window only if the link queued by one process wakes the poll
-    /// waiting in the other (without the wake-up the poll would answer at its 30 s deadline).
+    /// waiting in the other (without the wake-up the poll would answer at its 30 s deadline). The applications are
+    /// registered for EdDSA ID tokens (`--id-token-alg`), which the load generator verifies against `/jwks`.
     @Test("two authority processes on one PostgreSQL: every link crosses processes and wakes the waiting poll",
           arguments: SharedDatabaseTests.shared)
     func linksCrossProcesses(backend: StoreBackend) async throws {
-        let (status, output) = try await Self.bench(backend, ["--instances", "2", "--concurrency", "2", "--seconds", "1", "--modes", "poll"])
+        let (status, output) = try await Self.bench(backend, ["--instances", "2", "--concurrency", "2", "--seconds", "1", "--modes", "poll",
+                                                              "--id-token-alg", "EdDSA"])
         #expect(status == 0, "\(output)")
-        let line = output.split(separator: "\n").first { $0.hasPrefix("bench=authority db=postgres mode=poll instances=2") }
+        let line = output.split(separator: "\n").first { $0.hasPrefix("bench=authority db=postgres mode=poll id_token_alg=EdDSA instances=2") }
         #expect(line?.contains("failures=0") == true, "\(output)")
         #expect(line?.contains(" ceremonies=0 ") == false, "\(output)")
     }

@@ -14,19 +14,14 @@ import Testing
             .allSatisfy { FileManager.default.fileExists(atPath: $0) } || ProcessInfo.processInfo.environment["CI"] == "true"
     }
 
+    /// The models without the 68-point one (liveness is off), and captures of cached test images over them.
     struct Models: Sendable {
-        let detector: FaceDetector
-        let landmarks: ShapePredictor
-        let embedder: FaceEmbedder
+        let models: FaceModels
 
-        init() throws {
-            detector = try FaceDetector(modelURL: URL(fileURLWithPath: FaceAssets.path(of: .mmod)))
-            landmarks = try ShapePredictor(contentsOfFile: FaceAssets.path(of: .landmarks5))
-            embedder = try FaceEmbedder(modelURL: URL(fileURLWithPath: FaceAssets.path(of: .resnet)))
-        }
+        init() throws { models = try FaceModels.load(landmarks68: false) }
 
         func capture(_ images: [String]) throws -> FaceSealFace.FaceCaptureSession {
-            var session = FaceSealFace.FaceCaptureSession(detector: detector, landmarks5: landmarks, embedder: embedder)
+            var session = models.captureSession()
             for (index, image) in images.enumerated() {
                 _ = try session.addImageFile(atPath: FaceAssets.imagePath(image), timestamp: Double(index) / 30)
             }

@@ -6,6 +6,7 @@ import Testing
 /// Named scenarios of the approval machine, in both modes, beyond the one-step table.
 @Suite struct ApprovalScenarioTests {
     typealias T = ApprovalStateMachineTests
+    typealias Machine = ApprovalStateMachine
 
     @Test(arguments: T.Mode.allCases)
     func theAuthorityCountsTheLastMismatchAndHasDeniedTheRequest(mode: T.Mode) {
@@ -72,18 +73,18 @@ import Testing
             bindingMessage: mode == .ceremony ? "Sign contract 42" : nil, pkiKind: mode == .ceremony ? .sign : nil, expiresAtUnix: 1,
             attemptsMax: 3, attemptsLeft: 0, minimumDeviceProtocol: 7, keyPolicy: [],
             deliveryEndpoint: mode == .ceremony ? URL(string: "https://acme.test/d") : nil, clientNotificationToken: mode == .ceremony ? "b" : nil)
-        #expect(m.requestDetailsReceived(spent) == .abort(requestId: "req-1", reason: .attemptsExhausted))
+        #expect(m.requestDetailsReceived(spent, among: T.candidates) == .abort(requestId: "req-1", reason: .attemptsExhausted))
         #expect(m.view == .failed(reason: .attemptsExhausted))
     }
 
     @Test func theTenantsLivenessRequirementAppliesToATokenWithoutOne() {
         var m = ApprovalStateMachine(mode: .login, deviceProtocol: 7)
         _ = m.submitLink(T.payload)
-        _ = m.linkVerified(T.link(.login))
+        _ = m.linkVerified(T.link(.login), candidates: T.candidates)
         let policy = RequestDetails(
             requestId: "req-1", identityId: "id-1", clientId: "acme", rpLabel: "Acme", branding: nil, bindingMessage: nil,
             pkiKind: nil, expiresAtUnix: 1, attemptsMax: 3, livenessRequired: true, minimumDeviceProtocol: 7, keyPolicy: [])
-        _ = m.requestDetailsReceived(policy)
+        _ = m.requestDetailsReceived(policy, among: T.candidates)
         _ = m.faceTokenDownloaded(passwordRequired: false, livenessRequired: false)
         _ = m.faceTokenOpened(challenge: T.challenge1)
         #expect(m.view == .awaitingFaceCapture(policy, T.capture(challenge: T.challenge1)))
@@ -104,8 +105,8 @@ import Testing
     @Test func withoutLivenessTheCaptureGoesStraightToTheMatch() {
         var m = ApprovalStateMachine(mode: .ceremony, deviceProtocol: 7)
         _ = m.submitLink(T.payload)
-        _ = m.linkVerified(T.link(.ceremony))
-        _ = m.requestDetailsReceived(T.details(.ceremony))
+        _ = m.linkVerified(T.link(.ceremony), candidates: T.candidates)
+        _ = m.requestDetailsReceived(T.details(.ceremony), among: T.candidates)
         _ = m.faceTokenDownloaded(passwordRequired: false, livenessRequired: false)
         _ = m.faceTokenOpened(challenge: T.challenge1)
         #expect(m.view == .awaitingFaceCapture(T.details(.ceremony), T.capture(challenge: nil)))
@@ -131,23 +132,23 @@ import Testing
     @Test func detailsDemandingANewerProtocolEndInUpgradeRequired() {
         var m = ApprovalStateMachine(mode: .login, deviceProtocol: 7)
         _ = m.submitLink(T.payload)
-        _ = m.linkVerified(T.link(.login))
+        _ = m.linkVerified(T.link(.login), candidates: T.candidates)
         let newer = RequestDetails(
             requestId: "req-1", identityId: "id-1", clientId: "acme", rpLabel: "Acme", branding: nil, bindingMessage: nil,
             pkiKind: nil, expiresAtUnix: 1, attemptsMax: 3, minimumDeviceProtocol: 8, keyPolicy: []
         )
-        #expect(m.requestDetailsReceived(newer) == .none)
+        #expect(m.requestDetailsReceived(newer, among: T.candidates) == .none)
         #expect(m.view == .failed(reason: .upgradeRequired))
     }
 
     @Test func aCeremonyOnProtocolSixFailsAsSoonAsTheLinkIsKnown() {
         var m = ApprovalStateMachine(mode: .ceremony, deviceProtocol: 6)
         _ = m.submitLink(T.payload)
-        #expect(m.linkVerified(T.link(.ceremony)) == .none)
+        #expect(m.linkVerified(T.link(.ceremony), candidates: T.candidates) == .none)
         #expect(m.view == .failed(reason: .upgradeRequired))
         var login = ApprovalStateMachine(mode: .login, deviceProtocol: 6)
         _ = login.submitLink(T.payload)
-        #expect(login.linkVerified(T.link(.ceremony)) == .none)
+        #expect(login.linkVerified(T.link(.ceremony), candidates: T.candidates) == .none)
         #expect(login.view == .awaitingLink(refusal: .isPkiCeremonyLink), "the wrong-flow refusal comes first")
     }
 
@@ -161,9 +162,62 @@ import Testing
         (.refused(code: "invalid_request", message: ""), .failed(reason: .authorityRefused(code: "invalid_request"))),
     ])
     func detailFailuresMapOntoRefusalsOrReasons(failure: AuthorityFailure, view: ApprovalStateMachine.View) {
-        var m = T.machine(.ceremony, at: .fetchingDetails)
-        #expect(m.authorityFailed(failure) == .none)
+        var m = Machine(mode: .ceremony, deviceProtocol: 7)
+        _ = m.submitLink(T.payload)
+        _ = m.linkVerified(T.link(.ceremony), candidates: [T.record("key-1")])
+        #expect(m.requestDetailsRefused(failure, settled: nil) == .none)
         #expect(m.view == view)
+    }
+
+    // MARK: Which identity acts
+
+    @Test func withoutAnIdentityAtTheAuthorityTheLinkIsRefused() {
+        var m = Machine(mode: .login, deviceProtocol: 7)
+        _ = m.submitLink(T.payload)
+        #expect(m.linkVerified(T.link(.login), candidates: []) == .none)
+        #expect(m.view == .awaitingLink(refusal: .unknownIdentity))
+    }
+
+    @Test func eachIdentityIsAskedInTurnAndTheOneAnsweredActs() {
+        var m = Machine(mode: .login, deviceProtocol: 7)
+        _ = m.submitLink(T.payload)
+        let (first, second, third) = (T.record("key-1"), T.record("key-2"), T.record("key-3"))
+        #expect(m.linkVerified(T.link(.login), candidates: [first, second, third]) == .fetchRequestDetails(T.link(.login), asking: first))
+        #expect(m.requestDetailsRefused(.linkRefused(.unknownIdentity), settled: nil) == .fetchRequestDetails(T.link(.login), asking: second))
+        // An ended key says nothing about the others; one only past its rotation overlap is asked again on its new keys.
+        var settled = second
+        settled.ambient = DeviceKeyRecord(deviceKeyId: "key-2-a2", protection: .ambient)
+        #expect(m.requestDetailsRefused(.deviceKeyRevoked(deviceKeyId: "key-2-a"), settled: settled) == .fetchRequestDetails(T.link(.login), asking: settled))
+        #expect(m.identity == nil)
+        #expect(m.requestDetailsReceived(T.details(.login), among: [first, settled, third]) == .downloadFaceToken(requestId: "req-1"))
+        #expect(m.identity == settled)
+    }
+
+    @Test func whenEveryIdentityIsRefusedTheLastEndedKeyIsTheAnswer() {
+        var m = Machine(mode: .login, deviceProtocol: 7)
+        _ = m.submitLink(T.payload)
+        _ = m.linkVerified(T.link(.login), candidates: [T.record("key-1"), T.record("key-2")])
+        _ = m.requestDetailsRefused(.deviceKeyTerminated(deviceKeyId: "key-1-a"), settled: nil)
+        #expect(m.requestDetailsRefused(.linkRefused(.unknownIdentity), settled: nil) == .none)
+        #expect(m.view == .failed(reason: .deviceKeyTerminated))
+    }
+
+    @Test func theIdentityOfTheRequestsApplicationActsNeverAnotherApplicationsKey() {
+        // The answered key is of another application of the user: the record for the request's application acts.
+        let other = T.record("key-1", clientId: "globex")
+        let fitting = T.record("key-2")
+        var m = Machine(mode: .login, deviceProtocol: 7)
+        _ = m.submitLink(T.payload)
+        _ = m.linkVerified(T.link(.login), candidates: [other, fitting])
+        _ = m.requestDetailsReceived(T.details(.login), among: [other, fitting])
+        #expect(m.identity == fitting)
+
+        var none = Machine(mode: .login, deviceProtocol: 7)
+        _ = none.submitLink(T.payload)
+        _ = none.linkVerified(T.link(.login), candidates: [other])
+        #expect(none.requestDetailsReceived(T.details(.login), among: [other]) == .none)
+        #expect(none.identity == nil)
+        #expect(none.view == .awaitingLink(refusal: .unknownIdentity))
     }
 
     @Test func malformedCeremonyDetailsAreAProtocolViolation() {
@@ -173,7 +227,7 @@ import Testing
             pkiKind: .sign, expiresAtUnix: 1, attemptsMax: 3, minimumDeviceProtocol: 7, keyPolicy: [],
             deliveryEndpoint: URL(string: "https://acme.test/d"), clientNotificationToken: "b"
         )
-        #expect(m.requestDetailsReceived(noBinding) == .none)
+        #expect(m.requestDetailsReceived(noBinding, among: T.candidates) == .none)
         #expect(m.view == .failed(reason: .protocolViolation("ceremony without a binding message")))
     }
 

@@ -1,4 +1,5 @@
 import struct FaceSealWire.AttemptBudget
+import FaceSealTestSupport
 import Foundation
 import Testing
 @testable import FaceSealSDK
@@ -29,7 +30,8 @@ import Testing
     /// Every input: the user's calls and every driver result.
     enum Input: String, CaseIterable, Codable, Sendable {
         case submitLink, submitPassword, submitEmptyPassword, submitFaceCapture, retry, cancel, cancelCeremony
-        case linkVerified, linkVerifiedOtherFlow, linkRefused, requestDetailsReceived, authorityTransient
+        case linkVerified, linkVerifiedOtherFlow, linkRefused, requestDetailsReceived, detailsRefusedUnknownIdentity
+        case detailsRefusedTransient, authorityTransient
         case faceTokenDownloaded, faceTokenOpened, faceTokenWrongPassword
         case livenessPassed, livenessFailed, matchPassed, matchMismatch, matchNoFace, attemptReported
         case completionPrepared, completionPreparationFailed, deliveryAccepted, deliveryRefused, completionAccepted
@@ -55,6 +57,16 @@ import Testing
     static let challenge2 = LivenessChallenge(steps: [.turnRight])
     static let capture = CapturedFace(sequence: 1, session: FakeCaptureSession(label: "c1"))
     static let timestamp = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// An identity of the device at the link's authority.
+    static func record(_ id: String, clientId: String = "acme") -> KeyRecord {
+        KeyRecord(key: Key(id: id, identityId: "id-1", email: "ada@example.com", clientId: clientId, appLabel: "Acme", createdAt: timestamp),
+                  issuer: "https://authority.test", ambient: DeviceKeyRecord(deviceKeyId: id + "-a", protection: .ambient),
+                  userPresent: DeviceKeyRecord(deviceKeyId: id + "-u", protection: .userPresent))
+    }
+
+    /// Two identities at the authority: the first is asked first.
+    static let candidates = [record("key-1"), record("key-2")]
 
     static func link(_ mode: Mode) -> VerifiedLink {
         VerifiedLink(kind: mode.linkKind, requestId: "req-1", issuer: "https://authority.test", expiresAtUnix: 1_800_000_300)
@@ -87,9 +99,9 @@ import Testing
         step(m.submitLink(payload))
         if stage == .verifyingLink { return m }
         if stage == .awaitingLinkRefused { step(m.linkRefused(.malformed)); return m }
-        step(m.linkVerified(link(mode)))
+        step(m.linkVerified(link(mode), candidates: candidates))
         if stage == .fetchingDetails { return m }
-        step(m.requestDetailsReceived(details(mode, attemptsMax: attemptsMax)))
+        step(m.requestDetailsReceived(details(mode, attemptsMax: attemptsMax), among: candidates))
         if stage == .downloadingToken { return m }
         if stage == .failed { step(m.cancel()); return m }
         let needsPassword = passwordRequired || stage == .awaitingPassword || stage == .openingTokenWithPassword
@@ -127,11 +139,14 @@ import Testing
         case .retry: m.retry()
         case .cancel: m.cancel()
         case .cancelCeremony: m.cancelCeremony()
-        case .linkVerified: m.linkVerified(link(mode))
+        case .linkVerified: m.linkVerified(link(mode), candidates: candidates)
         case .linkVerifiedOtherFlow:
-            m.linkVerified(VerifiedLink(kind: mode == .login ? .ceremony : .login, requestId: "req-1", issuer: "https://authority.test", expiresAtUnix: 1))
+            m.linkVerified(VerifiedLink(kind: mode == .login ? .ceremony : .login, requestId: "req-1", issuer: "https://authority.test", expiresAtUnix: 1),
+                           candidates: candidates)
         case .linkRefused: m.linkRefused(.badSignature)
-        case .requestDetailsReceived: m.requestDetailsReceived(details(mode))
+        case .requestDetailsReceived: m.requestDetailsReceived(details(mode), among: candidates)
+        case .detailsRefusedUnknownIdentity: m.requestDetailsRefused(.linkRefused(.unknownIdentity), settled: nil)
+        case .detailsRefusedTransient: m.requestDetailsRefused(.transient("503"), settled: nil)
         case .authorityTransient: m.authorityFailed(.transient("503"))
         case .faceTokenDownloaded: m.faceTokenDownloaded(passwordRequired: false, livenessRequired: true)
         case .faceTokenOpened: m.faceTokenOpened(challenge: challenge1)
@@ -184,7 +199,8 @@ import Testing
         case (.awaitingLink, .submitLink), (.awaitingLinkRefused, .submitLink):
             return .transition(.awaitingLink(refusal: nil), .verifyLink(payload: payload))
         case (.verifyingLink, .linkVerified):
-            return .transition(.downloadingFaceToken(passwordRequired: false, lastPasswordError: nil), .fetchRequestDetails(link(mode)))
+            return .transition(.downloadingFaceToken(passwordRequired: false, lastPasswordError: nil),
+                               .fetchRequestDetails(link(mode), asking: candidates[0]))
         case (.verifyingLink, .linkVerifiedOtherFlow):
             return .transition(.awaitingLink(refusal: mode == .login ? .isPkiCeremonyLink : .isLoginLink), .none)
         case (.verifyingLink, .linkRefused):
@@ -193,7 +209,10 @@ import Testing
         // Details and token.
         case (.fetchingDetails, .requestDetailsReceived):
             return .transition(.downloadingFaceToken(passwordRequired: false, lastPasswordError: nil), .downloadFaceToken(requestId: "req-1"))
-        case (.fetchingDetails, .authorityTransient), (.downloadingToken, .authorityTransient):
+        case (.fetchingDetails, .detailsRefusedUnknownIdentity):
+            return .transition(.downloadingFaceToken(passwordRequired: false, lastPasswordError: nil),
+                               .fetchRequestDetails(link(mode), asking: candidates[1]))
+        case (.fetchingDetails, .detailsRefusedTransient), (.downloadingToken, .authorityTransient):
             return .transition(.failed(reason: .authorityUnavailable("503")), .none)
         case (.downloadingToken, .faceTokenDownloaded):
             return .transition(.downloadingFaceToken(passwordRequired: false, lastPasswordError: nil), .openFaceToken(password: nil))

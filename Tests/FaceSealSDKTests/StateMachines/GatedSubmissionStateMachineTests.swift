@@ -1,3 +1,4 @@
+import FaceSealTestSupport
 import Foundation
 import Testing
 @testable import FaceSealSDK

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A browser sign-in: one `GET /authorize` of the authorization code flow (OIDC Core §3.1, PKCE), waiting for a
 /// phone to approve it. Its id is also the `rid` of its sign-in link and, once a device claims it, the `auth_req_id` of

@@ -1,5 +1,5 @@
-import FaceSealWire
-import Foundation
+public import FaceSealWire
+public import Foundation
 
 /// Which of an enrolment's two device keys (SPEC §6.1).
 public enum DeviceKeyRole: String, Sendable, Hashable, Codable, CaseIterable {

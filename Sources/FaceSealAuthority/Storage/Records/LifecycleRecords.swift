@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What a deletion changed (docs/PROTOCOL.md §11); the same counts are in its audit tombstone.
 public struct DeletionSummary: Sendable, Hashable {

@@ -1,5 +1,5 @@
-import FaceSealWire
-import Foundation
+public import FaceSealWire
+public import Foundation
 
 /// A user's face token as the authority stores it (SPEC §5.1): one per user.
 public struct FaceTokenRecord: Sendable, Hashable {

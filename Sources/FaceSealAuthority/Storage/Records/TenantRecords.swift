@@ -1,5 +1,5 @@
-import FaceSealWire
-import Foundation
+public import FaceSealWire
+public import Foundation
 
 /// Whether a tenant's face tokens are sealed with a password as well as the server share (SPEC §5.1).
 public enum PasswordMode: String, Sendable, Hashable, Codable, CaseIterable {

@@ -151,8 +151,7 @@ final class SQLiteConnection: SQLTransaction {
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         guard !readOnly else { return }
         do {
-            // journal_mode answers with a row, so it goes through the statement path.
-            let mode = try query("PRAGMA journal_mode = WAL", [])
+            let mode = try switchToWAL(busyTimeoutMilliseconds: busyTimeoutMilliseconds)
             guard case .text(let granted)? = mode.first?.columns["journal_mode"], granted.lowercased() == "wal" else {
                 throw SQLError.unavailable("SQLite refused WAL mode for \(path)")
             }
@@ -164,6 +163,22 @@ final class SQLiteConnection: SQLTransaction {
             finalizeAll()
             sqlite3_close_v2(db)
             throw error
+        }
+    }
+
+    /// `PRAGMA journal_mode = WAL` (it answers with a row, so it goes through the statement path). On a new file
+    /// that several processes open at once, each holds a shared lock and wants an exclusive one; SQLite answers one
+    /// of them `SQLITE_BUSY` at once rather than calling the busy handler (it would deadlock), so the switch is
+    /// tried again, 1 ms apart, for up to the busy timeout.
+    private func switchToWAL(busyTimeoutMilliseconds: Int32) throws -> [SQLRow] {
+        let deadline = ContinuousClock.now + .milliseconds(Int(busyTimeoutMilliseconds))
+        while true {
+            do {
+                return try query("PRAGMA journal_mode = WAL", [])
+            } catch {
+                guard sqlite3_errcode(db) & 0xff == SQLITE_BUSY, ContinuousClock.now < deadline else { throw error }
+                usleep(1_000)
+            }
         }
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// Performs the actions of an ``ApprovalStateMachine`` through the seams and feeds the results
-/// back. It holds what the machine must not: the signing record, the approval's user-present signer, the
+/// back. It holds what the machine must not: the approval's user-present signer, the
 /// downloaded envelope (with the authority's share) and the opened token (templates only: its keys layer is opened
 /// after the match, for the completion alone), all dropped as soon as they are no longer needed.
 ///
@@ -12,7 +12,6 @@ import Synchronization
 final class ApprovalDriver: Sendable {
     private struct Session {
         var issuer: String?
-        var record: KeyRecord?
         var presentSigner: (any DeviceRequestSigner)?
         /// The tenant's current match threshold (from the request details).
         var policyThreshold = Float(MatchPolicy.defaultThreshold)
@@ -66,12 +65,12 @@ final class ApprovalDriver: Sendable {
 
     /// The flow just ended: forget the secrets (the signer only once a final abort used it) and write the audit entry.
     private func finish(_ machine: ApprovalStateMachine, keepingSigner: Bool) {
-        let record = session.withLock { s -> KeyRecord? in
+        session.withLock { s in
             s.envelope = nil
             s.opened = nil
             if !keepingSigner { s.presentSigner = nil }
-            return s.record
         }
+        let record = machine.identity
         let view = machine.view
         let mode = machine.mode
         switch view {
@@ -93,8 +92,8 @@ final class ApprovalDriver: Sendable {
             return
         case .verifyLink(let payload):
             await verifyLink(payload)
-        case .fetchRequestDetails(let link):
-            await fetchRequestDetails(link)
+        case .fetchRequestDetails(let link, let candidate):
+            await fetchRequestDetails(link, asking: candidate)
         case .downloadFaceToken(let requestId):
             await downloadFaceToken(requestId)
         case .openFaceToken(let password):
@@ -122,64 +121,44 @@ final class ApprovalDriver: Sendable {
     private func verifyLink(_ payload: [UInt8]) async {
         do {
             let link = try await environment.authority.verifyLink(payload)
-            send { $0.linkVerified(link) }
+            let candidates = ring.usableRecords(issuer: link.issuer)
+            send { $0.linkVerified(link, candidates: candidates) }
         } catch {
             send { $0.linkRefused(Self.refusal(for: error)) }
         }
     }
 
-    private func fetchRequestDetails(_ link: VerifiedLink) async {
+    /// One identity's read of the request; the machine decides which identity asks next or acts.
+    private func fetchRequestDetails(_ link: VerifiedLink, asking candidate: KeyRecord) async {
         session.withLock { $0.issuer = link.issuer }
-        let candidates = ring.usableRecords(issuer: link.issuer)
-        guard !candidates.isEmpty else {
-            send { $0.authorityFailed(.linkRefused(.unknownIdentity)) }
-            return
-        }
-        // The authority answers a request only to a key of the request's user and application: with several
-        // identities at one authority, the first key it answers to is the one; the details' client id confirms it.
-        var lastFailure = AuthorityFailure.linkRefused(.unknownIdentity)
-        var queue = candidates[...]
-        while let candidate = queue.popFirst() {
-            do {
-                let signer = try ring.signer(deviceKeyId: candidate.ambient.deviceKeyId, presence: nil)
-                let details = ring.absorb(try await environment.authority.requestDetails(requestId: link.requestId, signer: signer))
-                guard let record = Self.record(for: details, answered: candidate, among: ring.usableRecords(issuer: link.issuer)) else {
-                    send { $0.authorityFailed(.linkRefused(.unknownIdentity)) }
-                    return
-                }
-                session.withLock {
-                    $0.record = record
-                    $0.policyThreshold = Float(details.matchThreshold)
-                    $0.promptReason = "Approve the request from \(details.rpLabel)"
-                }
-                send { $0.requestDetailsReceived(details) }
-                return
-            } catch .linkRefused(.unknownIdentity) {
-                continue
-            } catch {
-                let removed = await ring.absorb(error)
-                lastFailure = error
-                switch error {
-                case .deviceKeyRevoked, .deviceKeyTerminated, .deviceKeyReplaced:
-                    // A key that only outlived its rotation overlap was settled onto its new keys: ask again with them.
-                    if removed == nil, let settled = ring.record(keyId: candidate.key.id), settled.ambient != candidate.ambient {
-                        queue.insert(settled, at: queue.startIndex)
-                    }
-                    // A removed key (revoked by an administrator) says nothing about the other identities.
-                    continue
-                default: break
-                }
-                send { $0.authorityFailed(error) }
-                return
+        do {
+            let signer = try ring.signer(deviceKeyId: candidate.ambient.deviceKeyId, presence: nil)
+            let details = ring.absorb(try await environment.authority.requestDetails(requestId: link.requestId, signer: signer))
+            session.withLock {
+                $0.policyThreshold = Float(details.matchThreshold)
+                $0.promptReason = "Approve the request from \(details.rpLabel)"
             }
+            let candidates = ring.usableRecords(issuer: link.issuer)
+            send { $0.requestDetailsReceived(details, among: candidates) }
+        } catch .linkRefused(.unknownIdentity) {
+            send { $0.requestDetailsRefused(.linkRefused(.unknownIdentity), settled: nil) }
+        } catch {
+            // A key that only outlived its rotation overlap was settled onto its new keys (a removed one, revoked by an
+            // administrator, was not).
+            let removed = await ring.absorb(error)
+            let settled = removed == nil ? ring.record(keyId: candidate.key.id) : nil
+            send { $0.requestDetailsRefused(error, settled: settled) }
         }
-        send { [lastFailure] in $0.authorityFailed(lastFailure) }
+    }
+
+    /// The identity the machine chose for the request.
+    private func identity(for step: String) -> KeyRecord {
+        guard let record = core.read({ $0.identity }) else { preconditionFailure("\(step) before the request's identity was chosen") }
+        return record
     }
 
     private func downloadFaceToken(_ requestId: String) async {
-        guard let record = session.withLock({ $0.record }) else {
-            preconditionFailure("downloadFaceToken before the request's key was chosen")
-        }
+        let record = identity(for: "downloadFaceToken")
         do {
             let signer = try await presentSigner(record)
             let envelope = ring.absorb(try await environment.authority.downloadFaceToken(requestId: requestId, signer: signer))
@@ -220,9 +199,7 @@ final class ApprovalDriver: Sendable {
     }
 
     private func reportAttempt(requestId: String, kind: AttemptKind) async {
-        guard let record = session.withLock({ $0.record }) else {
-            preconditionFailure("reportAttempt before the request's key was chosen")
-        }
+        let record = identity(for: "reportAttempt")
         do {
             let signer = try await presentSigner(record)
             let remaining = ring.absorb(try await environment.authority.reportAttempt(requestId: requestId, kind: kind, signer: signer))
@@ -268,9 +245,7 @@ final class ApprovalDriver: Sendable {
     }
 
     private func postCompletion(_ completion: CompletionSubmission) async {
-        guard let record = session.withLock({ $0.record }) else {
-            preconditionFailure("postCompletion before the request's key was chosen")
-        }
+        let record = identity(for: "postCompletion")
         do {
             let signer = try await presentSigner(record)
             let recordedAt = ring.absorb(try await environment.authority.complete(completion, signer: signer))
@@ -285,7 +260,8 @@ final class ApprovalDriver: Sendable {
 
     /// Fire and forget: the flow already ended; the outcome is only audited.
     private func abort(requestId: String, reason: AbortReason) async {
-        let (chosen, issuer) = session.withLock { ($0.record, $0.issuer) }
+        let issuer = session.withLock { $0.issuer }
+        let chosen = core.read { $0.identity }
         // Cancelled before the request's identity was known: any key of the link's authority may sign.
         guard let record = chosen ?? issuer.flatMap({ ring.usableRecord(issuer: $0) }) else {
             ring.audit(.abortSent, identityId: nil, note: "abort \(reason.rawValue) not sent: no key")
@@ -310,15 +286,6 @@ final class ApprovalDriver: Sendable {
         let signer = try await ring.userPresentSigner(record, reason: reason ?? prompt)
         session.withLock { $0.presentSigner = signer }
         return signer
-    }
-
-    /// The record whose enrolment is for the request's application (and identity, when the details name one),
-    /// preferring the one the authority answered: a key of another application of the user never acts for it.
-    static func record(for details: RequestDetails, answered: KeyRecord, among candidates: [KeyRecord]) -> KeyRecord? {
-        let fits = { (record: KeyRecord) in
-            record.key.clientId == details.clientId && (details.identityId.isEmpty || record.key.identityId == details.identityId)
-        }
-        return fits(answered) ? answered : candidates.first(where: fits)
     }
 
     private func nextChallenge(after outcome: FaceCheckOutcome) -> LivenessChallenge? {

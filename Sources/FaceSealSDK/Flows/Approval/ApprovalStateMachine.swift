@@ -25,22 +25,34 @@ struct ApprovalStateMachine: Sendable {
     /// Ceremonies need device protocol 7 (SPEC §4.1).
     static let ceremonyMinimumProtocol = 7
 
-    /// What the flow needs from the token header and the policy.
-    struct TokenInfo: Equatable, Sendable {
-        var passwordRequired: Bool
-        /// The header's or the tenant's (whichever asks for it).
-        var livenessRequired: Bool
-        /// Wrong passwords left before the flow gives up (the request's `attemptsMax`; checked on the device only).
-        var passwordAttemptsLeft: Int
-    }
-
     /// The face-capture step's progress. The budgets are the authority's counts, updated from every report.
-    struct Capture: Equatable, Sendable {
+    struct Capture: FaceCheckProgress {
         var attemptsLeft: Int
         var captureRetriesLeft: Int
         var lastRetryReason: FaceCaptureRetryReason?
         var livenessChallenge: LivenessChallenge?
+
+        mutating func count(_ kind: AttemptKind) {
+            switch kind {
+            case .faceMismatch: attemptsLeft -= 1
+            case .captureRetry: captureRetriesLeft -= 1
+            }
+        }
+
+        mutating func absorb(_ remaining: AttemptBudget) {
+            attemptsLeft = remaining.attemptsLeft
+            captureRetriesLeft = remaining.captureRetriesLeft
+        }
+
+        var exhaustion: (failure: FailureReason, abort: AbortReason)? {
+            ApprovalStateMachine.exhaustion(attemptsLeft: attemptsLeft, captureRetriesLeft: captureRetriesLeft)
+        }
     }
+
+    /// The shared sub-steps, embedded in `State`: the token's password (its typed form is a plain string here).
+    typealias TokenUnlock = TokenUnlockStateMachine<String>
+    /// The shared sub-steps, embedded in `State`: the face check, counted by the authority.
+    typealias FaceCheck = FaceCheckStateMachine<Capture>
 
     /// Everything the post-match calls send, kept so that `retry()` re-sends the same bytes.
     struct PreparedResult: Equatable, Sendable {
@@ -54,8 +66,9 @@ struct ApprovalStateMachine: Sendable {
         case none
         /// Verify the link (`AuthorityClient.verifyLink`) → `linkVerified` / `linkRefused`.
         case verifyLink(payload: [UInt8])
-        /// Read the request → `requestDetailsReceived` / `authorityFailed`.
-        case fetchRequestDetails(VerifiedLink)
+        /// Read the request with the ambient key of the identity `asking` → `requestDetailsReceived` /
+        /// `requestDetailsRefused`.
+        case fetchRequestDetails(VerifiedLink, asking: KeyRecord)
         /// Download the face token → `faceTokenDownloaded` / `authorityFailed`.
         case downloadFaceToken(requestId: String)
         /// Open the downloaded token → `faceTokenOpened` / `faceTokenOpenFailed`.
@@ -94,15 +107,11 @@ struct ApprovalStateMachine: Sendable {
     private enum State: Equatable {
         case awaitingLink(refusal: LinkRefusal?)
         case verifyingLink
-        case fetchingDetails(VerifiedLink)
+        case fetchingDetails(VerifiedLink, IdentitySelection)
         case downloadingToken(RequestDetails)
-        case awaitingPassword(RequestDetails, TokenInfo, lastError: PasswordError?)
-        case openingToken(RequestDetails, TokenInfo)
-        case awaitingFaceCapture(RequestDetails, TokenInfo, Capture)
-        case checkingLiveness(RequestDetails, TokenInfo, Capture, CapturedFace)
-        case matchingFace(RequestDetails, TokenInfo, Capture, CapturedFace)
-        /// `Capture` already names the retry reason and the next challenge; the counts come with the answer.
-        case reportingFailure(RequestDetails, TokenInfo, Capture, AttemptKind)
+        /// `livenessRequired`: the header's or the tenant's (whichever asks for it).
+        case unlockingToken(RequestDetails, livenessRequired: Bool, TokenUnlock)
+        case checkingFace(RequestDetails, FaceCheck)
         case preparingCompletion(RequestDetails)
         case delivering(RequestDetails, PreparedResult)
         case deliveryFailed(RequestDetails, PreparedResult, DeliveryFailureStatus)
@@ -116,6 +125,8 @@ struct ApprovalStateMachine: Sendable {
     /// The device protocol this SDK speaks (7; settable so tests can play an older SDK).
     let deviceProtocol: Int
     private var state: State = .awaitingLink(refusal: nil)
+    /// The identity that acts for the request, once its details answered it (every later signed call is its).
+    private(set) var identity: KeyRecord?
 
     init(mode: Mode, deviceProtocol: Int) {
         self.mode = mode
@@ -136,10 +147,9 @@ struct ApprovalStateMachine: Sendable {
         case .awaitingLink(let refusal): .awaitingLink(refusal: refusal)
         case .verifyingLink: .awaitingLink(refusal: nil)
         case .fetchingDetails, .downloadingToken: .downloadingFaceToken(passwordRequired: false, lastPasswordError: nil)
-        case .awaitingPassword(_, _, let error): .downloadingFaceToken(passwordRequired: true, lastPasswordError: error)
-        case .openingToken(_, let info): .downloadingFaceToken(passwordRequired: info.passwordRequired, lastPasswordError: nil)
-        case .awaitingFaceCapture(let details, _, let capture): .awaitingFaceCapture(details, capture)
-        case .checkingLiveness, .matchingFace, .reportingFailure, .preparingCompletion: .verifying
+        case .unlockingToken(_, _, let unlock): .downloadingFaceToken(passwordRequired: unlock.prompt.passwordRequired, lastPasswordError: unlock.prompt.lastError)
+        case .checkingFace(let details, let check) where check.phase == .awaitingCapture: .awaitingFaceCapture(details, check.progress)
+        case .checkingFace, .preparingCompletion: .verifying
         case .delivering: .deliveringResult
         case .deliveryFailed(_, _, let status): .deliveryFailed(status: status)
         case .postingResult: .postingResult
@@ -158,23 +168,13 @@ struct ApprovalStateMachine: Sendable {
     }
 
     mutating func submitPassword(_ password: String) -> Action {
-        guard case .awaitingPassword(let details, let info, _) = state else { return .none }
-        guard !password.isEmpty else {
-            state = .awaitingPassword(details, info, lastError: .empty)
-            return .none
-        }
-        state = .openingToken(details, info)
-        return .openFaceToken(password: password)
+        guard case .unlockingToken = state else { return .none }
+        return modifyTokenUnlock("submitPassword") { $0.submitPassword(password, isEmpty: password.isEmpty) }
     }
 
     mutating func submitFaceCapture(_ capture: CapturedFace) -> Action {
-        guard case .awaitingFaceCapture(let details, let info, let progress) = state else { return .none }
-        if info.livenessRequired {
-            state = .checkingLiveness(details, info, progress, capture)
-            return .checkLiveness(capture, challenge: progress.livenessChallenge)
-        }
-        state = .matchingFace(details, info, progress, capture)
-        return .matchFace(capture)
+        guard case .checkingFace = state else { return .none }
+        return modifyFaceCheck("submitFaceCapture") { $0.submitCapture(capture) }
     }
 
     /// `retry()`: re-sends the stored delivery or re-posts the stored completion.
@@ -217,7 +217,7 @@ struct ApprovalStateMachine: Sendable {
             // No request is known yet: there is nothing to abort.
             state = .failed(.cancelled)
             return .none
-        case .fetchingDetails(let link):
+        case .fetchingDetails(let link, _):
             state = .failed(.cancelled)
             return .abort(requestId: link.requestId, reason: .userCancelled)
         case .deliveryFailed(let details, _, _):
@@ -227,9 +227,8 @@ struct ApprovalStateMachine: Sendable {
             // The authority already ended the request when it refused the completion.
             state = .failed(.staleToken)
             return .none
-        case .downloadingToken(let details), .awaitingPassword(let details, _, _), .openingToken(let details, _),
-            .awaitingFaceCapture(let details, _, _), .checkingLiveness(let details, _, _, _), .matchingFace(let details, _, _, _),
-            .reportingFailure(let details, _, _, _), .preparingCompletion(let details), .delivering(let details, _),
+        case .downloadingToken(let details), .unlockingToken(let details, _, _), .checkingFace(let details, _),
+            .preparingCompletion(let details), .delivering(let details, _),
             .postingResult(let details, _), .postingResultFailed(let details, _, _):
             state = .failed(.cancelled)
             return .abort(requestId: details.requestId, reason: .userCancelled)
@@ -238,7 +237,8 @@ struct ApprovalStateMachine: Sendable {
 
     // MARK: - Driver results
 
-    mutating func linkVerified(_ link: VerifiedLink) -> Action {
+    /// The link verified; `candidates` are the device's usable identities at its authority, most recent first.
+    mutating func linkVerified(_ link: VerifiedLink, candidates: [KeyRecord]) -> Action {
         switch state {
         case .verifyingLink:
             if let refusal = refusalForOtherFlow(link.kind) {
@@ -249,8 +249,8 @@ struct ApprovalStateMachine: Sendable {
                 state = .failed(.upgradeRequired)
                 return .none
             }
-            state = .fetchingDetails(link)
-            return .fetchRequestDetails(link)
+            let (selection, action) = IdentitySelection.start(candidates)
+            return lift(action, link, selection)
         case .succeeded, .failed:
             return .none
         default:
@@ -270,9 +270,14 @@ struct ApprovalStateMachine: Sendable {
         }
     }
 
-    mutating func requestDetailsReceived(_ details: RequestDetails) -> Action {
+    /// The asked identity read the details; `candidates` are the usable identities at the link's authority now.
+    mutating func requestDetailsReceived(_ details: RequestDetails, among candidates: [KeyRecord]) -> Action {
         switch state {
-        case .fetchingDetails(let link):
+        case .fetchingDetails(let link, let selection):
+            guard case .chosen(let record) = selection.answered(details, among: candidates) else {
+                return detailsFailed(.linkRefused(.unknownIdentity))
+            }
+            identity = record
             if let violation = violation(in: details, for: link) {
                 state = .failed(.protocolViolation(violation))
                 return .none
@@ -295,18 +300,28 @@ struct ApprovalStateMachine: Sendable {
         }
     }
 
+    /// Reading the details failed; `settled` is the asked identity's record on its new keys when the driver settled
+    /// a rotation the refusal revealed.
+    mutating func requestDetailsRefused(_ failure: AuthorityFailure, settled: KeyRecord?) -> Action {
+        switch state {
+        case .fetchingDetails(let link, var selection):
+            let action = selection.refused(failure, settled: settled)
+            return lift(action, link, selection)
+        case .succeeded, .failed:
+            return .none
+        default:
+            preconditionFailure("requestDetailsRefused in state \(state)")
+        }
+    }
+
     mutating func faceTokenDownloaded(passwordRequired: Bool, livenessRequired: Bool) -> Action {
         switch state {
         case .downloadingToken(let details):
+            // Wrong passwords left before the flow gives up: the request's `attemptsMax` (checked on the device only).
+            let (unlock, action) = TokenUnlock.start(passwordRequired: passwordRequired, known: nil, passwordAttempts: details.attemptsMax)
             // The stricter of the header and the tenant's current policy.
-            let info = TokenInfo(passwordRequired: passwordRequired, livenessRequired: livenessRequired || details.livenessRequired,
-                                 passwordAttemptsLeft: details.attemptsMax)
-            if passwordRequired {
-                state = .awaitingPassword(details, info, lastError: nil)
-                return .none
-            }
-            state = .openingToken(details, info)
-            return .openFaceToken(password: nil)
+            state = .unlockingToken(details, livenessRequired: livenessRequired || details.livenessRequired, unlock)
+            return lift(action, details)
         case .succeeded, .failed:
             return .none
         default:
@@ -317,14 +332,15 @@ struct ApprovalStateMachine: Sendable {
     /// The token opened; `challenge` is the first liveness challenge (ignored when the token does not require liveness).
     mutating func faceTokenOpened(challenge: LivenessChallenge?) -> Action {
         switch state {
-        case .openingToken(let details, let info):
+        case .unlockingToken(let details, let liveness, let unlock):
+            unlock.opened()
             let capture = Capture(
                 attemptsLeft: details.attemptsLeft,
                 captureRetriesLeft: details.captureRetriesLeft,
                 lastRetryReason: nil,
-                livenessChallenge: info.livenessRequired ? challenge : nil
+                livenessChallenge: liveness ? challenge : nil
             )
-            state = .awaitingFaceCapture(details, info, capture)
+            state = .checkingFace(details, FaceCheck(livenessRequired: liveness, counting: .authority, verification: .match, progress: capture))
             return .none
         case .succeeded, .failed:
             return .none
@@ -334,94 +350,23 @@ struct ApprovalStateMachine: Sendable {
     }
 
     mutating func faceTokenOpenFailed(_ error: FaceTokenOpenError) -> Action {
-        switch state {
-        case .openingToken(let details, var info):
-            switch error {
-            case .wrongPassword where info.passwordRequired:
-                info.passwordAttemptsLeft -= 1
-                if info.passwordAttemptsLeft <= 0 {
-                    state = .failed(.passwordAttemptsExhausted)
-                    return .abort(requestId: details.requestId, reason: .passwordAttemptsExhausted)
-                }
-                state = .awaitingPassword(details, info, lastError: .incorrect)
-            case .passwordRequired:
-                // The header said no password; the token says otherwise. Ask for it.
-                info.passwordRequired = true
-                state = .awaitingPassword(details, info, lastError: nil)
-            case .wrongPassword, .unusable:
-                state = .failed(.faceTokenUnusable)
-            }
-            return .none
-        case .succeeded, .failed:
-            return .none
-        default:
-            preconditionFailure("faceTokenOpenFailed in state \(state)")
-        }
+        modifyTokenUnlock("faceTokenOpenFailed") { $0.openFailed(error) }
     }
 
     /// Liveness result; `nextChallenge` is shown if the user must capture again.
     mutating func livenessChecked(_ outcome: FaceCheckOutcome, nextChallenge: LivenessChallenge?) -> Action {
-        switch state {
-        case .checkingLiveness(let details, let info, var progress, let capture):
-            switch outcome {
-            case .passed:
-                state = .matchingFace(details, info, progress, capture)
-                return .matchFace(capture)
-            case .retry(let reason):
-                // A liveness or capture-quality failure never spends a face-mismatch attempt; it has its own budget.
-                progress.lastRetryReason = reason
-                progress.livenessChallenge = nextChallenge
-                state = .reportingFailure(details, info, progress, .captureRetry)
-                return .reportAttempt(requestId: details.requestId, kind: .captureRetry)
-            }
-        case .succeeded, .failed:
-            return .none
-        default:
-            preconditionFailure("livenessChecked in state \(state)")
-        }
+        modifyFaceCheck("livenessChecked") { $0.livenessChecked(outcome, nextChallenge: nextChallenge) }
     }
 
     /// Match result; `nextChallenge` is shown if the user must capture again.
     mutating func faceMatchChecked(_ outcome: FaceCheckOutcome, nextChallenge: LivenessChallenge?) -> Action {
-        switch state {
-        case .matchingFace(let details, let info, var progress, _):
-            switch outcome {
-            case .passed:
-                state = .preparingCompletion(details)
-                return .prepareCompletion(details)
-            case .retry(let reason):
-                // The authority counts every failure; its answer decides whether the user may capture again.
-                let kind: AttemptKind = reason.spendsAttempt ? .faceMismatch : .captureRetry
-                progress.lastRetryReason = reason
-                progress.livenessChallenge = info.livenessRequired ? nextChallenge : nil
-                state = .reportingFailure(details, info, progress, kind)
-                return .reportAttempt(requestId: details.requestId, kind: kind)
-            }
-        case .succeeded, .failed:
-            return .none
-        default:
-            preconditionFailure("faceMatchChecked in state \(state)")
-        }
+        modifyFaceCheck("faceMatchChecked") { $0.verified(outcome, nextChallenge: nextChallenge) }
     }
 
     /// The authority counted the failure: what the request has left. A spent budget means the authority has
     /// already denied the request, so no abort is needed.
     mutating func attemptReported(_ remaining: AttemptBudget) -> Action {
-        switch state {
-        case .reportingFailure(let details, let info, var progress, _):
-            progress.attemptsLeft = remaining.attemptsLeft
-            progress.captureRetriesLeft = remaining.captureRetriesLeft
-            if let exhausted = Self.exhaustion(attemptsLeft: remaining.attemptsLeft, captureRetriesLeft: remaining.captureRetriesLeft) {
-                state = .failed(exhausted.failure)
-                return .none
-            }
-            state = .awaitingFaceCapture(details, info, progress)
-            return .none
-        case .succeeded, .failed:
-            return .none
-        default:
-            preconditionFailure("attemptReported in state \(state)")
-        }
+        modifyFaceCheck("attemptReported") { $0.reported(remaining) }
     }
 
     mutating func completionPrepared(_ prepared: PreparedResult) -> Action {
@@ -495,34 +440,12 @@ struct ApprovalStateMachine: Sendable {
     /// An authority call (details, token download, failure report or completion) failed.
     mutating func authorityFailed(_ failure: AuthorityFailure) -> Action {
         switch state {
-        case .reportingFailure(let details, let info, var progress, let kind):
+        case .checkingFace(_, let check) where check.isReporting:
             guard case .transient = failure else {
                 state = .failed(Self.failureReason(for: failure))
                 return .none
             }
-            // The report did not arrive: count on the device, and tell the authority with an abort when spent.
-            switch kind {
-            case .faceMismatch: progress.attemptsLeft -= 1
-            case .captureRetry: progress.captureRetriesLeft -= 1
-            }
-            if let exhausted = Self.exhaustion(attemptsLeft: progress.attemptsLeft, captureRetriesLeft: progress.captureRetriesLeft) {
-                state = .failed(exhausted.failure)
-                return .abort(requestId: details.requestId, reason: exhausted.abort)
-            }
-            state = .awaitingFaceCapture(details, info, progress)
-            return .none
-        case .fetchingDetails:
-            switch failure {
-            case .linkRefused(let refusal):
-                state = .awaitingLink(refusal: refusal)
-            case .requestNotPending:
-                state = .awaitingLink(refusal: .alreadyAnswered)
-            case .requestExpired:
-                state = .awaitingLink(refusal: .expired)
-            default:
-                state = .failed(Self.failureReason(for: failure))
-            }
-            return .none
+            return modifyFaceCheck("authorityFailed") { $0.reportFailed() }
         case .downloadingToken:
             state = .failed(Self.failureReason(for: failure))
             return .none
@@ -543,6 +466,96 @@ struct ApprovalStateMachine: Sendable {
             return .none
         default:
             preconditionFailure("authorityFailed(\(failure)) in state \(state)")
+        }
+    }
+
+    // MARK: - Sub-machines
+
+    private mutating func lift(_ action: IdentitySelection.Action, _ link: VerifiedLink, _ selection: IdentitySelection?) -> Action {
+        switch action {
+        case .ask(let record):
+            guard let selection else { preconditionFailure("an identity asked without a selection") }
+            state = .fetchingDetails(link, selection)
+            return .fetchRequestDetails(link, asking: record)
+        case .chosen:
+            preconditionFailure("an identity is chosen by requestDetailsReceived")
+        case .failed(let failure):
+            return detailsFailed(failure)
+        }
+    }
+
+    /// The details could not be read with any identity: a refused or answered link waits for another one.
+    private mutating func detailsFailed(_ failure: AuthorityFailure) -> Action {
+        switch failure {
+        case .linkRefused(let refusal):
+            state = .awaitingLink(refusal: refusal)
+        case .requestNotPending:
+            state = .awaitingLink(refusal: .alreadyAnswered)
+        case .requestExpired:
+            state = .awaitingLink(refusal: .expired)
+        default:
+            state = .failed(Self.failureReason(for: failure))
+        }
+        return .none
+    }
+
+    /// Runs `event` on the embedded token unlock and lifts what it asks for. A late result after the end is dropped;
+    /// one in another state traps.
+    private mutating func modifyTokenUnlock(_ event: String, with body: (inout TokenUnlock) -> TokenUnlock.Action) -> Action {
+        switch state {
+        case .unlockingToken(let details, let liveness, var unlock):
+            let action = body(&unlock)
+            state = .unlockingToken(details, livenessRequired: liveness, unlock)
+            return lift(action, details)
+        case .succeeded, .failed:
+            return .none
+        default:
+            preconditionFailure("\(event) in state \(state)")
+        }
+    }
+
+    private mutating func lift(_ action: TokenUnlock.Action, _ details: RequestDetails) -> Action {
+        switch action {
+        case .none:
+            return .none
+        case .open(let password):
+            return .openFaceToken(password: password)
+        case .passwordAttemptsExhausted:
+            state = .failed(.passwordAttemptsExhausted)
+            return .abort(requestId: details.requestId, reason: .passwordAttemptsExhausted)
+        case .unusable:
+            state = .failed(.faceTokenUnusable)
+            return .none
+        }
+    }
+
+    /// Runs `event` on the embedded face check and lifts what it asks for. A late result after the end is dropped;
+    /// one in another state traps.
+    private mutating func modifyFaceCheck(_ event: String, with body: (inout FaceCheck) -> FaceCheck.Action) -> Action {
+        switch state {
+        case .checkingFace(let details, var check):
+            let action = body(&check)
+            state = .checkingFace(details, check)
+            switch action {
+            case .none:
+                return .none
+            case .checkLiveness(let capture, let challenge):
+                return .checkLiveness(capture, challenge: challenge)
+            case .verify(let capture):
+                return .matchFace(capture)
+            case .report(let kind):
+                return .reportAttempt(requestId: details.requestId, kind: kind)
+            case .passed:
+                state = .preparingCompletion(details)
+                return .prepareCompletion(details)
+            case .exhausted(let failure, let abort):
+                state = .failed(failure)
+                return abort.map { .abort(requestId: details.requestId, reason: $0) } ?? .none
+            }
+        case .succeeded, .failed:
+            return .none
+        default:
+            preconditionFailure("\(event) in state \(state)")
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Approves a CIBA sign-in: the ceremony flow without the key operation and the delivery.
 public final class LoginFlow: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Answers an application's face-PKI request: its public keys, a signature or a shared secret.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Enrols this device for an identity at an application: from the enrolment link to two device
 /// keys (ambient and user-present) registered with the authority — both or neither.

@@ -1,3 +1,4 @@
+import struct FaceSealWire.AttemptBudget
 import Foundation
 
 /// A password chosen or typed during enrolment. Its description is redacted so that a trap message
@@ -40,11 +41,27 @@ struct RegistrationStateMachine: Sendable {
         case furtherDevice(livenessRequired: Bool, registered: Registered)
     }
 
-    struct Capture: Equatable, Sendable {
+    /// The face-capture step's progress: only face mismatches are counted (SPEC §5.4), on the device.
+    struct Capture: FaceCheckProgress {
         var attemptsLeft: Int
         var lastRetryReason: FaceCaptureRetryReason?
         var livenessChallenge: LivenessChallenge?
+
+        mutating func count(_ kind: AttemptKind) {
+            if kind == .faceMismatch { attemptsLeft -= 1 }
+        }
+
+        mutating func absorb(_ remaining: AttemptBudget) { attemptsLeft = remaining.attemptsLeft }
+
+        var exhaustion: (failure: FailureReason, abort: AbortReason)? {
+            attemptsLeft <= 0 ? (.attemptsExhausted, .attemptsExhausted) : nil
+        }
     }
+
+    /// The shared sub-steps, embedded in `State`: the released token's password.
+    typealias TokenUnlock = TokenUnlockStateMachine<EnrolmentPassword>
+    /// The shared sub-steps, embedded in `State`: the face check, counted on the device.
+    typealias FaceCheck = FaceCheckStateMachine<Capture>
 
     enum Action: Equatable, Sendable {
         case none
@@ -98,11 +115,8 @@ struct RegistrationStateMachine: Sendable {
         case awaitingApprovalPassword(VerifiedLink, EnrolmentDetails, Registered, PendingEnrolmentApproval, lastError: PasswordError?)
         case provingPassword(VerifiedLink, EnrolmentDetails, Registered, PendingEnrolmentApproval, EnrolmentPassword)
         case awaitingApproval(VerifiedLink, EnrolmentDetails, Registered, PendingEnrolmentApproval, proven: EnrolmentPassword?)
-        case awaitingTokenPassword(VerifiedLink, EnrolmentDetails, Registered, livenessRequired: Bool, lastError: PasswordError?)
-        case openingToken(VerifiedLink, EnrolmentDetails, Registered, livenessRequired: Bool, passwordRequired: Bool)
-        case awaitingFaceCapture(VerifiedLink, EnrolmentDetails, Enrolment, Capture)
-        case checkingLiveness(VerifiedLink, EnrolmentDetails, Enrolment, Capture, CapturedFace)
-        case verifyingFace(VerifiedLink, EnrolmentDetails, Enrolment, Capture)
+        case unlockingToken(VerifiedLink, EnrolmentDetails, Registered, livenessRequired: Bool, TokenUnlock)
+        case checkingFace(VerifiedLink, EnrolmentDetails, Enrolment, FaceCheck)
         /// `firstDevicePassword` is `.some(password)` on a first device (the token's password, if any), `nil` on a further one.
         case creatingKeys(VerifiedLink, EnrolmentDetails, firstDevicePassword: EnrolmentPassword??)
         case registering(VerifiedLink, EnrolmentDetails, DeviceKeys, isFirstDevice: Bool)
@@ -135,10 +149,10 @@ struct RegistrationStateMachine: Sendable {
         case .awaitingApprovalPassword(_, _, _, _, let error): .downloadingFaceToken(passwordRequired: true, lastPasswordError: error)
         case .provingPassword: .downloadingFaceToken(passwordRequired: true, lastPasswordError: nil)
         case .awaitingApproval(_, _, _, let approval, _): .awaitingApproval(approval)
-        case .awaitingTokenPassword(_, _, _, _, let error): .downloadingFaceToken(passwordRequired: true, lastPasswordError: error)
-        case .openingToken(_, _, _, _, let passwordRequired): .downloadingFaceToken(passwordRequired: passwordRequired, lastPasswordError: nil)
-        case .awaitingFaceCapture(_, let details, _, let capture): .awaitingFaceCapture(details, capture)
-        case .checkingLiveness, .verifyingFace: .verifying
+        case .unlockingToken(_, _, _, _, let unlock):
+            .downloadingFaceToken(passwordRequired: unlock.prompt.passwordRequired, lastPasswordError: unlock.prompt.lastError)
+        case .checkingFace(_, let details, _, let check) where check.phase == .awaitingCapture: .awaitingFaceCapture(details, check.progress)
+        case .checkingFace: .verifying
         case .creatingKeys, .registering, .storingRecord: .registeringKeys
         case .succeeded(let key): .succeeded(key: key)
         case .failed(let reason): .failed(reason: reason)
@@ -160,10 +174,7 @@ struct RegistrationStateMachine: Sendable {
                 state = .choosingPassword(link, details, challenge: challenge, lastError: .empty)
                 return .none
             }
-            state = .awaitingFaceCapture(
-                link, details, .firstDevice(password: EnrolmentPassword(value: password)),
-                Capture(attemptsLeft: details.attemptsMax, lastRetryReason: nil, livenessChallenge: details.livenessRequired ? challenge : nil)
-            )
+            state = Self.checkingFace(link, details, .firstDevice(password: EnrolmentPassword(value: password)), challenge: challenge)
             return .none
         case .awaitingApprovalPassword(let link, let details, let registered, let approval, _):
             guard !password.isEmpty, let header = approval.tokenHeader else {
@@ -173,26 +184,16 @@ struct RegistrationStateMachine: Sendable {
             let typed = EnrolmentPassword(value: password)
             state = .provingPassword(link, details, registered, approval, typed)
             return .provePassword(requestId: details.requestId, password: typed, tokenHeader: header)
-        case .awaitingTokenPassword(let link, let details, let registered, let liveness, _):
-            guard !password.isEmpty else {
-                state = .awaitingTokenPassword(link, details, registered, livenessRequired: liveness, lastError: .empty)
-                return .none
-            }
-            state = .openingToken(link, details, registered, livenessRequired: liveness, passwordRequired: true)
-            return .openFaceToken(password: EnrolmentPassword(value: password))
+        case .unlockingToken:
+            return modifyTokenUnlock("submitPassword") { $0.submitPassword(EnrolmentPassword(value: password), isEmpty: password.isEmpty) }
         default:
             return .none
         }
     }
 
     mutating func submitFaceCapture(_ capture: CapturedFace) -> Action {
-        guard case .awaitingFaceCapture(let link, let details, let enrolment, let progress) = state else { return .none }
-        if Self.livenessRequired(details, enrolment) {
-            state = .checkingLiveness(link, details, enrolment, progress, capture)
-            return .checkLiveness(capture, challenge: progress.livenessChallenge)
-        }
-        state = .verifyingFace(link, details, enrolment, progress)
-        return Self.faceAction(enrolment, capture)
+        guard case .checkingFace = state else { return .none }
+        return modifyFaceCheck("submitFaceCapture") { $0.submitCapture(capture) }
     }
 
     /// Ends the flow locally. Not taken while device keys are being created or registered: that
@@ -268,10 +269,7 @@ struct RegistrationStateMachine: Sendable {
                 state = .choosingPassword(link, details, challenge: challenge, lastError: nil)
                 return .none
             }
-            state = .awaitingFaceCapture(
-                link, details, .firstDevice(password: nil),
-                Capture(attemptsLeft: details.attemptsMax, lastRetryReason: nil, livenessChallenge: details.livenessRequired ? challenge : nil)
-            )
+            state = Self.checkingFace(link, details, .firstDevice(password: nil), challenge: challenge)
             return .none
         case .succeeded, .failed:
             return .none
@@ -306,17 +304,10 @@ struct RegistrationStateMachine: Sendable {
     mutating func faceTokenReleased(passwordRequired: Bool, livenessRequired: Bool) -> Action {
         switch state {
         case .awaitingApproval(let link, let details, let registered, _, let proven):
-            let liveness = livenessRequired || details.livenessRequired
-            guard passwordRequired else {
-                state = .openingToken(link, details, registered, livenessRequired: liveness, passwordRequired: false)
-                return .openFaceToken(password: nil)
-            }
-            if let proven {
-                state = .openingToken(link, details, registered, livenessRequired: liveness, passwordRequired: true)
-                return .openFaceToken(password: proven)
-            }
-            state = .awaitingTokenPassword(link, details, registered, livenessRequired: liveness, lastError: nil)
-            return .none
+            // A password proven for the approval opens the token; the device sets no limit of its own on wrong ones.
+            let (unlock, action) = TokenUnlock.start(passwordRequired: passwordRequired, known: proven, passwordAttempts: nil)
+            state = .unlockingToken(link, details, registered, livenessRequired: livenessRequired || details.livenessRequired, unlock)
+            return lift(action, details, registered)
         case .succeeded, .failed:
             return .none
         default:
@@ -326,11 +317,9 @@ struct RegistrationStateMachine: Sendable {
 
     mutating func faceTokenOpened(challenge: LivenessChallenge?) -> Action {
         switch state {
-        case .openingToken(let link, let details, let registered, let liveness, _):
-            state = .awaitingFaceCapture(
-                link, details, .furtherDevice(livenessRequired: liveness, registered: registered),
-                Capture(attemptsLeft: details.attemptsMax, lastRetryReason: nil, livenessChallenge: liveness ? challenge : nil)
-            )
+        case .unlockingToken(let link, let details, let registered, let liveness, let unlock):
+            unlock.opened()
+            state = Self.checkingFace(link, details, .furtherDevice(livenessRequired: liveness, registered: registered), challenge: challenge)
             return .none
         case .succeeded, .failed:
             return .none
@@ -340,97 +329,23 @@ struct RegistrationStateMachine: Sendable {
     }
 
     mutating func faceTokenOpenFailed(_ error: FaceTokenOpenError) -> Action {
-        switch state {
-        case .openingToken(let link, let details, let registered, let liveness, let passwordRequired):
-            switch error {
-            case .wrongPassword where passwordRequired:
-                state = .awaitingTokenPassword(link, details, registered, livenessRequired: liveness, lastError: .incorrect)
-            case .passwordRequired:
-                state = .awaitingTokenPassword(link, details, registered, livenessRequired: liveness, lastError: nil)
-            case .wrongPassword, .unusable:
-                state = .failed(.faceTokenUnusable)
-                return .withdrawEnrolment(requestId: details.requestId, registered.keys)
-            }
-            return .none
-        case .succeeded, .failed:
-            return .none
-        default:
-            preconditionFailure("faceTokenOpenFailed in state \(state)")
-        }
+        modifyTokenUnlock("faceTokenOpenFailed") { $0.openFailed(error) }
     }
 
     mutating func livenessChecked(_ outcome: FaceCheckOutcome, nextChallenge: LivenessChallenge?) -> Action {
-        switch state {
-        case .checkingLiveness(let link, let details, let enrolment, var progress, let capture):
-            switch outcome {
-            case .passed:
-                state = .verifyingFace(link, details, enrolment, progress)
-                return Self.faceAction(enrolment, capture)
-            case .retry(let reason):
-                progress.lastRetryReason = reason
-                progress.livenessChallenge = nextChallenge
-                state = .awaitingFaceCapture(link, details, enrolment, progress)
-                return .none
-            }
-        case .succeeded, .failed:
-            return .none
-        default:
-            preconditionFailure("livenessChecked in state \(state)")
-        }
+        modifyFaceCheck("livenessChecked") { $0.livenessChecked(outcome, nextChallenge: nextChallenge) }
     }
 
     /// Further device: the match result.
     mutating func faceMatchChecked(_ outcome: FaceCheckOutcome, nextChallenge: LivenessChallenge?) -> Action {
-        switch state {
-        case .verifyingFace(let link, let details, let enrolment, var progress):
-            guard case .furtherDevice(_, let registered) = enrolment else {
-                preconditionFailure("faceMatchChecked on a first enrolment")
-            }
-            switch outcome {
-            case .passed:
-                state = .storingRecord(details, registered.key, registered.keys)
-                return .storeKeyRecord(registered.key, registered.keys, issuer: link.issuer)
-            case .retry(let reason):
-                if reason.spendsAttempt {
-                    progress.attemptsLeft -= 1
-                    if progress.attemptsLeft <= 0 {
-                        // The token was released to these keys: a face that does not match withdraws them.
-                        state = .failed(.attemptsExhausted)
-                        return .withdrawEnrolment(requestId: details.requestId, registered.keys)
-                    }
-                }
-                progress.lastRetryReason = reason
-                progress.livenessChallenge = Self.livenessRequired(details, enrolment) ? nextChallenge : nil
-                state = .awaitingFaceCapture(link, details, enrolment, progress)
-                return .none
-            }
-        case .succeeded, .failed:
-            return .none
-        default:
-            preconditionFailure("faceMatchChecked in state \(state)")
-        }
+        if case .checkingFace(_, _, .firstDevice, _) = state { preconditionFailure("faceMatchChecked on a first enrolment") }
+        return modifyFaceCheck("faceMatchChecked") { $0.verified(outcome, nextChallenge: nextChallenge) }
     }
 
     /// First device: templates were extracted (`nil` reason) or the capture must be repeated.
     mutating func templatesExtracted(retry reason: FaceCaptureRetryReason?, nextChallenge: LivenessChallenge?) -> Action {
-        switch state {
-        case .verifyingFace(let link, let details, let enrolment, var progress):
-            guard case .firstDevice(let password) = enrolment else {
-                preconditionFailure("templatesExtracted on a further-device enrolment")
-            }
-            guard let reason else {
-                state = .creatingKeys(link, details, firstDevicePassword: .some(password))
-                return .createDeviceKeys(requestId: details.requestId)
-            }
-            progress.lastRetryReason = reason
-            progress.livenessChallenge = details.livenessRequired ? nextChallenge : nil
-            state = .awaitingFaceCapture(link, details, enrolment, progress)
-            return .none
-        case .succeeded, .failed:
-            return .none
-        default:
-            preconditionFailure("templatesExtracted in state \(state)")
-        }
+        if case .checkingFace(_, _, .furtherDevice, _) = state { preconditionFailure("templatesExtracted on a further-device enrolment") }
+        return modifyFaceCheck("templatesExtracted") { $0.verified(reason.map { .retry($0) } ?? .passed, nextChallenge: nextChallenge) }
     }
 
     mutating func deviceKeysCreated(_ keys: DeviceKeys) -> Action {
@@ -554,18 +469,93 @@ struct RegistrationStateMachine: Sendable {
         }
     }
 
+    // MARK: - Sub-machines
+
+    /// The face check of `enrolment`: a first enrolment extracts templates, a further device matches them.
+    private static func checkingFace(_ link: VerifiedLink, _ details: EnrolmentDetails, _ enrolment: Enrolment,
+                                     challenge: LivenessChallenge?) -> State {
+        let liveness = livenessRequired(details, enrolment)
+        let verification: FaceCheck.Verification = if case .firstDevice = enrolment { .extraction } else { .match }
+        let capture = Capture(attemptsLeft: details.attemptsMax, lastRetryReason: nil, livenessChallenge: liveness ? challenge : nil)
+        return .checkingFace(link, details, enrolment,
+                             FaceCheck(livenessRequired: liveness, counting: .device, verification: verification, progress: capture))
+    }
+
+    /// Runs `event` on the embedded token unlock and lifts what it asks for. A late result after the end is dropped;
+    /// one in another state traps.
+    private mutating func modifyTokenUnlock(_ event: String, with body: (inout TokenUnlock) -> TokenUnlock.Action) -> Action {
+        switch state {
+        case .unlockingToken(let link, let details, let registered, let liveness, var unlock):
+            let action = body(&unlock)
+            state = .unlockingToken(link, details, registered, livenessRequired: liveness, unlock)
+            return lift(action, details, registered)
+        case .succeeded, .failed:
+            return .none
+        default:
+            preconditionFailure("\(event) in state \(state)")
+        }
+    }
+
+    private mutating func lift(_ action: TokenUnlock.Action, _ details: EnrolmentDetails, _ registered: Registered) -> Action {
+        switch action {
+        case .none:
+            return .none
+        case .open(let password):
+            return .openFaceToken(password: password)
+        case .passwordAttemptsExhausted, .unusable:
+            // The token was released to these keys: a token they cannot open withdraws them.
+            state = .failed(.faceTokenUnusable)
+            return .withdrawEnrolment(requestId: details.requestId, registered.keys)
+        }
+    }
+
+    /// Runs `event` on the embedded face check and lifts what it asks for. A late result after the end is dropped;
+    /// one in another state traps.
+    private mutating func modifyFaceCheck(_ event: String, with body: (inout FaceCheck) -> FaceCheck.Action) -> Action {
+        switch state {
+        case .checkingFace(let link, let details, let enrolment, var check):
+            let action = body(&check)
+            state = .checkingFace(link, details, enrolment, check)
+            switch (action, enrolment) {
+            case (.none, _):
+                return .none
+            case (.checkLiveness(let capture, let challenge), _):
+                return .checkLiveness(capture, challenge: challenge)
+            case (.verify(let capture), .firstDevice):
+                return .extractTemplates(capture)
+            case (.verify(let capture), .furtherDevice):
+                return .matchFace(capture)
+            case (.report, _):
+                preconditionFailure("an enrolment's face check counts on the device")
+            case (.passed, .firstDevice(let password)):
+                state = .creatingKeys(link, details, firstDevicePassword: .some(password))
+                return .createDeviceKeys(requestId: details.requestId)
+            case (.passed, .furtherDevice(_, let registered)):
+                state = .storingRecord(details, registered.key, registered.keys)
+                return .storeKeyRecord(registered.key, registered.keys, issuer: link.issuer)
+            case (.exhausted(let failure, _), .firstDevice):
+                state = .failed(failure)
+                return .none
+            case (.exhausted(let failure, _), .furtherDevice(_, let registered)):
+                // The token was released to these keys: a face that does not match withdraws them.
+                state = .failed(failure)
+                return .withdrawEnrolment(requestId: details.requestId, registered.keys)
+            }
+        case .succeeded, .failed:
+            return .none
+        default:
+            preconditionFailure("\(event) in state \(state)")
+        }
+    }
+
     // MARK: - Helpers
 
     /// A further device's registration, once the keys are registered and not yet recorded.
     private var registered: (requestId: String, keys: DeviceKeys)? {
         switch state {
         case .awaitingApprovalPassword(_, let details, let registered, _, _), .provingPassword(_, let details, let registered, _, _),
-             .awaitingApproval(_, let details, let registered, _, _), .awaitingTokenPassword(_, let details, let registered, _, _),
-             .openingToken(_, let details, let registered, _, _):
-            return (details.requestId, registered.keys)
-        case .awaitingFaceCapture(_, let details, .furtherDevice(_, let registered), _),
-             .checkingLiveness(_, let details, .furtherDevice(_, let registered), _, _),
-             .verifyingFace(_, let details, .furtherDevice(_, let registered), _):
+             .awaitingApproval(_, let details, let registered, _, _), .unlockingToken(_, let details, let registered, _, _),
+             .checkingFace(_, let details, .furtherDevice(_, let registered), _):
             return (details.requestId, registered.keys)
         default:
             return nil
@@ -576,13 +566,6 @@ struct RegistrationStateMachine: Sendable {
         switch enrolment {
         case .firstDevice: details.livenessRequired
         case .furtherDevice(let required, _): required
-        }
-    }
-
-    private static func faceAction(_ enrolment: Enrolment, _ capture: CapturedFace) -> Action {
-        switch enrolment {
-        case .firstDevice: .extractTemplates(capture)
-        case .furtherDevice: .matchFace(capture)
         }
     }
 }

@@ -1,4 +1,4 @@
-import FaceSealHTTPClient
+public import FaceSealHTTPClient
 import FaceSealWire
 import Foundation
 

@@ -1,5 +1,5 @@
 import FaceSealCrypto
-import FaceSealFace
+public import FaceSealFace
 import Synchronization
 
 /// The face engine's capture session is what a host app submits to `submitFaceCapture(captureSession:)`.

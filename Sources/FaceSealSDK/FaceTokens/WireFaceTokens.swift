@@ -1,5 +1,5 @@
 import FaceSealCrypto
-import FaceSealWire
+public import FaceSealWire
 import Foundation
 
 /// The real ``FaceTokenOpener``: face tokens as `FaceTokenSeal` (FaceSealWire) defines them (SPEC §5.1–5.3).

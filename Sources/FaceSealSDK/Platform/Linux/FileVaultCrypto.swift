@@ -1,5 +1,5 @@
-import FaceSealCrypto
-import Foundation
+public import FaceSealCrypto
+public import Foundation
 
 /// The file vault's ``RecordSealer``: AES-256-GCM under a 32-byte key kept in its own file (mode 0600),
 /// outside the vault directory, created on first use. A sealed file is `nonce (12) ‖ ciphertext ‖ tag (16)`,

@@ -1,5 +1,5 @@
-import FaceSealWire
-import Foundation
+public import FaceSealWire
+public import Foundation
 
 /// A notice from the authority, read from the outbox beside the links: a further device was registered for this
 /// user under a tenant that does not ask an enrolled device (`password` or `none`). Information to show the user —

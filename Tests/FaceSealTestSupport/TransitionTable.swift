@@ -1,7 +1,8 @@
-import Testing
+public import Testing
 
-/// What a state-machine table says one (state, input) pair does.
-enum TransitionOutcome<View: Equatable, Action: Equatable>: Equatable {
+/// What a state-machine table says one (state, input) pair does (the SDK's flow machines and the authority's
+/// request lifecycle are tested with it).
+public enum TransitionOutcome<View: Equatable, Action: Equatable>: Equatable {
     /// The machine moves to `View` and asks for `Action`.
     case transition(View, Action)
     /// The input is ignored: same state, no action.
@@ -11,7 +12,7 @@ enum TransitionOutcome<View: Equatable, Action: Equatable>: Equatable {
 }
 
 /// Checks one non-trapping pair of a table: the state and action after the input, against `outcome`.
-func expectTransition<View: Equatable, Action: Equatable>(
+public func expectTransition<View: Equatable, Action: Equatable>(
     _ outcome: TransitionOutcome<View, Action>, before: View, after: View, action: Action, none: Action,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {

@@ -1,7 +1,7 @@
 import FaceSealCrypto
-import FaceSealHTTPClient
-import FaceSealWire
-import Foundation
+public import FaceSealHTTPClient
+public import FaceSealWire
+public import Foundation
 import Synchronization
 
 /// The real ``AuthorityClient``: the authority's device API (docs/PROTOCOL.md §2) over FaceSealHTTP.

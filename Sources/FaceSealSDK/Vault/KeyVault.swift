@@ -1,5 +1,5 @@
-import FaceSealCrypto
-import Foundation
+public import FaceSealCrypto
+public import Foundation
 
 /// The protection level of a device key, fixed at creation and stored with it (SPEC §6.1).
 public enum KeyProtection: String, Sendable, Hashable, Codable, CaseIterable {

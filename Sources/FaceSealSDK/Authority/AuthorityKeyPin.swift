@@ -1,6 +1,6 @@
 import FaceSealCrypto
 import FaceSealWire
-import Foundation
+public import Foundation
 import Synchronization
 
 /// The authority key the device pinned at its first enrolment (SPEC §4.1): every later link and every

@@ -1,6 +1,6 @@
-import FaceSealCrypto
-import FaceSealWire
-import Foundation
+public import FaceSealCrypto
+public import FaceSealWire
+public import Foundation
 
 /// Which flow a link starts (SPEC §4.1 `kind`): the wire protocol's type.
 public typealias LinkKind = FaceSealWire.LinkKind

@@ -1,5 +1,5 @@
-import FaceSealWire
-import Foundation
+public import FaceSealWire
+public import Foundation
 
 /// The authority's device API as the SDK needs it (SPEC §4.2). The real implementation lives on
 /// `FaceSealWire` + the HTTP client: it signs every request with the given device key, checks the

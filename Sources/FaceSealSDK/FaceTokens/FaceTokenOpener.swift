@@ -1,5 +1,5 @@
-import FaceSealCrypto
-import Foundation
+public import FaceSealCrypto
+public import Foundation
 
 /// Opens and creates face tokens (SPEC §5.1–5.3). The real implementation lives on `FaceSealWire`
 /// and `FaceSealCrypto` (HKDF, scrypt, AES-GCM, ML-DSA, ML-KEM).

@@ -1,6 +1,6 @@
 import FaceSealHTTPClient
-import FaceSealWire
-import Foundation
+public import FaceSealWire
+public import Foundation
 
 /// A Linux device with the real seams: the file vault (P-256 keys, AES-256-GCM sealed records) in
 /// `vaultDirectory`, the HTTP authority client with the authority key pinned in the vault, the HTTP delivery

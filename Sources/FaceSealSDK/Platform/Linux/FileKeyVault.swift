@@ -1,5 +1,5 @@
 import FaceSealCrypto
-import Foundation
+public import Foundation
 
 /// Generates and uses the software device keys of the Linux file vault (P-256 via OpenSSL in `FaceSealCrypto`;
 /// tests pass a fake).

@@ -1,5 +1,5 @@
-import FaceSealCrypto
-import FaceSealWire
+public import FaceSealCrypto
+public import FaceSealWire
 import Foundation
 
 /// The face-locked key derivation of SPEC §5.2, exactly:
