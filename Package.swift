@@ -49,7 +49,7 @@ let package = Package(
         // The default OpenBLAS (the pthread build): the sequential build is not safe for concurrent callers (`BLAS`).
         // FaceSeal's own direct convolution kernel (AVX2 / AVX-512, run-time CPU dispatch; im2col + OpenBLAS stays).
         // Optimised in debug builds too: unoptimised, its intrinsics run ~60× slower and the tests that detect faces crawl.
-        .target(name: "CFaceSealConv", exclude: ["conv_body.h"], cSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))]),
+        .target(name: "CFaceSealConv", exclude: ["conv_body.h", "narrow_body.h"], cSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))]),
         .target(name: "FaceSealFace", dependencies: ["COpenBLAS", "CJPEG", "CPNG", "CImageShims", "CFaceSealConv"], swiftSettings: swiftSettings),
         .target(name: "FaceSealWire", dependencies: ["FaceSealCrypto"], swiftSettings: swiftSettings),
         // HTTP in three targets, cut along what they link: the message types (no C library), the libcurl client, and

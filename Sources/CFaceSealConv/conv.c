@@ -34,6 +34,48 @@ int fs_conv_cpu_level(void) {
 #define FS_FILTERS 1
 #define FS_CONV_NAME conv_tiles1_avx512
 #include "conv_body.h"
+// Narrow layers: 16 filters (one vector) × tiles of up to 4×4 positions, or 4 blocks × one position.
+#define FS_FV 1
+#define FS_NB 1
+#define FS_NR 4
+#define FS_NC 4
+#define FS_NARROW_NAME narrow4x4_avx512
+#include "narrow_body.h"
+#undef FS_NR
+#undef FS_NC
+#undef FS_NARROW_NAME
+#define FS_NR 3
+#define FS_NC 4
+#define FS_NARROW_NAME narrow3x4_avx512
+#include "narrow_body.h"
+#undef FS_NR
+#undef FS_NC
+#undef FS_NARROW_NAME
+#define FS_NR 2
+#define FS_NC 4
+#define FS_NARROW_NAME narrow2x4_avx512
+#include "narrow_body.h"
+#undef FS_NR
+#undef FS_NC
+#undef FS_NARROW_NAME
+#define FS_NR 1
+#define FS_NC 4
+#define FS_NARROW_NAME narrow1x4_avx512
+#include "narrow_body.h"
+#undef FS_NR
+#undef FS_NC
+#undef FS_NARROW_NAME
+#undef FS_NB
+#define FS_NB 4
+#define FS_NR 1
+#define FS_NC 1
+#define FS_NARROW_NAME narrow1x1_avx512
+#include "narrow_body.h"
+#undef FS_NR
+#undef FS_NC
+#undef FS_NARROW_NAME
+#undef FS_FV
+#undef FS_NB
 #undef FS_VEC
 #undef FS_LANES
 #undef FS_VECTORS
@@ -71,6 +113,35 @@ int fs_conv_cpu_level(void) {
 #define FS_FILTERS 1
 #define FS_CONV_NAME conv_tiles1_avx2
 #include "conv_body.h"
+// Narrow layers: 16 filters (two vectors) × tiles of up to 2×3 positions (12 accumulators), or 4 blocks × one
+// position.
+#define FS_FV 2
+#define FS_NB 1
+#define FS_NR 2
+#define FS_NC 3
+#define FS_NARROW_NAME narrow2x3_avx2
+#include "narrow_body.h"
+#undef FS_NR
+#undef FS_NC
+#undef FS_NARROW_NAME
+#define FS_NR 1
+#define FS_NC 3
+#define FS_NARROW_NAME narrow1x3_avx2
+#include "narrow_body.h"
+#undef FS_NR
+#undef FS_NC
+#undef FS_NARROW_NAME
+#undef FS_NB
+#define FS_NB 4
+#define FS_NR 1
+#define FS_NC 1
+#define FS_NARROW_NAME narrow1x1_avx2
+#include "narrow_body.h"
+#undef FS_NR
+#undef FS_NC
+#undef FS_NARROW_NAME
+#undef FS_FV
+#undef FS_NB
 
 // Stride phases of one row; the compiler vectorises the stride-2 split.
 #define FS_SPLIT_BODY                                                                                   \
@@ -122,9 +193,51 @@ void fs_conv_tiles(const float *input, ptrdiff_t channelStride, const int32_t *o
     }
 }
 
+typedef void (*narrow_tile)(const float *, ptrdiff_t, ptrdiff_t, const int32_t *, const int32_t *, int, int, int,
+                            const float *, ptrdiff_t, float *, ptrdiff_t, ptrdiff_t, int, int);
+
+void fs_conv_narrow(const float *input, ptrdiff_t pitch, ptrdiff_t channelStride, const int32_t *offsets, int taps,
+                    const int32_t *live, int liveCount, int channels, const float *weights, int blockBegin, int blockEnd,
+                    float *output, ptrdiff_t positionStride, int outRows, int outCols, int level) {
+    // Tiles by the rows they cover (index: rows − 1, the widest last).
+    static const narrow_tile avx512[4] = {narrow1x4_avx512, narrow2x4_avx512, narrow3x4_avx512, narrow4x4_avx512};
+    static const narrow_tile avx2[2] = {narrow1x3_avx2, narrow2x3_avx2};
+    const ptrdiff_t blockFloats = (ptrdiff_t)channels * taps * FS_CONV_NARROW_FILTERS;
+    int block = blockBegin;
+    if (outRows == 1 && outCols == 1) {
+        // One position: four blocks a tile, so that four independent sums hide the multiply-add latency.
+        const narrow_tile single = level >= 2 ? narrow1x1_avx512 : narrow1x1_avx2;
+        for (; block + 4 <= blockEnd; block += 4)
+            single(input, pitch, channelStride, offsets, live, liveCount, taps, channels, weights + block * blockFloats,
+                   blockFloats, output + block * FS_CONV_NARROW_FILTERS, outCols, positionStride, 1, 1);
+    }
+    const narrow_tile *tiles = level >= 2 ? avx512 : avx2;
+    const int tileRows = level >= 2 ? 4 : 2, tileCols = level >= 2 ? 4 : 3;
+    for (; block < blockEnd; block++) {
+        const float *w = weights + block * blockFloats;
+        float *out = output + block * FS_CONV_NARROW_FILTERS;
+        for (int y = 0; y < outRows; y += tileRows) {
+            const int rows = outRows - y < tileRows ? outRows - y : tileRows;
+            for (int x = 0; x < outCols; x += tileCols) {
+                tiles[rows - 1](input + y * pitch + x, pitch, channelStride, offsets, live, liveCount, taps, channels, w,
+                                blockFloats, out + ((ptrdiff_t)y * outCols + x) * positionStride, outCols, positionStride,
+                                rows, outCols - x);
+            }
+        }
+    }
+}
+
 #else
 
 int fs_conv_cpu_level(void) { return 0; }
+
+void fs_conv_narrow(const float *input, ptrdiff_t pitch, ptrdiff_t channelStride, const int32_t *offsets, int taps,
+                    const int32_t *live, int liveCount, int channels, const float *weights, int blockBegin, int blockEnd,
+                    float *output, ptrdiff_t positionStride, int outRows, int outCols, int level) {
+    (void)input; (void)pitch; (void)channelStride; (void)offsets; (void)taps; (void)live; (void)liveCount; (void)channels;
+    (void)weights; (void)blockBegin; (void)blockEnd; (void)output; (void)positionStride; (void)outRows; (void)outCols;
+    (void)level;
+}
 
 void fs_conv_tiles(const float *input, ptrdiff_t channelStride, const int32_t *offsets, int taps, int channels,
                    const float *weights, int blockFilters, int blockBegin, int blockEnd,

@@ -21,6 +21,7 @@ enum BenchCommand {
                 .value("images", "DIR", "the test images (default $FACESEAL_CACHE/images)"),
                 .value("work", "DIR", "scratch folder for the frames handed to the harness (default a temporary one)"),
                 .value("iterations", "N", "timed rounds per input, 1…1000 (default 15)"),
+                .value("stages", "LIST", "only these stages, e.g. embed,align (no summary, no memory run)"),
                 .flag("verification-memory", "only run a 5-frame verification and print its peak resident memory"),
             ]),
             CommandSpec(name: "auth", summary: "client authentication at the token endpoint", options: [

@@ -22,6 +22,8 @@ enum BenchFace {
         var iterations = 15
         /// Run only the 5-frame verification and print its peak memory (the child process of a bench run).
         var verificationMemory = false
+        /// Only these stages (`--stages embed,align`), without the summary or the memory run; `nil`: every stage.
+        var stages: Set<String>?
     }
 
     /// One input of a stage: the pixels FaceSeal gets and the file the harness reads (same pixels).
@@ -82,6 +84,7 @@ enum BenchFace {
         }
         options.iterations = try arguments.integer("iterations", in: 1...1000) ?? options.iterations
         options.verificationMemory = arguments.flag("verification-memory")
+        options.stages = arguments.string("stages").map { Set($0.split(separator: ",").map(String.init)) }
         return options
     }
 
@@ -135,7 +138,7 @@ enum BenchFace {
             }
         }
         let largeRounds = max(1, options.iterations / 3)
-        let stages: [Stage] = [
+        let allStages: [Stage] = [
             Stage(name: "decode", inputs: photos, ours: { input in try timed { _ = try decoder.decodeFile(atPath: input.peerFile) } },
                   peerRequest: { "decode \($0.peerFile)" }, rounds: options.iterations),
             Stage(name: "detect", inputs: small, ours: { input in try timed { _ = try detector.detect(in: input.image) } },
@@ -164,6 +167,8 @@ enum BenchFace {
             Stage(name: "pipeline-tracked-1280x720", inputs: large, ours: capture(tracked: true),
                   comparedWith: "pipeline-enrol-1280x720", rounds: largeRounds),
         ]
+        let stages = allStages.filter { options.stages?.contains($0.name) ?? true }
+        guard !stages.isEmpty else { throw UsageError(description: "no stage named in --stages") }
 
         let peer = try options.peer.map { try Peer(executable: $0, models: options.models) }
         defer { peer?.close() }
@@ -208,6 +213,7 @@ enum BenchFace {
             if let other = stage.comparedWith { line += " (dlib: its full-range pipeline, \(other))" }
             print(line)
         }
+        guard options.stages == nil else { return }
         func milliseconds(_ stage: String) -> Double { median((oursSamples[stage] ?? []).map(\.wall)) / 1000 }
         func verdict(_ met: Bool) -> String { met ? "met" : "NOT met" }
         for (size, target) in [("640x480", 60.0), ("1280x720", 150.0)] {

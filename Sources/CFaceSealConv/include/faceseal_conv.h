@@ -20,6 +20,10 @@ enum {
     FS_CONV_BLOCK_FILTERS = 8,
     /// Positions per tile: position ranges are multiples of this.
     FS_CONV_TILE_POSITIONS = 48,
+    /// Filters per packed weight block of the narrow kernel (fs_conv_narrow).
+    FS_CONV_NARROW_FILTERS = 16,
+    /// Floats the narrow kernel may read past the last output it computes (its widest tile's columns, less one).
+    FS_CONV_NARROW_SLACK = 3,
 };
 
 /// 0: no kernel; 1: AVX2 + FMA; 2: AVX-512F.
@@ -32,6 +36,19 @@ int fs_conv_cpu_level(void);
 void fs_conv_tiles(const float *input, ptrdiff_t channelStride, const int32_t *offsets, int taps, int channels,
                    const float *weights, int blockFilters, int blockBegin, int blockEnd,
                    float *output, ptrdiff_t outputStride, ptrdiff_t positionBegin, ptrdiff_t positionEnd, int level);
+
+/// The kernel for layers with few output positions (the ResNet's deep levels), vectorised over filters. Its input
+/// is laid out as fs_conv_tiles's (output row pitch `pitch`); output (y, x) of filter f is
+///
+///     output[(y·outCols + x)·positionStride + f] = Σ_c Σ_k weights(f, c, live[k]) · input[c·channelStride + offsets[live[k]] + y·pitch + x]
+///
+/// for filter blocks blockBegin..<blockEnd, summed in the same order as fs_conv_tiles over the live taps only (a
+/// tap that reads only zero padding for every output adds nothing). `weights` holds the blocks packed as
+/// [block][channel][tap][FS_CONV_NARROW_FILTERS]; a tile may read up to FS_CONV_NARROW_SLACK floats past the last
+/// output it computes.
+void fs_conv_narrow(const float *input, ptrdiff_t pitch, ptrdiff_t channelStride, const int32_t *offsets, int taps,
+                    const int32_t *live, int liveCount, int channels, const float *weights, int blockBegin, int blockEnd,
+                    float *output, ptrdiff_t positionStride, int outRows, int outCols, int level);
 
 /// Splits the `count` floats at `source` (one input row) into its `stride` column phases: phase b, at
 /// destination + b·phaseStride, gets source[b], source[b + stride], … and zeros up to `pitch` floats.

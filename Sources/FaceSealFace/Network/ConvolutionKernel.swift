@@ -20,6 +20,8 @@ struct ConvolutionKernel: Sendable {
     private(set) var appliesReLU = false
     /// The weights packed for the direct kernel, when this CPU has one and it takes this shape.
     private(set) var direct: DirectConvolution?
+    /// Or for the narrow kernel, for a layer whose output is known to be too narrow for the direct one.
+    private(set) var narrow: NarrowConvolution?
 
     /// Bytes of im2col scratch per band: the column matrix stays in L2 while OpenBLAS packs it
     /// (measured: 1 MB bands cost ~10 % less CPU than 6 MB on the MMOD canvas).
@@ -49,11 +51,19 @@ struct ConvolutionKernel: Sendable {
             for i in 0..<patch { weights[f * patch + i] *= gamma }
             bias[f] = bias[f] * gamma + affine.beta[f]
         }
-        direct = DirectConvolution(self)
+        if narrow != nil {
+            narrow = NarrowConvolution(self)
+        } else {
+            direct = DirectConvolution(self)
+        }
     }
 
-    /// Keeps im2col + GEMM only, for a layer whose output is known to be too narrow for the direct kernel.
-    mutating func dropDirect() { direct = nil }
+    /// Packs the weights for the narrow kernel instead of the direct one, for a layer whose output is known to be
+    /// narrower than `DirectConvolution.minimumOutputCols` (after `fold`).
+    mutating func useNarrowKernel() {
+        direct = nil
+        narrow = NarrowConvolution(self)
+    }
 
     /// Clamps the output at zero, in the same pass that adds the bias.
     mutating func fuseReLU() { appliesReLU = true }
@@ -82,6 +92,10 @@ struct ConvolutionKernel: Sendable {
         let positions = outRows * outCols
         let work = filters * patchSize * positions
         let level = ConvolutionKernels.active
+        if let narrow, level > .portable {
+            return narrow.apply(self, level: level, to: input, outRows: outRows, outCols: outCols, residual: residual,
+                                workspace: &workspace)
+        }
         if let direct, level > .portable, outCols >= DirectConvolution.minimumOutputCols {
             return applyDirect(direct, level: level, to: input, outRows: outRows, outCols: outCols, residual: residual,
                                workers: Parallel.workers(items: outRows, work: work), workspace: &workspace)
@@ -138,7 +152,7 @@ struct ConvolutionKernel: Sendable {
                              outCols: Int, residual: FeatureMap?, workers: Int, workspace: inout Workspace) -> FeatureMap {
         let bandRows = direct.bandRows(self, cols: input.cols, rows: (outRows + workers - 1) / workers)
         let layout = direct.layout(self, cols: input.cols, bandRows: bandRows)
-        let scratchAddress = UInt(bitPattern: workspace.reserve(workers * layout.floats))
+        let scratchAddress = UInt(bitPattern: workspace.reserve(workers * direct.floats(layout)))
         return FeatureMap(channels: filters, rows: outRows, cols: outCols) { out in
             let outAddress = UInt(bitPattern: out.baseAddress)
             input.values.withUnsafeBufferPointer { inBuffer in
@@ -147,7 +161,7 @@ struct ConvolutionKernel: Sendable {
                     Parallel.forEachRange(of: outRows, workers: workers) { worker, range in
                         direct.run(self, level: level, input: UnsafePointer<Float>(bitPattern: inAddress)!, rows: input.rows,
                                    cols: input.cols, outRows: outRows, outCols: outCols, layout: layout, bandRows: bandRows,
-                                   rowRange: range, scratch: UnsafeMutablePointer<Float>(bitPattern: scratchAddress)! + worker * layout.floats,
+                                   rowRange: range, scratch: UnsafeMutablePointer<Float>(bitPattern: scratchAddress)! + worker * direct.floats(layout),
                                    output: UnsafeMutablePointer<Float>(bitPattern: outAddress)!,
                                    residual: residualAddress.flatMap { UnsafePointer<Float>(bitPattern: $0) })
                     }
@@ -157,7 +171,7 @@ struct ConvolutionKernel: Sendable {
     }
 
     /// The address of `map`'s values while `body` runs, as an integer that can cross into the workers.
-    private static func withAddress<R>(of map: FeatureMap?, _ body: (UInt?) -> R) -> R {
+    static func withAddress<R>(of map: FeatureMap?, _ body: (UInt?) -> R) -> R {
         guard let map else { return body(nil) }
         return map.values.withUnsafeBufferPointer { body(UInt(bitPattern: $0.baseAddress)) }
     }

@@ -60,23 +60,34 @@ struct DirectConvolution: Sendable {
 
     /// Packs `kernel`'s weights, or `nil` when the direct kernel does not take its shape or this CPU has no kernel.
     init?(_ kernel: ConvolutionKernel) {
-        guard ConvolutionKernels.supported > .portable, kernel.strideX == kernel.strideY,
-              kernel.strideX == 1 || (kernel.padX == 0 && kernel.padY == 0) else { return nil }
-        let patch = kernel.patchSize
+        guard Self.takesShape(of: kernel) else { return nil }
         let block = kernel.filters == 1 ? 1 : Self.layerBlockFilters
         blockFilters = block
         blocks = (kernel.filters + block - 1) / block
+        weights = Self.pack(kernel, blockFilters: block)
+    }
+
+    /// Whether this CPU has a kernel and the layer's input copy takes this shape: equal strides, padding only at stride 1.
+    static func takesShape(of kernel: ConvolutionKernel) -> Bool {
+        ConvolutionKernels.supported > .portable && kernel.strideX == kernel.strideY
+            && (kernel.strideX == 1 || (kernel.padX == 0 && kernel.padY == 0))
+    }
+
+    /// `kernel`'s weights as `[block][channel][tap][blockFilters]`, zero for the filters past the last.
+    static func pack(_ kernel: ConvolutionKernel, blockFilters block: Int) -> [Float] {
+        let patch = kernel.patchSize
+        let blocks = (kernel.filters + block - 1) / block
         var packed = [Float](repeating: 0, count: blocks * patch * block)
         kernel.weights.withUnsafeBufferPointer { w in
             for f in 0..<kernel.filters {
                 for k in 0..<patch { packed[((f / block) * patch + k) * block + f % block] = w[f * patch + k] }
             }
         }
-        weights = packed
+        return packed
     }
 
     /// Where a band of `bandRows` output rows reads its input: the copy's row pitch (also the kernel output's), the
-    /// distance between channels, the offset of each tap, and the floats the copy and the kernel's output take.
+    /// distance between channels, the offset of each tap, the floats the copy takes, and the kernel output's filter stride.
     struct Layout: Sendable {
         let pitch: Int
         let copyRows: Int
@@ -84,9 +95,8 @@ struct DirectConvolution: Sendable {
         let offsets: [Int32]
         let inputFloats: Int
         let outputStride: Int
-        let outputFloats: Int
 
-        init(_ kernel: ConvolutionKernel, blockFilters: Int, blocks: Int, cols: Int, bandRows: Int) {
+        init(_ kernel: ConvolutionKernel, cols: Int, bandRows: Int) {
             let s = kernel.strideX
             pitch = s == 1 ? cols + 2 * kernel.padX : (cols + s - 1) / s
             // Rows of the padded copy, or of each stride phase.
@@ -101,13 +111,10 @@ struct DirectConvolution: Sendable {
             }
             self.offsets = offsets
             outputStride = DirectConvolution.roundedToTiles(bandRows * pitch)
-            outputFloats = blocks * blockFilters * outputStride
             // The last tile's unused positions read a little past the last channel.
             inputFloats = max(kernel.channels * channelStride,
                               (kernel.channels - 1) * channelStride + Int(offsets.max() ?? 0) + outputStride)
         }
-
-        var floats: Int { inputFloats + outputFloats }
     }
 
     static func roundedToTiles(_ positions: Int) -> Int {
@@ -116,13 +123,18 @@ struct DirectConvolution: Sendable {
 
     /// The band height for a worker's `rows` output rows: as many as fit `bandFloats`, at least one.
     func bandRows(_ kernel: ConvolutionKernel, cols: Int, rows: Int) -> Int {
-        let one = layout(kernel, cols: cols, bandRows: 1).floats
-        let two = layout(kernel, cols: cols, bandRows: 2).floats
+        let one = floats(layout(kernel, cols: cols, bandRows: 1))
+        let two = floats(layout(kernel, cols: cols, bandRows: 2))
         return max(1, min(rows, 1 + (Self.bandFloats - one) / max(1, two - one)))
     }
 
     func layout(_ kernel: ConvolutionKernel, cols: Int, bandRows: Int) -> Layout {
-        Layout(kernel, blockFilters: blockFilters, blocks: blocks, cols: cols, bandRows: bandRows)
+        Layout(kernel, cols: cols, bandRows: bandRows)
+    }
+
+    /// Scratch floats of a band: the input copy and the kernel's output.
+    func floats(_ layout: Layout) -> Int {
+        layout.inputFloats + blocks * blockFilters * layout.outputStride
     }
 
     /// Output rows `rowRange` of `kernel` on `input` (`rows × cols` planes) into `output` (`outRows × outCols`), band by
@@ -135,7 +147,7 @@ struct DirectConvolution: Sendable {
         var rowStart = rowRange.lowerBound
         while rowStart < rowRange.upperBound {
             let rowEnd = min(rowRange.upperBound, rowStart + bandRows)
-            fill(copy, kernel, level: level, layout: layout, input: input, rows: rows, cols: cols, rowStart: rowStart)
+            Self.fill(copy, kernel, level: level, layout: layout, input: input, rows: rows, cols: cols, rowStart: rowStart)
             let positions = Self.roundedToTiles((rowEnd - rowStart) * layout.pitch)
             weights.withUnsafeBufferPointer { w in
                 layout.offsets.withUnsafeBufferPointer { offsets in
@@ -165,7 +177,7 @@ struct DirectConvolution: Sendable {
 
     /// The band's input copy from output row `rowStart` on: zero padding around the rows (stride 1), or the stride
     /// phases, zero past the input's edge; and zeros in the slack the last tile reads.
-    private func fill(_ copy: UnsafeMutablePointer<Float>, _ kernel: ConvolutionKernel, level: ConvolutionKernels.Level, layout: Layout,
+    static func fill(_ copy: UnsafeMutablePointer<Float>, _ kernel: ConvolutionKernel, level: ConvolutionKernels.Level, layout: Layout,
                       input: UnsafePointer<Float>, rows: Int, cols: Int, rowStart: Int) {
         let s = kernel.strideX
         let pitch = layout.pitch

@@ -63,7 +63,7 @@ struct LayerPlan: Sendable {
                 }
                 channels = convolution.filters
                 size = size.flatMap { kernel.outputSize(rows: $0.rows, cols: $0.cols) }
-                if let size, size.cols < DirectConvolution.minimumOutputCols { kernel.dropDirect() }
+                if let size, size.cols < DirectConvolution.minimumOutputCols { kernel.useNarrowKernel() }
                 steps.append(.convolution(kernel))
             case .affine(let affine):
                 guard !affine.perElement, affine.gamma.count == channels else {
@@ -220,24 +220,44 @@ struct LayerPlan: Sendable {
         let count = Float(kh * kw)
         return x.values.withUnsafeBufferPointer { input in
             FeatureMap(channels: x.channels, rows: outRows, cols: outCols) { out in
-                for c in 0..<x.channels {
-                    let plane = input.baseAddress! + c * x.planeSize
-                    for oy in 0..<outRows {
-                        let origin = plane + oy * sy * x.cols
-                        let row = out.baseAddress! + (c * outRows + oy) * outCols
-                        for ox in 0..<outCols {
-                            let window = origin + ox * sx
-                            // The window's rows in order, each left to right: dlib's summation order.
-                            var value: Float = maximum ? -.infinity : 0
-                            for i in 0..<kh {
-                                let line = window + i * x.cols
-                                if maximum {
-                                    for j in 0..<kw where line[j] > value { value = line[j] }
-                                } else {
+                let inAddress = UInt(bitPattern: input.baseAddress), outAddress = UInt(bitPattern: out.baseAddress)
+                let (channels, rows, cols) = (x.channels, x.rows, x.cols)
+                // A window element costs about as much as a convolution's multiply-add a lane.
+                let work = channels * outRows * outCols * kh * kw * 16
+                Parallel.forEachRange(of: channels, workers: Parallel.workers(items: channels, work: work)) { _, range in
+                    let input = UnsafePointer<Float>(bitPattern: inAddress)!, out = UnsafeMutablePointer<Float>(bitPattern: outAddress)!
+                    // Max pooling takes each window's column maxima first (one pass over kh rows, vectorised), then
+                    // their maximum: the same value in any order. Averages keep dlib's order: rows, each left to right.
+                    let columns = UnsafeMutablePointer<Float>.allocate(capacity: cols)
+                    defer { columns.deallocate() }
+                    for c in range {
+                        let plane = input + c * rows * cols
+                        for oy in 0..<outRows {
+                            let origin = plane + oy * sy * cols
+                            let row = out + (c * outRows + oy) * outCols
+                            if maximum {
+                                columns.update(from: origin, count: cols)
+                                for i in 1..<kh {
+                                    let line = origin + i * cols
+                                    for x in 0..<cols { columns[x] = Swift.max(columns[x], line[x]) }
+                                }
+                                for ox in 0..<outCols {
+                                    let window = columns + ox * sx
+                                    var value = window[0]
+                                    for j in 1..<kw { value = Swift.max(value, window[j]) }
+                                    row[ox] = value
+                                }
+                                continue
+                            }
+                            for ox in 0..<outCols {
+                                let window = origin + ox * sx
+                                var value: Float = 0
+                                for i in 0..<kh {
+                                    let line = window + i * cols
                                     for j in 0..<kw { value += line[j] }
                                 }
+                                row[ox] = value / count
                             }
-                            row[ox] = maximum ? value : value / count
                         }
                     }
                 }

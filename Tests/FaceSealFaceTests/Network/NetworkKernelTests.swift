@@ -1,7 +1,7 @@
 import Testing
 @testable import FaceSealFace
 
-/// The fused convolution paths (GEMM with im2col, stride phases, the direct kernel, direct one-filter) against a
+/// The fused convolution paths (GEMM with im2col, stride phases, the direct and narrow kernels, direct one-filter) against a
 /// naive reference convolution, and the pooling / residual helpers, on seeded random data.
 @Suite struct NetworkKernelTests {
     struct SeededGenerator: RandomNumberGenerator {
@@ -55,7 +55,10 @@ import Testing
         (filters: 4, channels: 3, kernel: 7, stride: 2, pad: 0, rows: 31, cols: 30),   // ResNet stem, odd sizes
         (filters: 16, channels: 8, kernel: 3, stride: 2, pad: 0, rows: 35, cols: 35),  // ResNet down unit
         (filters: 9, channels: 5, kernel: 3, stride: 1, pad: 1, rows: 160, cols: 100), // several bands, a partial block
-        (filters: 12, channels: 6, kernel: 3, stride: 1, pad: 1, rows: 6, cols: 6),    // too narrow: im2col + GEMM
+        (filters: 12, channels: 6, kernel: 3, stride: 1, pad: 1, rows: 6, cols: 6),    // too narrow: narrow kernel or GEMM
+        (filters: 40, channels: 9, kernel: 3, stride: 1, pad: 1, rows: 4, cols: 4),    // ResNet level 1: 4×4 tiles
+        (filters: 72, channels: 7, kernel: 3, stride: 1, pad: 1, rows: 1, cols: 1),    // level 0: centre tap only, 4 blocks
+        (filters: 20, channels: 6, kernel: 3, stride: 2, pad: 0, rows: 8, cols: 5),    // stride phases, 3×2 narrow output
         (filters: 3, channels: 2, kernel: 3, stride: 2, pad: 1, rows: 9, cols: 12),    // padded stride: gather
         (filters: 1, channels: 5, kernel: 9, stride: 1, pad: 4, rows: 20, cols: 17),   // MMOD scorer: one-filter block
         (filters: 1, channels: 2, kernel: 3, stride: 2, pad: 1, rows: 11, cols: 8),    // one-filter loop, strided
@@ -75,6 +78,10 @@ import Testing
         var kernel = ConvolutionKernel(layer)
         kernel.fold(DlibAffine(gamma: gamma, beta: beta, perElement: false))
         kernel.fuseReLU()
+        // As LayerPlan does for the embedder, whose sizes it knows.
+        if let size = kernel.outputSize(rows: shape.rows, cols: shape.cols), size.cols < DirectConvolution.minimumOutputCols {
+            kernel.useNarrowKernel()
+        }
         return (kernel, input, Self.naive(input, layer, gamma: gamma, beta: beta, relu: true))
     }
 
