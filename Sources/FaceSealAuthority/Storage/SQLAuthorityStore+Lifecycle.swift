@@ -1,4 +1,5 @@
 import FaceSealCrypto
+public import FaceSealWire
 import Foundation
 
 // Deletions, invitation listing and cancellation, and the audit of every CIBA request's life (docs/PROTOCOL.md §11).
