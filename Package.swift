@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "FaceSealAuthority", targets: ["FaceSealAuthority"]),
         .library(name: "FaceSealSDK", targets: ["FaceSealSDK"]),
         .library(name: "FaceSealRelyingParty", targets: ["FaceSealRelyingParty"]),
+        .library(name: "FaceSealAdmin", targets: ["FaceSealAdmin"]),
         .executable(name: "faceseal", targets: ["faceseal"]),
     ],
     targets: [
@@ -67,11 +68,13 @@ let package = Package(
         ),
         .target(name: "FaceSealSDK", dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealFace", "FaceSealHTTPClient"], swiftSettings: swiftSettings),
         .target(name: "FaceSealRelyingParty", dependencies: ["FaceSealWire", "FaceSealCrypto", "FaceSealHTTPClient"], swiftSettings: swiftSettings),
+        // The management API's client (`faceseal admin`): the messages and an HTTP client, not the authority.
+        .target(name: "FaceSealAdmin", dependencies: ["FaceSealWire", "FaceSealHTTPClient"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "faceseal",
             dependencies: [
                 "FaceSealCrypto", "FaceSealFace", "FaceSealWire", "FaceSealHTTP",
-                "FaceSealAuthority", "FaceSealSDK", "FaceSealRelyingParty",
+                "FaceSealAuthority", "FaceSealSDK", "FaceSealRelyingParty", "FaceSealAdmin",
             ],
             swiftSettings: swiftSettings
         ),

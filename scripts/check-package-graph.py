@@ -3,9 +3,12 @@
 
 Reads `swift package dump-package` on standard input and fails when a library target reaches, through its
 dependencies, a C module it must not need: the relying-party library and the SDK link no HTTP server and no
-database; the message types link no C library at all; only the authority links SQLite and libpq.
+database; the message types link no C library at all; only the authority links SQLite and libpq; the management
+client (`faceseal admin`) is the messages and an HTTP client only, and the CLI's admin commands import nothing else.
 """
 import json
+import os
+import re
 import sys
 
 forbidden = {
@@ -17,6 +20,8 @@ forbidden = {
     "FaceSealHTTPClient": {"CMicroHTTPD", "CMicroHTTPDShims", "CSQLite", "CLibPQ"},
     "FaceSealWire": {"CMicroHTTPD", "CSQLite", "CLibPQ", "CCurl", "FaceSealHTTP", "FaceSealHTTPClient"},
     "FaceSealCrypto": {"CMicroHTTPD", "CSQLite", "CLibPQ", "CCurl", "CJPEG", "CPNG"},
+    "FaceSealAdmin": {"FaceSealAuthority", "FaceSealHTTP", "FaceSealSDK", "FaceSealFace", "CMicroHTTPD", "CMicroHTTPDShims",
+                      "CSQLite", "CSQLiteShims", "CLibPQ", "CQREncode"},
 }
 
 package = json.load(sys.stdin)
@@ -50,6 +55,15 @@ for target, banned in forbidden.items():
     if bad:
         failures.append(f"{target} reaches {', '.join(sorted(bad))}")
     print(f"package graph: {target} -> {', '.join(sorted(reached)) or 'nothing'}")
+# The executable links everything (it also serves); its admin commands must reach the authority through FaceSealAdmin.
+cli = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "faceseal")
+for name in sorted(os.listdir(cli)):
+    if name.startswith("Admin") and name.endswith(".swift"):
+        with open(os.path.join(cli, name), encoding="utf-8") as source:
+            imported = set(re.findall(r"^(?:\w+ )*import (\w+)", source.read(), re.M))
+        if imported & {"FaceSealAuthority", "FaceSealHTTP"}:
+            failures.append(f"Sources/faceseal/{name} imports {', '.join(sorted(imported & {'FaceSealAuthority', 'FaceSealHTTP'}))}")
+        print(f"package graph: Sources/faceseal/{name} imports {', '.join(sorted(imported))}")
 for failure in failures:
     print(f"package graph: FAIL {failure}", file=sys.stderr)
 sys.exit(1 if failures else 0)

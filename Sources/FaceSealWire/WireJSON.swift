@@ -8,6 +8,8 @@ public protocol WireMessage: Codable, Sendable, Equatable {
     associatedtype CodingKeys: CodingKey & CaseIterable
     /// The largest encoding accepted, in bytes.
     static var maxBytes: Int { get }
+    /// The deepest nesting accepted.
+    static var maxDepth: Int { get }
     /// Refuses an integer outside its field's ``WireRange``. ``decode(_:)`` runs it before anyone reads the message,
     /// so no value from another process reaches arithmetic that could overflow. Every message with an integer
     /// field implements it.
@@ -18,6 +20,9 @@ extension WireMessage {
     /// The default limit: 64 KiB.
     public static var maxBytes: Int { 64 * 1024 }
 
+    /// The parser's default nesting limit.
+    public static var maxDepth: Int { JSONValue.defaultMaximumDepth }
+
     /// No integer fields: nothing to check.
     public func checkRanges() throws(WireError) {}
 
@@ -25,7 +30,7 @@ extension WireMessage {
     /// malformed value.
     public static func decode(_ bytes: some Collection<UInt8>) throws(WireError) -> Self {
         let message = try WireJSON.decode(Self.self, from: Array(bytes), limit: maxBytes,
-                                          fields: Set(CodingKeys.allCases.map(\.stringValue)))
+                                          fields: Set(CodingKeys.allCases.map(\.stringValue)), maximumDepth: maxDepth)
         try message.checkRanges()
         return message
     }
@@ -36,6 +41,9 @@ extension WireMessage {
 
 /// Canonical JSON for wire messages.
 public enum WireJSON {
+    /// The `reason` of ``WireError/invalidValue(field:reason:)`` when a member has the wrong JSON type (or is `null`).
+    public static let wrongType = "wrong type"
+
     /// JSON with sorted keys and unescaped slashes.
     public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
         let encoder = JSONEncoder()
@@ -47,14 +55,14 @@ public enum WireJSON {
 
     /// Decodes `bytes` as `T`, with a size limit and (when `fields` is given) a closed set of top-level fields. The
     /// bytes are parsed once, by the strict parser (`JSONValue`: duplicate member names, invalid UTF-8 and nesting
-    /// deeper than 32 are refused, so two readers can never see two different messages in one text), then read
-    /// through `Codable` (`JSONValueDecoder`: integers only from integer literals that fit).
-    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], limit: Int,
-                                            fields: Set<String>? = nil) throws(WireError) -> T {
+    /// deeper than `maximumDepth` are refused, so two readers can never see two different messages in one text), then
+    /// read through `Codable` (`JSONValueDecoder`: integers only from integer literals that fit).
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], limit: Int, fields: Set<String>? = nil,
+                                            maximumDepth: Int = JSONValue.defaultMaximumDepth) throws(WireError) -> T {
         guard bytes.count <= limit else { throw WireError.tooLarge(limit: limit) }
         let tree: JSONValue
         do {
-            tree = try JSONValue.parse(bytes, part: "message")
+            tree = try JSONValue.parse(bytes, part: "message", maximumDepth: maximumDepth)
         } catch {
             throw WireError.malformed(fields == nil ? "not valid JSON" : "expected a JSON object")
         }
@@ -71,7 +79,7 @@ public enum WireJSON {
         } catch let DecodingError.keyNotFound(key, context) {
             throw WireError.missingField(path(context.codingPath + [key]))
         } catch let DecodingError.typeMismatch(_, context) {
-            throw WireError.invalidValue(field: path(context.codingPath), reason: "wrong type")
+            throw WireError.invalidValue(field: path(context.codingPath), reason: wrongType)
         } catch let DecodingError.valueNotFound(_, context) {
             throw WireError.missingField(path(context.codingPath))
         } catch let DecodingError.dataCorrupted(context) {

@@ -1,6 +1,7 @@
-import FaceSealAuthority
+import FaceSealAdmin
 import FaceSealCrypto
-import FaceSealHTTP
+import FaceSealHTTPClient
+import FaceSealWire
 import Foundation
 
 /// `faceseal admin`: the management API from the command line. The API key comes from a file or the
@@ -429,4 +430,11 @@ struct AdminRequest {
         guard query.isEmpty else { throw ArgumentError.invalid("Devices list: --email cannot be combined with --client-id or --status.") }
         return AdminRequest(email: email, base: base, then: { base + "/users/\(escaped($0))/devices" }, render: render)
     }
+}
+
+/// Percent-encodes a path segment or query value.
+func escaped(_ value: String) -> String {
+    var allowed = CharacterSet.alphanumerics
+    allowed.insert(charactersIn: "-._~")
+    return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
 }

@@ -1,5 +1,5 @@
-import FaceSealAuthority
 import FaceSealCrypto
+import FaceSealWire
 import Foundation
 
 /// Human-readable output of `faceseal admin`: aligned tables and key/value blocks.

@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealWire
 import Foundation
 
 // Management API keys. The secret is returned once, at creation; only its SHA-256 is stored.
@@ -54,8 +55,8 @@ extension Authority {
     }
 
     private func createAPIKey(_ request: HTTPRequest, _ caller: ManagementCaller, tenantID: String?) async throws -> HTTPResponse {
-        let body = try JSONObjectReader.body(of: request, maxBytes: 4096, allowed: ["label"])
-        let label = try ManagementValidation.text(body.requiredString("label", maxBytes: 1024), field: "label")
+        let body = try request.managementBody(APIKeyCreation.self)
+        let label = try ManagementValidation.text(body.label, field: "label")
         let secret = ManagementCredentials.makeAPIKey()
         let record = try await store.createAPIKey(APIKeyRecord(
             id: ManagementCredentials.identifier("key"), tenantID: tenantID, keyHash: ManagementCredentials.hash(secret), label: label))

@@ -7,20 +7,16 @@ import Foundation
 // returned once and stored as `ClientSecret.hash` (SHA-256, what client authentication compares), unless the application registers a JWKS for
 // `private_key_jwt`.
 extension Authority {
-    static let applicationFields: Set<String> = [
-        "label", "branding", "delivery_mode", "notification_endpoint", "delivery_endpoint", "id_token_signed_response_alg", "jwks",
-        "redirect_uris",
-    ]
-
     /// `POST /tenants/{tenant}/applications`.
     @Sendable func createApplication(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let tenant = try await pathTenant(request, caller)
-        let body = try JSONObjectReader.body(of: request, maxBytes: 128 * 1024, allowed: Self.applicationFields)
-        let label = try ManagementValidation.text(body.requiredString("label", maxBytes: 1024), field: "label")
+        let body = try request.managementBody(ApplicationFields.self)
+        guard let given = body.label else { throw ManagementError.invalidRequest(status: 400, "missing field 'label'") }
+        let label = try ManagementValidation.text(given, field: "label")
         var secret: String?
         let credential: ClientCredential
-        if let jwks = body.raw("jwks"), jwks != .null {
-            credential = .jwks(try ManagementValidation.jwks(jwks))
+        if case .set(let jwks) = body.jwks {
+            credential = .jwks(try ManagementValidation.jwks(jwks.value))
         } else {
             let generated = ClientSecret.generate()
             secret = generated
@@ -52,20 +48,22 @@ extension Authority {
     /// clears an endpoint or the logo and colours; a `jwks` switches the application to `private_key_jwt`.
     @Sendable func updateApplication(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         var application = try await pathApplication(request, caller)
-        let body = try JSONObjectReader.body(of: request, maxBytes: 128 * 1024, allowed: Self.applicationFields)
-        if let label = try body.string("label", maxBytes: 1024) {
+        let body = try request.managementBody(ApplicationFields.self)
+        if let label = body.label {
             application.label = try ManagementValidation.text(label, field: "label")
         }
-        if let jwks = body.raw("jwks") {
-            guard jwks != .null else {
-                throw ManagementError.invalidField(field: "jwks", reason: "cannot be cleared; POST …/secret to switch to a client secret")
-            }
-            application.credential = .jwks(try ManagementValidation.jwks(jwks))
+        switch body.jwks {
+        case .keep:
+            break
+        case .clear:
+            throw ManagementError.invalidField(field: "jwks", reason: "cannot be cleared; POST …/secret to switch to a client secret")
+        case .set(let jwks):
+            application.credential = .jwks(try ManagementValidation.jwks(jwks.value))
         }
         try Self.apply(body, to: &application, creating: false)
         let updated = try await store.updateApplication(application)
         try await audit(caller, tenant: application.tenantID, kind: "application.updated", target: application.clientID,
-                        detail: ["fields": .array(body.members.keys.sorted().map(JSONValue.string))])
+                        detail: ["fields": .array(body.memberNames.map(JSONValue.string))])
         return try ManagementJSON.response(ManagedApplication(updated))
     }
 
@@ -90,28 +88,23 @@ extension Authority {
     }
 
     /// Applies the optional fields of a create or update body to `application`, then checks the whole.
-    static func apply(_ body: JSONObjectReader, to application: inout ApplicationRecord, creating: Bool) throws(ManagementError) {
-        if let branding = try body.object("branding", allowed: ManagementValidation.brandingFields) {
+    static func apply(_ body: ApplicationFields, to application: inout ApplicationRecord, creating: Bool) throws(ManagementError) {
+        if let branding = body.branding {
             application.brandingJSON = ApplicationBranding.encode(try ManagementValidation.branding(branding, defaultName: application.label))
         }
-        if let mode = try body.string("delivery_mode", maxBytes: 16) {
-            guard let parsed = DeliveryMode(rawValue: mode) else { throw .invalidField(field: "delivery_mode", reason: "must be poll or ping") }
-            application.deliveryMode = parsed
-        }
-        if body.contains("notification_endpoint") {
-            application.notificationEndpoint = try body.string("notification_endpoint", maxBytes: 4096, nullable: true)
-                .map { value throws(ManagementError) in try ManagementValidation.endpoint(value, field: "notification_endpoint") }
-        }
-        if body.contains("delivery_endpoint") {
-            application.deliveryEndpoint = try body.string("delivery_endpoint", maxBytes: 4096, nullable: true)
-                .map { value throws(ManagementError) in try ManagementValidation.endpoint(value, field: "delivery_endpoint") }
-        }
-        if let uris = try body.strings("redirect_uris", maxCount: ManagementValidation.maxRedirectURIs, maxBytes: 2048) {
+        if let mode = body.deliveryMode { application.deliveryMode = mode }
+        application.notificationEndpoint = try body.notificationEndpoint
+            .map { value throws(ManagementError) in try ManagementValidation.endpoint(value, field: "notification_endpoint") }
+            .applied(to: application.notificationEndpoint)
+        application.deliveryEndpoint = try body.deliveryEndpoint
+            .map { value throws(ManagementError) in try ManagementValidation.endpoint(value, field: "delivery_endpoint") }
+            .applied(to: application.deliveryEndpoint)
+        if let uris = body.redirectURIs {
             var checked: [String] = []
             for uri in uris where !checked.contains(uri) { checked.append(try ManagementValidation.redirectURI(uri)) }
             application.redirectURIs = checked
         }
-        if let algorithm = try body.string("id_token_signed_response_alg", maxBytes: 32) {
+        if let algorithm = body.idTokenSignedResponseAlg {
             application.idTokenSignedResponseAlg = try ManagementValidation.idTokenAlgorithm(algorithm)
         }
         if application.deliveryMode == .ping, application.notificationEndpoint == nil {

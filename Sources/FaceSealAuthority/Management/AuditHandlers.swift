@@ -1,4 +1,5 @@
 import FaceSealHTTP
+import FaceSealWire
 import Foundation
 
 // Audit events, newest first, paged by sequence number.

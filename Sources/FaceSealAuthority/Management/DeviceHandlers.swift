@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealWire
 import Foundation
 
 // Devices: each entry is one enrolment (a user and an application on one device, with its two keys).

@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealWire
 import Foundation
 
 // Deleting users, applications and tenants; listing and cancelling invitations (docs/PROTOCOL.md §11). A deletion is one

@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealWire
 import Foundation
 
 /// A management handler: the request and the authenticated caller.
@@ -99,7 +100,7 @@ extension Authority {
     /// Action endpoints (`…/revoke`) take no input: an empty body or `{}`.
     func refuseActionBody(_ request: HTTPRequest) throws(ManagementError) {
         guard !request.body.isEmpty else { return }
-        _ = try JSONObjectReader.body(of: request, maxBytes: 1024, allowed: [])
+        _ = try request.managementBody(EmptyBody.self)
     }
 
     /// Appends an audit event for a management action (never with secrets in `detail`).

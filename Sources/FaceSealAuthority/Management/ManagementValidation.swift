@@ -59,9 +59,6 @@ enum ManagementValidation {
         }
     }
 
-    /// The most redirect URIs one application registers.
-    static let maxRedirectURIs = 16
-
     /// A redirect URI of the authorization code flow: the rules of `endpoint` (https, or http on loopback; no
     /// fragment, RFC 6749 §3.1.2), so never a script or data URL. `/authorize` compares it as an exact string.
     static func redirectURI(_ value: String) throws(ManagementError) -> String {
@@ -111,24 +108,15 @@ enum ManagementValidation {
         return value
     }
 
-    /// Fields of a branding object.
-    static let brandingFields: Set<String> = ["name", "logo_url", "primary_color", "secondary_color"]
-
-    /// A branding object; `name` defaults to `defaultName`.
-    static func branding(_ object: JSONObjectReader, defaultName: String) throws(ManagementError) -> BrandingInfo {
-        let name = try object.string("name", maxBytes: 512).map { name throws(ManagementError) in
+    /// A body's branding, each value checked; `name` defaults to `defaultName`.
+    static func branding(_ change: BrandingChange, defaultName: String) throws(ManagementError) -> BrandingInfo {
+        let name = try change.name.map { name throws(ManagementError) in
             try text(name, field: "branding.name", maxCharacters: 64)
         } ?? defaultName
         var branding = BrandingInfo(name: name)
-        if let logo = try object.string("logo_url", maxBytes: 48 * 1024, nullable: true) {
-            branding.logoURL = try logoURL(logo, field: "branding.logo_url")
-        }
-        if let primary = try object.string("primary_color", maxBytes: 16, nullable: true) {
-            branding.primaryColor = try colour(primary, field: "branding.primary_color")
-        }
-        if let secondary = try object.string("secondary_color", maxBytes: 16, nullable: true) {
-            branding.secondaryColor = try colour(secondary, field: "branding.secondary_color")
-        }
+        if let logo = change.logoURL { branding.logoURL = try logoURL(logo, field: "branding.logo_url") }
+        if let primary = change.primaryColor { branding.primaryColor = try colour(primary, field: "branding.primary_color") }
+        if let secondary = change.secondaryColor { branding.secondaryColor = try colour(secondary, field: "branding.secondary_color") }
         return branding
     }
 

@@ -9,8 +9,7 @@ extension Authority {
     /// `POST /tenants/{tenant}/users`: `{email}`; the subject is generated; the email is lower-cased.
     @Sendable func createUser(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let tenant = try await pathTenant(request, caller)
-        let body = try JSONObjectReader.body(of: request, maxBytes: 4096, allowed: ["email"])
-        let email = try ManagementValidation.email(body.requiredString("email", maxBytes: 1024))
+        let email = try ManagementValidation.email(request.managementBody(UserCreation.self).email)
         // The store's uniqueness check answers for the subject; look the email up first to name the conflict.
         if (try? await store.user(tenantID: tenant.id, email: email)) != nil {
             throw ManagementError.conflict("a user with this email exists in the tenant")
@@ -56,21 +55,20 @@ extension Authority {
     /// SHA-256 as `secretHash`.
     @Sendable func createInvitation(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let tenant = try await pathTenant(request, caller)
-        let body = try JSONObjectReader.body(of: request, maxBytes: 4096, allowed: ["subject", "email", "client_id", "expires_in", "kind"])
-        var kind = InvitationKind.enrolment
-        if let text = try body.string("kind", maxBytes: 32) {
-            guard let parsed = InvitationKind(rawValue: text) else {
-                throw ManagementError.invalidField(field: "kind", reason: "must be enrolment or recovery")
-            }
-            kind = parsed
-        }
-        let subject = try body.string("subject", maxBytes: 256)
-        let email = try body.string("email", maxBytes: 1024)
+        let body = try request.managementBody(InvitationCreation.self)
+        let kind = body.kind ?? .enrolment
+        let (subject, email, clientID) = (body.subject, body.email, body.clientID)
         guard (subject == nil) != (email == nil) else {
             throw ManagementError.invalidRequest(status: 400, "give exactly one of 'subject' and 'email'")
         }
-        let clientID = try body.requiredString("client_id", maxBytes: 256)
-        let lifetime = try body.integer("expires_in", in: configuration.invitationLifetime.range) ?? configuration.invitationLifetime.default
+        let range = configuration.invitationLifetime.range
+        var lifetime = configuration.invitationLifetime.default
+        if let expiresIn = body.expiresIn {
+            guard let value = expiresIn.within(range) else {
+                throw ManagementError.invalidField(field: "expires_in", reason: "must be within \(range.lowerBound)…\(range.upperBound)")
+            }
+            lifetime = value
+        }
 
         let user: UserRecord
         if let subject {

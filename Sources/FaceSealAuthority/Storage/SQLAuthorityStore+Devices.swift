@@ -1,4 +1,4 @@
-import FaceSealWire
+public import FaceSealWire
 public import Foundation
 
 // Invitations, enrolment, devices, device keys and face tokens.

@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+public import FaceSealWire
 import Foundation
 
 // Deletions, invitation listing and cancellation, and the audit of every CIBA request's life (docs/PROTOCOL.md §11).

@@ -1,3 +1,4 @@
+public import FaceSealWire
 import Foundation
 
 /// The kinds of things the store keeps, named in errors.

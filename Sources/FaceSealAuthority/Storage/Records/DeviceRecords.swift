@@ -1,31 +1,6 @@
 public import FaceSealWire
 public import Foundation
 
-/// Which of an enrolment's two device keys (SPEC §6.1).
-public enum DeviceKeyRole: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Signs without prompting: reads and background sync.
-    case ambient
-    /// Every use needs the user: completion, abort, rotation, revocation, enrolment.
-    case userPresent = "user_present"
-}
-
-/// The life-cycle state of a device key as the authority sees it.
-public enum DeviceKeyStatus: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Registered and usable.
-    case active
-    /// A rotation replaced it; it stays usable until `overlapUntil` and then carries the rotation hint.
-    case superseded
-    /// Revoked by the user or an admin: requests get `deviceKeyRevoked`.
-    case revoked
-    /// The user no longer has an application to enrol through: requests get `deviceKeyTerminated`.
-    case terminated
-    /// The user enrolled the application on another device under a one-device-per-user tenant.
-    case replaced
-    /// A further device's enrolment waiting for its approval (docs/PROTOCOL.md §8.1): its keys may only wait for the
-    /// token and prove a password; every other endpoint answers `approval_pending`.
-    case pending
-}
-
 /// A device (an installation of an authenticator). Links reach it through its outbox.
 public struct DeviceRecord: Sendable, Hashable {
     /// Identifier of the device, chosen by the authority at its first enrolment.

@@ -1,3 +1,4 @@
+public import FaceSealWire
 public import Foundation
 
 /// What a deletion changed (docs/PROTOCOL.md §11); the same counts are in its audit tombstone.
@@ -42,18 +43,6 @@ public enum RequestAuditEvent: String, Sendable, Hashable, CaseIterable {
 
     /// The audit `kind`.
     public var kind: String { "request.\(rawValue)" }
-}
-
-/// Where an invitation stands.
-public enum InvitationStatus: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Usable: unused, not cancelled, unexpired.
-    case pending
-    /// A device used it.
-    case consumed
-    /// Cancelled before use.
-    case cancelled
-    /// Unused past its expiry.
-    case expired
 }
 
 extension InvitationRecord {

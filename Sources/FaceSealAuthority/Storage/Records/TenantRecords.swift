@@ -1,16 +1,6 @@
 public import FaceSealWire
 public import Foundation
 
-/// Whether a tenant's face tokens are sealed with a password as well as the server share (SPEC §5.1).
-public enum PasswordMode: String, Sendable, Hashable, Codable, CaseIterable {
-    /// No password: the token key is derived from the server share alone.
-    case none
-    /// The user may set a password at enrolment.
-    case optional
-    /// Every token of the tenant needs a password.
-    case required
-}
-
 /// The password policy of a tenant.
 public struct PasswordPolicy: Sendable, Hashable, Codable {
     /// Whether a password is off, optional or required.
@@ -118,14 +108,6 @@ public struct APIKeyRecord: Sendable, Hashable {
     }
 }
 
-/// How an application learns that a CIBA request finished (CIBA Core §5).
-public enum DeliveryMode: String, Sendable, Hashable, Codable, CaseIterable {
-    /// The application polls the token endpoint.
-    case poll
-    /// The authority POSTs `{auth_req_id}` to the notification endpoint, then the application fetches the token.
-    case ping
-}
-
 /// How a confidential client authenticates: a hashed shared secret or a JWKS for `private_key_jwt`.
 public enum ClientCredential: Sendable, Hashable {
     /// Hash of the client secret (the caller chooses the hash; compare in constant time).
@@ -199,14 +181,6 @@ public struct UserRecord: Sendable, Hashable {
         self.email = email
         self.createdAt = createdAt
     }
-}
-
-/// What an invitation is for (docs/PROTOCOL.md §8.1).
-public enum InvitationKind: String, Sendable, Hashable, Codable, CaseIterable {
-    /// A first or further device.
-    case enrolment
-    /// The user has no enrolled device left: keep the keys by password, or start a new token with new keys.
-    case recovery
 }
 
 /// An enrolment invitation: lets one user enrol one device for one application, once, before it expires.

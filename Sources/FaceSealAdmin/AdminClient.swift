@@ -1,10 +1,10 @@
-import FaceSealAuthority
-import FaceSealCrypto
-import FaceSealHTTP
+public import FaceSealCrypto
+public import FaceSealHTTPClient
+import FaceSealWire
 import Foundation
 
-/// Why a management call failed after the command line was accepted (exit 1).
-enum AdminFailure: Error, CustomStringConvertible {
+/// Why a management call failed.
+public enum AdminFailure: Error, CustomStringConvertible {
     /// The authority answered with an error document.
     case refused(status: Int, code: String, description: String)
     /// The authority could not be reached or answered something unreadable.
@@ -12,7 +12,7 @@ enum AdminFailure: Error, CustomStringConvertible {
     /// The API key could not be read.
     case apiKey(String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .refused(let status, let code, let description): "HTTP \(status) \(code): \(description)"
         case .transport(let reason): reason
@@ -21,14 +21,25 @@ enum AdminFailure: Error, CustomStringConvertible {
     }
 }
 
-/// The management API over `HTTPClient`: one bearer key, one base URL.
-struct AdminClient {
-    let baseURL: String
-    let apiKey: String
-    let client: HTTPClient
+/// The management API (`/manage/v1`, docs/openapi.yaml) over `HTTPClient`: one bearer key, one base URL. It needs the
+/// messages (FaceSealWire) and an HTTP client only — not the authority, its server or its databases.
+public struct AdminClient: Sendable {
+    /// The authority, e.g. `http://127.0.0.1:8080`.
+    public let baseURL: String
+    /// The bearer key `fsk_…`.
+    public let apiKey: String
+    /// The client the calls go through.
+    public let client: HTTPClient
+
+    /// A client of the authority at `baseURL` with `apiKey`.
+    public init(baseURL: String, apiKey: String, client: HTTPClient) {
+        self.baseURL = baseURL
+        self.apiKey = apiKey
+        self.client = client
+    }
 
     /// Sends a request under `/manage/v1` and returns the body of a 2xx answer; anything else throws.
-    func call(_ method: HTTPMethod, _ path: String, body: JSONValue? = nil) async throws(AdminFailure) -> [UInt8] {
+    public func call(_ method: HTTPMethod, _ path: String, body: JSONValue? = nil) async throws(AdminFailure) -> [UInt8] {
         guard let url = URL(string: baseURL + "/manage/v1" + path) else { throw .transport("invalid URL \(baseURL)") }
         var headers: HTTPHeaders = ["Authorization": "Bearer \(apiKey)", "Accept": "application/json"]
         if body != nil { headers["Content-Type"] = "application/json" }
@@ -47,19 +58,12 @@ struct AdminClient {
         return response.body
     }
 
-    /// Decodes a management document.
-    func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) throws(AdminFailure) -> T {
+    /// Decodes a management document (`ManagementJSON`).
+    public func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) throws(AdminFailure) -> T {
         do {
             return try ManagementJSON.makeDecoder().decode(T.self, from: Data(body))
         } catch {
             throw .transport("unexpected answer from the authority (\(T.self))")
         }
     }
-}
-
-/// Percent-encodes a path segment or query value.
-func escaped(_ value: String) -> String {
-    var allowed = CharacterSet.alphanumerics
-    allowed.insert(charactersIn: "-._~")
-    return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
 }
