@@ -181,30 +181,30 @@ enum FuzzTargets {
         _ = headers["Content-Type"].map(MediaType.isJSON)
     }
 
-    /// Management bodies: the first byte picks the body (tenant, policy, application, user or invitation).
+    /// Management bodies, read as the handlers read them (`HTTPRequest.managementBody`, then the authority's checks):
+    /// the first byte picks the body (tenant with policy, application with branding, user, invitation, webhook).
     static func management(_ bytes: [UInt8]) {
         guard let selector = bytes.first,
               let request = try? HTTPRequest(method: .post, path: "/manage/v1/x", headers: ["Content-Type": "application/json"],
                                              body: Array(bytes.dropFirst())) else { return }
-        switch selector % 4 {
+        switch selector % 5 {
         case 0:
-            guard let body = try? JSONObjectReader.body(of: request, maxBytes: 16 * 1024, allowed: ["id", "name", "policy"]) else { return }
-            _ = try? body.string("id", maxBytes: 256).map { try ManagementValidation.tenantID($0) }
-            _ = try? body.object("policy", allowed: Authority.policyFields).map { try Authority.policy($0, base: TenantPolicy()) }
+            guard let body = try? request.managementBody(TenantCreation.self) else { return }
+            _ = try? ManagementValidation.tenantID(body.id)
+            _ = try? body.policy.map { try Authority.policy($0, base: TenantPolicy()) }
         case 1:
-            guard let body = try? JSONObjectReader.body(of: request, maxBytes: 128 * 1024, allowed: Authority.applicationFields) else { return }
+            guard let body = try? request.managementBody(ApplicationFields.self) else { return }
             var application = ApplicationRecord(clientID: "app_fuzz", tenantID: "t", label: "fuzz", credential: .secretHash([1]))
             _ = try? Authority.apply(body, to: &application, creating: true)
         case 2:
-            guard let body = try? JSONObjectReader.body(of: request, maxBytes: 4096, allowed: ["subject", "email", "client_id", "expires_in"])
-            else { return }
-            _ = try? body.string("email", maxBytes: 512).map { try ManagementValidation.email($0) }
-            _ = try? body.integer("expires_in", in: 60...2_592_000)
+            guard let body = try? request.managementBody(UserCreation.self) else { return }
+            _ = try? ManagementValidation.email(body.email)
+        case 3:
+            guard let body = try? request.managementBody(InvitationCreation.self) else { return }
+            _ = try? body.email.map { try ManagementValidation.email($0) }
         default:
-            guard let body = try? JSONObjectReader.body(of: request, maxBytes: 4096, allowed: ["url", "logo", "colour"]) else { return }
-            _ = try? body.string("url", maxBytes: 4096).map { try ManagementValidation.endpoint($0, field: "url") }
-            _ = try? body.string("logo", maxBytes: 4096).map { try ManagementValidation.logoURL($0, field: "logo") }
-            _ = try? body.string("colour", maxBytes: 64).map { try ManagementValidation.colour($0, field: "colour") }
+            guard let body = try? request.managementBody(WebhookRegistration.self) else { return }
+            _ = try? ManagementValidation.endpoint(body.url, field: "url")
         }
     }
 
