@@ -1,5 +1,6 @@
 import FaceSealCrypto
 import FaceSealHTTP
+import FaceSealHTTPClient
 import FaceSealWire
 import Foundation
 
@@ -25,7 +26,7 @@ extension Authority {
         var application = ApplicationRecord(
             clientID: ManagementCredentials.identifier("app", byteCount: 16), tenantID: tenant.id, label: label, credential: credential,
             brandingJSON: ApplicationBranding.encode(BrandingInfo(name: label)))
-        try Self.apply(body, to: &application, creating: true)
+        try Self.apply(body, to: &application, creating: true, destinations: configuration.callbackDestinations)
         let created = try await store.createApplication(application)
         try await audit(caller, tenant: tenant.id, kind: "application.created", target: created.clientID,
                         detail: ["label": .string(label), "client_auth": .string(secret == nil ? "private_key_jwt" : "client_secret")])
@@ -60,7 +61,7 @@ extension Authority {
         case .set(let jwks):
             application.credential = .jwks(try ManagementValidation.jwks(jwks.value))
         }
-        try Self.apply(body, to: &application, creating: false)
+        try Self.apply(body, to: &application, creating: false, destinations: configuration.callbackDestinations)
         let updated = try await store.updateApplication(application)
         try await audit(caller, tenant: application.tenantID, kind: "application.updated", target: application.clientID,
                         detail: ["fields": .array(body.memberNames.map(JSONValue.string))])
@@ -87,14 +88,17 @@ extension Authority {
         return application
     }
 
-    /// Applies the optional fields of a create or update body to `application`, then checks the whole.
-    static func apply(_ body: ApplicationFields, to application: inout ApplicationRecord, creating: Bool) throws(ManagementError) {
+    /// Applies the optional fields of a create or update body to `application`, then checks the whole. The ping
+    /// endpoint is one the authority calls, so `destinations` (its egress policy) judges it; the delivery endpoint
+    /// is called by devices.
+    static func apply(_ body: ApplicationFields, to application: inout ApplicationRecord, creating: Bool,
+                      destinations: HTTPClient.Destinations) throws(ManagementError) {
         if let branding = body.branding {
             application.brandingJSON = ApplicationBranding.encode(try ManagementValidation.branding(branding, defaultName: application.label))
         }
         if let mode = body.deliveryMode { application.deliveryMode = mode }
         application.notificationEndpoint = try body.notificationEndpoint
-            .map { value throws(ManagementError) in try ManagementValidation.endpoint(value, field: "notification_endpoint") }
+            .map { value throws(ManagementError) in try ManagementValidation.callbackEndpoint(value, field: "notification_endpoint", destinations: destinations) }
             .applied(to: application.notificationEndpoint)
         application.deliveryEndpoint = try body.deliveryEndpoint
             .map { value throws(ManagementError) in try ManagementValidation.endpoint(value, field: "delivery_endpoint") }

@@ -1,4 +1,5 @@
 import FaceSealCrypto
+import FaceSealHTTPClient
 import FaceSealWire
 import Foundation
 
@@ -57,6 +58,19 @@ enum ManagementValidation {
         default:
             throw .invalidField(field: field, reason: "scheme must be https (or http on loopback)")
         }
+    }
+
+    /// An endpoint the authority itself calls (a ping `notification_endpoint`, the tenant's webhook), judged by
+    /// the authority's `callbackDestinations` as its egress guard will judge each send: `https`; under `.any` also
+    /// `http` on a loopback host; under `.publicOnly` never a loopback name or a non-public IP literal (so never
+    /// `http`, which `endpoint` allows on loopback only), so a
+    /// registration is refused at once rather than every later call failing. The syntax rules of `endpoint`.
+    static func callbackEndpoint(_ value: String, field: String, destinations: HTTPClient.Destinations) throws(ManagementError) -> String {
+        let endpoint = try endpoint(value, field: field)
+        guard destinations.mayAdmit(host: URLComponents(string: endpoint)?.host ?? "") else {
+            throw .invalidField(field: field, reason: "names a loopback or private address, which this authority does not call (callback destinations: public)")
+        }
+        return endpoint
     }
 
     /// A redirect URI of the authorization code flow: the rules of `endpoint` (https, or http on loopback; no

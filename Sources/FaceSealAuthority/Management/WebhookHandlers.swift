@@ -12,8 +12,8 @@ extension Authority {
     /// generated here and answered once.
     @Sendable func registerWebhook(_ request: HTTPRequest, _ caller: ManagementCaller) async throws -> HTTPResponse {
         let tenant = try await pathTenant(request, caller)
-        let url = try request.managementBody(WebhookRegistration.self).url
-        if let refusal = configuration.webhooks.refusal(of: url) { throw ManagementError.invalidField(field: "url", reason: refusal) }
+        let url = try ManagementValidation.callbackEndpoint(request.managementBody(WebhookRegistration.self).url, field: "url",
+                                                            destinations: configuration.callbackDestinations)
         let secret = Self.webhookSecretPrefix + Base64URL.encode(SecureRandom.bytes(count: 32))
         let sealed = try WebhookSecretSeal.seal(SecretBytes(Array(secret.utf8)), tenantID: tenant.id, key: keys.webhookSecretWrappingKey)
         let record = try await store.setWebhook(WebhookRecord(tenantID: tenant.id, url: url, encryptedSecret: sealed))

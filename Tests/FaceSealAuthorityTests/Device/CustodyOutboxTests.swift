@@ -83,7 +83,7 @@ struct CustodyOutboxTests {
           arguments: StoreBackend.underTest)
     func noticeThroughTheWebhook(backend: StoreBackend) async throws {
         let receiver = try WebhookReceiver(answering: [200])
-        try await withManagement(backend, configure: { $0.webhooks = WebhookPolicy(allowsLoopbackHTTP: true) }) { admin in
+        try await withManagement(backend) { admin in
             let harness = admin.harness
             try await seedDeviceWorld(harness, policy: TenantPolicy(furtherDeviceApproval: .none))
             let (phone, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")

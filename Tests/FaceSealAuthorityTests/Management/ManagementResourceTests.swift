@@ -137,6 +137,31 @@ struct ManagementResourceTests {
         }
     }
 
+    @Test("a ping endpoint the authority could not call under public-only destinations is refused at registration and update",
+          arguments: StoreBackend.underTest)
+    func pingEndpointFollowsCallbackDestinations(backend: StoreBackend) async throws {
+        try await withManagement(backend, configure: { $0.callbackDestinations = .publicOnly }) { admin in
+            try await admin.createTenant("acme")
+            for endpoint in ["http://127.0.0.1:9000/ping", "https://127.0.0.1/ping", "https://0x7f000001/ping", "https://localhost/ping",
+                             "https://[::1]/ping", "https://192.168.0.10/ping", "https://169.254.169.254/ping", "https://[fe80::1]/ping"] {
+                let reason = try await admin.expectError(400, "invalid_field", .post, "/tenants/acme/applications",
+                                                         body: #"{"label":"x","delivery_mode":"ping","notification_endpoint":"\#(endpoint)"}"#)
+                #expect(reason.contains("notification_endpoint"))
+            }
+            #expect(try await admin.harness.store.applications(tenantID: "acme").isEmpty)
+            // A public name or address is accepted (its resolved addresses are judged at each send); the device's
+            // delivery endpoint is not the authority's egress and keeps its own rule.
+            try await admin.expect(201, .post, "/tenants/acme/applications",
+                                   body: #"{"label":"x","delivery_mode":"ping","notification_endpoint":"https://rp.example/ping","delivery_endpoint":"http://127.0.0.1:9/d"}"#)
+            try await admin.expect(201, .post, "/tenants/acme/applications",
+                                   body: #"{"label":"y","delivery_mode":"ping","notification_endpoint":"https://203.0.113.7/ping"}"#)
+            let app = try #require(try await admin.harness.store.applications(tenantID: "acme").first { $0.label == "x" })
+            try await admin.expectError(400, "invalid_field", .patch, "/tenants/acme/applications/\(app.clientID)",
+                                        body: #"{"notification_endpoint":"https://10.1.2.3/ping"}"#)
+            #expect(try await admin.harness.store.application(clientID: app.clientID) == app)
+        }
+    }
+
     @Test("users: email lower-cased, get, list, filter by email, conflicts and bad emails refused", arguments: StoreBackend.underTest)
     func users(backend: StoreBackend) async throws {
         try await withManagement(backend) { admin in

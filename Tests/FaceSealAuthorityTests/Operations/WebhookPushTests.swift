@@ -81,7 +81,6 @@ struct WebhookPushTests {
         let receiver = try WebhookReceiver(answering: [200])
         let lines = LogLines()
         try await withManagement(backend, configure: {
-            $0.webhooks = WebhookPolicy(allowsLoopbackHTTP: true)
             $0.log = lines.log(format: .text)
         }) { admin in
             let harness = admin.harness
@@ -152,7 +151,7 @@ struct WebhookPushTests {
         let flaky = try WebhookReceiver(answering: [503, 500, 200])
         let sleeps = RecordedSleeps()
         try await withManagement(backend, configure: {
-            $0.webhooks = WebhookPolicy(maxAttempts: 3, allowsLoopbackHTTP: true, sleep: sleeps.sleep)
+            $0.webhooks = WebhookPolicy(maxAttempts: 3, sleep: sleeps.sleep)
         }) { admin in
             let harness = admin.harness
             try await seedDeviceWorld(harness)
@@ -192,7 +191,6 @@ struct WebhookPushTests {
     func internalDestinationsAreNeverContacted(backend: StoreBackend) async throws {
         let receiver = try WebhookReceiver(answering: [200])
         try await withManagement(backend, configure: {
-            $0.webhooks = WebhookPolicy(allowsLoopbackHTTP: true)
             $0.callbackDestinations = .publicOnly
         }) { admin in
             let harness = admin.harness
@@ -200,7 +198,12 @@ struct WebhookPushTests {
             try await seedDeviceWorld(harness)
             try await TestApplication.register(harness)
             _ = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: TestApplication.clientID)
-            try await admin.expect(200, .put, "/tenants/acme/webhook", body: #"{"url":"\#(receiver.url)"}"#)
+            // The management API refuses this endpoint under public-only destinations (below); one stored while
+            // the authority ran with `any` is still never contacted once it runs with `public`.
+            try await admin.expectError(400, "invalid_field", .put, "/tenants/acme/webhook", body: #"{"url":"\#(receiver.url)"}"#)
+            let sealed = try WebhookSecretSeal.seal(SecretBytes(Array("whsec_test".utf8)), tenantID: "acme",
+                                                    key: harness.authority.keys.webhookSecretWrappingKey)
+            _ = try await harness.store.setWebhook(WebhookRecord(tenantID: "acme", url: receiver.url, encryptedSecret: sealed))
             _ = try await TestApplication.start(harness, ceremony: false)
             await harness.authority.webhookSender.finishDeliveries()
             #expect(receiver.requests.isEmpty)
@@ -213,12 +216,24 @@ struct WebhookPushTests {
         await receiver.stop()
     }
 
-    @Test("only https endpoints on non-loopback hosts, unless the development switch allows http on loopback",
+    @Test("a webhook endpoint is https on a public host under public-only destinations; http only on loopback under any",
           arguments: StoreBackend.underTest)
     func endpointPolicy(backend: StoreBackend) async throws {
-        try await withManagement(backend) { admin in
+        try await withManagement(backend, configure: { $0.callbackDestinations = .any }) { admin in
             try await admin.createTenant("acme")
-            for url in ["http://127.0.0.1:9/hook", "https://127.0.0.1/hook", "https://localhost/hook", "http://hooks.example/x",
+            for url in ["http://hooks.example/x", "http://10.0.0.1/x", "https://user:pw@hooks.example/x", "ftp://hooks.example/x",
+                        "hooks.example/x", "https://hooks.example/x#f"] {
+                try await admin.expectError(400, "invalid_field", .put, "/tenants/acme/webhook", body: #"{"url":"\#(url)"}"#)
+            }
+            for url in ["http://127.0.0.1:9/hook", "https://localhost/hook", "https://10.0.0.1/hook"] {
+                try await admin.expect(200, .put, "/tenants/acme/webhook", body: #"{"url":"\#(url)"}"#)
+            }
+        }
+        try await withManagement(backend, configure: { $0.callbackDestinations = .publicOnly }) { admin in
+            try await admin.createTenant("acme")
+            for url in ["http://127.0.0.1:9/hook", "https://127.0.0.1/hook", "https://127.1/hook", "https://localhost/hook",
+                        "https://api.localhost/hook", "https://[::1]/hook", "https://10.0.0.1/hook", "https://169.254.169.254/latest",
+                        "https://[fd00::1]/hook", "https://[::ffff:192.168.1.1]/hook", "http://hooks.example/x",
                         "https://user:pw@hooks.example/x", "ftp://hooks.example/x", "hooks.example/x", "https://hooks.example/x#f"] {
                 try await admin.expectError(400, "invalid_field", .put, "/tenants/acme/webhook", body: #"{"url":"\#(url)"}"#)
             }
