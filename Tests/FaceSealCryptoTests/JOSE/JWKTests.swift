@@ -136,11 +136,12 @@ import Testing
     /// RS256 tokens verified through a parsed set, many times, with the one kept verifier; a forged one still fails.
     @Test func rs256ThroughTheSetManyTimes() throws {
         let rsa = try RSA.Signing.PrivateKey()
+        let forger = try RSA.Signing.PrivateKey()
         let keys = try JWKSet(json: JWKSet(keys: [JWK(publicKey: rsa.publicKey, keyID: "rsa-1")]).jsonData)
         for round in 0..<20 {
             let jws = try JWS.sign(payload: [UInt8(round)], signer: rsa, keyID: "rsa-1")
             #expect(try JWS.verify(jws, keySet: keys).payload == [UInt8(round)])
-            let forged = try JWS.sign(payload: [UInt8(round)], signer: RSA.Signing.PrivateKey(), keyID: "rsa-1")
+            let forged = try JWS.sign(payload: [UInt8(round)], signer: forger, keyID: "rsa-1")
             #expect(throws: JOSEError.invalidSignature) { try JWS.verify(forged, keySet: keys) }
         }
     }
