@@ -29,6 +29,8 @@ let package = Package(
     targets: [
         // System libraries (Debian -dev packages through pkg-config). Each is wrapped once, by the target above it.
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // Ed25519 only (faster than OpenSSL 3.0's: docs/ARCHITECTURE.md, "Targets").
+        .systemLibrary(name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
@@ -46,7 +48,7 @@ let package = Package(
 
         // FaceSeal's own AVX2 kernels for ML-KEM/ML-DSA (run-time CPU dispatch; the portable Swift path stays).
         .target(name: "CFaceSealPQ", exclude: ["keccak_x4_body.h"]),
-        .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "COpenSSLShims", "CFaceSealPQ"], swiftSettings: swiftSettings),
+        .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "COpenSSLShims", "CSodium", "CFaceSealPQ"], swiftSettings: swiftSettings),
         // The default OpenBLAS (the pthread build): the sequential build is not safe for concurrent callers (`BLAS`).
         // FaceSeal's own direct convolution kernel (AVX2 / AVX-512, run-time CPU dispatch; im2col + OpenBLAS stays).
         // Optimised in debug builds too: unoptimised, its intrinsics run ~60× slower and the tests that detect faces crawl.

@@ -4,7 +4,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
 packages=(
-  pkgconf libssl-dev libsqlite3-dev libpq-dev postgresql libmicrohttpd-dev
+  pkgconf libssl-dev libsqlite3-dev libpq-dev postgresql libmicrohttpd-dev libsodium-dev
   libopenblas-dev libjpeg62-turbo-dev libpng-dev libcurl4-openssl-dev libqrencode-dev ca-certificates openssl curl
   python3-venv gcc libc6-dev chromium chromium-driver
 )

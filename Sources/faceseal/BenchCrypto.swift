@@ -10,7 +10,8 @@ import Darwin
 /// `faceseal bench crypto [--all] [--peer DIR] [--openssl MODULE --python-library LIB] [--batches N]`:
 /// FaceSeal's ML-KEM/ML-DSA against the portable C inside pycryptodome 4.4.0 and, when given, OpenSSL 4.0
 /// as bundled in PyPI's `cryptography` 50 (notes/pq-crypto.md), side by side in one process; FaceSeal's
-/// own portable path is measured as a third column.
+/// own portable path is measured as a third column. Ed25519 (libsodium) is measured beside the system's OpenSSL 3.0
+/// (`BenchEd25519`).
 ///
 /// Method: the same bytes-in/bytes-out work for every side (fixed inputs, the C libraries called directly,
 /// no Python), batches interleaved FaceSeal, peer, peer…, FaceSeal, …, one `ContinuousClock`, the median
@@ -65,6 +66,7 @@ enum BenchCrypto {
         } else {
             print("                       (no OpenSSL peer: pass --openssl and --python-library, as `make bench-crypto` does)")
         }
+        print("                       Ed25519: FaceSeal (libsodium) vs the system's OpenSSL 3.0 libcrypto (the implementation it replaced)")
         print("median of \(options.batches) interleaved batches per side; µs per operation; ratio = FaceSeal/peer")
         print("cycles = µs × \(String(format: "%.3f", clock.gigahertz)) GHz (\(clock.source))")
         let runner = BenchRunner(batches: options.batches)
@@ -92,8 +94,9 @@ enum BenchCrypto {
         for set in dsaSets {
             table += try BenchMLDSA.operations(set, peer: mldsa, openssl: evp, includeReusedKeys: set == MLDSA65.parameters)
         }
+        table = table.map { $0.withPortableColumn() } + (try BenchEd25519.operations())
         let rows = table.filter { options.only.map($0.name.contains) ?? true }
-        return options.profile ? rows.map { BenchOperation(name: $0.name, faceSeal: $0.faceSeal, peers: []) } : rows.map { $0.withPortableColumn() }
+        return options.profile ? rows.map { BenchOperation(name: $0.name, faceSeal: $0.faceSeal, peers: []) } : rows
     }
 
     static func parse(_ arguments: ParsedArguments) throws(ArgumentError) -> Options {

@@ -73,6 +73,21 @@ import Testing
         }
         #expect(throws: WireError.badSignature) { try AuthorityResponseSignature.verify(nil, body: body, requestJTI: "j", status: 200, key: authority.publicKey) }
     }
+
+    /// A device that pinned a key of small order (the identity point, from a doctored enrolment link) accepts no
+    /// answer: the signature "R = identity, S = 0" that such a key would verify for any message is refused, a typed
+    /// error (OpenSSL 3.0, before libsodium, accepted it).
+    @Test func aSmallOrderPinnedKeyVerifiesNoForgery() throws {
+        struct Forger: JWSSigner {
+            var algorithm: JWSAlgorithm { .edDSA }
+            func sign(_ signingInput: [UInt8]) throws -> [UInt8] { [1] + [UInt8](repeating: 0, count: 63) }
+        }
+        let weak = try Curve25519.Signing.PublicKey(rawRepresentation: [1] + [UInt8](repeating: 0, count: 31))
+        let claims = AuthorityResponseClaims(bsha: DeviceRequestSignature.bodyHash(body), jti: "j", status: 200, iat: 5)
+        let forged = try JWS.sign(payload: claims.encoded(), signer: Forger(), type: AuthorityResponseSignature.type)
+        #expect(throws: WireError.badSignature) { try AuthorityResponseSignature.verify(forged, body: body, requestJTI: "j", status: 200, key: weak) }
+        #expect(throws: JOSEError.invalidSignature) { try JWS.verify(forged, verifier: weak) }
+    }
 }
 
 @Suite struct FaceTokenSealTests {

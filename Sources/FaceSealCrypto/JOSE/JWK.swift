@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// A public JSON Web Key (RFC 7517) of one of FaceSeal's JWS algorithms.
 ///
@@ -234,11 +235,11 @@ public struct JWK: Sendable, Hashable {
         do {
             switch material {
             case .ed25519(let x):
-                return try Curve25519.Signing.PublicKey(rawRepresentation: x)
+                return try JWKVerifierCache.shared.verifier(for: material) { try Curve25519.Signing.PublicKey(rawRepresentation: x) }
             case .p256(let x, let y):
-                return try P256.Signing.PublicKey(x: x, y: y)
+                return try JWKVerifierCache.shared.verifier(for: material) { try P256.Signing.PublicKey(x: x, y: y) }
             case .rsa(let n, let e):
-                return try RSA.Signing.PublicKey(modulus: n, publicExponent: e)
+                return try JWKVerifierCache.shared.verifier(for: material) { try RSA.Signing.PublicKey(modulus: n, publicExponent: e) }
             case .mlDSA65(let publicKey):
                 guard let make = factory.mlDSA65 else { throw JOSEError.unsupportedKeyType("AKP ML-DSA-65 (no verifier installed)") }
                 let verifier = try make(publicKey)
@@ -265,6 +266,34 @@ extension JWK.KeyMaterial {
         case .mlDSA65: .mlDSA65
         }
     }
+}
+
+/// The built-in verifiers made from JWKs, by key material, so a key set's keys are parsed once rather than at every
+/// token: a relying party (and the benchmark's) verifies each ID token against the same published keys, and an RSA
+/// key's OpenSSL object with its Montgomery set-up costs more to build than a verification. Bounded: emptied when
+/// full, so keys from many sets cost rebuilds, never memory. (ML-DSA-65 verifiers come from a caller's factory and are
+/// not kept.)
+final class JWKVerifierCache: Sendable {
+    static let shared = JWKVerifierCache(limit: 128)
+
+    private let entries = Mutex<[JWK.KeyMaterial: any JWSVerifier]>([:])
+    private let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// The kept verifier of `material`, or the one `make` builds (kept unless building threw).
+    func verifier(for material: JWK.KeyMaterial, make: () throws -> any JWSVerifier) throws -> any JWSVerifier {
+        if let kept = entries.withLock({ $0[material] }) { return kept }
+        let made = try make()
+        entries.withLock { entries in
+            if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
+            entries[material] = made
+        }
+        return made
+    }
+
+    /// How many verifiers are kept (tests).
+    var count: Int { entries.withLock { $0.count } }
 }
 
 /// Makes verifiers for key types whose implementation lives outside the JOSE layer (ML-DSA-65).

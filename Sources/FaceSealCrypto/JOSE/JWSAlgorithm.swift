@@ -22,7 +22,7 @@ public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable {
 
 /// Something that can sign a JWS signing input with one algorithm.
 ///
-/// The OpenSSL-backed private keys conform (`Curve25519.Signing.PrivateKey`, `P256.Signing.PrivateKey`,
+/// The classical private keys conform (`Curve25519.Signing.PrivateKey`, `P256.Signing.PrivateKey`,
 /// `RSA.Signing.PrivateKey`); an ML-DSA-65 key conforms by returning `.mlDSA65` and the pure ML-DSA
 /// signature with an empty context.
 public protocol JWSSigner: Sendable {
@@ -44,7 +44,7 @@ extension Curve25519.Signing.PrivateKey: JWSSigner {
     /// `.edDSA`.
     public var algorithm: JWSAlgorithm { .edDSA }
     /// The 64-byte Ed25519 signature.
-    public func sign(_ signingInput: [UInt8]) throws -> [UInt8] { [UInt8](try signature(for: signingInput)) }
+    public func sign(_ signingInput: [UInt8]) throws -> [UInt8] { signatureBytes(for: signingInput) }
 }
 
 extension Curve25519.Signing.PublicKey: JWSVerifier {

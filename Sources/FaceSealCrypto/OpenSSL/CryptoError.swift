@@ -1,4 +1,4 @@
-/// Errors of the OpenSSL-backed primitives (hashes, KDFs, AES-GCM, Ed25519, P-256, RSA).
+/// Errors of the classical primitives (OpenSSL's hashes, KDFs, AES-GCM, P-256, RSA; libsodium's Ed25519).
 public enum CryptoError: Error, Equatable, Sendable {
     /// A key had the wrong number of bytes.
     case incorrectKeySize(expected: Int, actual: Int)

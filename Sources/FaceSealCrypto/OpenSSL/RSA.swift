@@ -108,6 +108,9 @@ public enum RSA {
             public let modulus: Data
             /// The public exponent e (the JWK `e`).
             public let publicExponent: Data
+            /// The OpenSSL key for verifying, built at the first verification and kept: rebuilding it (and its
+            /// Montgomery set-up) per signature cost more than the verification.
+            private let verifier: CachedEVPKey
 
             /// A key from n and e (leading zero bytes are ignored). Cheap: sizes and parities are checked here;
             /// OpenSSL's public-key check (``check()``) costs milliseconds per key and runs once, where a key is
@@ -129,6 +132,16 @@ public enum RSA {
                 _ = try Self.evpKey(n: n, e: e)
                 self.modulus = Data(n)
                 self.publicExponent = Data(e)
+                verifier = CachedEVPKey { () throws(CryptoError) in try Self.evpKey(n: n, e: e) }
+            }
+
+            public static func == (lhs: Self, rhs: Self) -> Bool {
+                lhs.modulus == rhs.modulus && lhs.publicExponent == rhs.publicExponent
+            }
+
+            public func hash(into hasher: inout Hasher) {
+                hasher.combine(modulus)
+                hasher.combine(publicExponent)
             }
 
             /// OpenSSL's public-key check (SP 800-56B: an odd composite modulus without small factors, an odd
@@ -175,13 +188,8 @@ public enum RSA {
 
             /// Whether `signature` is a valid RSASSA-PKCS1-v1_5 SHA-256 signature of `data`.
             public func isValidSignature<D: DataProtocol>(_ signature: RSASignature, for data: D) -> Bool {
-                guard signature.rawRepresentation.count == modulus.count,
-                      let key = try? Self.evpKey(n: [UInt8](modulus), e: [UInt8](publicExponent)) else { return false }
-                return data.withContiguousBytes { message in
-                    signature.rawRepresentation.withUnsafeBytes {
-                        key.verify(digest: EVP_sha256(), message: message, signature: $0)
-                    }
-                }
+                guard signature.rawRepresentation.count == modulus.count else { return false }
+                return verifier.verify(message: [UInt8](data), signature: [UInt8](signature.rawRepresentation), sha256: true)
             }
         }
 

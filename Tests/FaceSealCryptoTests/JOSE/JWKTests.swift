@@ -133,6 +133,37 @@ import Testing
         #expect(throws: JOSEError.invalidSignature) { try JWS.verify(wrongKid, keySet: set) }
     }
 
+    /// RS256 tokens verified through a parsed set, many times, with the one kept verifier; a forged one still fails.
+    @Test func rs256ThroughTheSetManyTimes() throws {
+        let rsa = try RSA.Signing.PrivateKey()
+        let forger = try RSA.Signing.PrivateKey()
+        let keys = try JWKSet(json: JWKSet(keys: [JWK(publicKey: rsa.publicKey, keyID: "rsa-1")]).jsonData)
+        for round in 0..<20 {
+            let jws = try JWS.sign(payload: [UInt8(round)], signer: rsa, keyID: "rsa-1")
+            #expect(try JWS.verify(jws, keySet: keys).payload == [UInt8(round)])
+            let forged = try JWS.sign(payload: [UInt8(round)], signer: forger, keyID: "rsa-1")
+            #expect(throws: JOSEError.invalidSignature) { try JWS.verify(forged, keySet: keys) }
+        }
+    }
+
+    /// The kept verifiers are bounded: a full cache starts over rather than growing.
+    @Test func verifierCacheIsBounded() throws {
+        let cache = JWKVerifierCache(limit: 3)
+        var builds = 0
+        let materials = (0..<7).map { _ in JWK.KeyMaterial.ed25519(x: [UInt8](Curve25519.Signing.PrivateKey().publicKey.rawRepresentation)) }
+        for material in materials + materials.prefix(1) {
+            guard case .ed25519(let x) = material else { continue }
+            _ = try cache.verifier(for: material) {
+                builds += 1
+                return try Curve25519.Signing.PublicKey(rawRepresentation: x)
+            }
+            #expect(cache.count <= 3)
+        }
+        #expect(builds == 8)
+        _ = try cache.verifier(for: materials[0]) { Issue.record("rebuilt a kept verifier"); return ed.publicKey }
+        #expect(throws: CryptoError.self) { try cache.verifier(for: .ed25519(x: [1])) { try Curve25519.Signing.PublicKey(rawRepresentation: [1]) } }
+    }
+
     @Test func badSets() throws {
         #expect(throws: JOSEError.missingField("keys")) { try JWKSet(json: Array("{}".utf8)) }
         #expect(throws: JOSEError.invalidField("keys")) { try JWKSet(json: Array(#"{"keys":{}}"#.utf8)) }

@@ -2,41 +2,6 @@ import Foundation
 import Testing
 @testable import FaceSealCrypto
 
-@Suite struct Ed25519Tests {
-    @Test func rfc8032TestVector1() throws {
-        let key = try Curve25519.Signing.PrivateKey(rawRepresentation: OSSLTestBytes.hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"))
-        #expect(OSSLTestBytes.hexString(key.publicKey.rawRepresentation) == "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
-        let signature = try key.signature(for: [UInt8]())
-        #expect(OSSLTestBytes.hexString(signature) == "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
-        #expect(key.publicKey.isValidSignature(signature, for: [UInt8]()))
-    }
-
-    @Test func tamperingAndBadLengths() throws {
-        let key = Curve25519.Signing.PrivateKey()
-        let message = Array("message".utf8)
-        let signature = [UInt8](try key.signature(for: message))
-        #expect(key.publicKey.isValidSignature(signature, for: message))
-        for index in signature.indices {
-            var bad = signature
-            bad[index] ^= 0x10
-            #expect(!key.publicKey.isValidSignature(bad, for: message))
-        }
-        var badMessage = message
-        badMessage[0] ^= 1
-        #expect(!key.publicKey.isValidSignature(signature, for: badMessage))
-        #expect(!key.publicKey.isValidSignature(signature.dropLast(), for: message))
-        #expect(!Curve25519.Signing.PrivateKey().publicKey.isValidSignature(signature, for: message))
-        #expect(throws: CryptoError.incorrectKeySize(expected: 32, actual: 31)) {
-            try Curve25519.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 1, count: 31))
-        }
-        #expect(throws: CryptoError.incorrectKeySize(expected: 32, actual: 33)) {
-            try Curve25519.Signing.PublicKey(rawRepresentation: [UInt8](repeating: 1, count: 33))
-        }
-        let roundTrip = try Curve25519.Signing.PrivateKey(rawRepresentation: key.rawRepresentation)
-        #expect(roundTrip.publicKey == key.publicKey)
-    }
-}
-
 @Suite struct P256Tests {
     @Test func signVerifyRawAndDER() throws {
         let key = P256.Signing.PrivateKey()
