@@ -226,7 +226,7 @@ final class ServerCore: Sendable {
                 state.phase = .done
                 return (response, errorType)
             case .abandoned, .headers, .receiving, .handling, .done:
-                // Only a forced shutdown (`.abandoned`) leaves `.starting` but `finish` does.
+                // Besides `finish`, only a forced shutdown (`.abandoned`) moves a request out of `.starting`.
                 state.phase = .done
                 return (HTTPError.unavailable.httpResponse, nil)
             }
