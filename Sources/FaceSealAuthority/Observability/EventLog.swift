@@ -49,7 +49,7 @@ public struct EventLog: Sendable {
 
     /// Writes to standard error, one `write` per line.
     public static func standardError(level: Level = .info, format: Format = .text) -> EventLog {
-        EventLog(level: level, format: format) { FileHandle.standardError.write(Data($0.utf8)) }
+        EventLog(level: level, format: format) { RequestLogger.writeLine($0, to: STDERR_FILENO) }
     }
 
     /// Writes nothing.

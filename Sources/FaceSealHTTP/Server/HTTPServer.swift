@@ -6,9 +6,11 @@ import Synchronization
 /// An HTTP/1.1 server on libmicrohttpd that runs async Swift handlers.
 ///
 /// libmicrohttpd does the HTTP work (parsing, keep-alive, chunked bodies, `100-continue`, timeouts,
-/// connection limits) on its own epoll threads. When a request's body is complete the connection
-/// is suspended, the handler runs as a Swift task, and the connection is resumed to send the
-/// response. Every response carries `X-Request-Id`; every request is logged as one line.
+/// connection limits) on its own epoll threads. When a request's body is complete its handler's task
+/// starts on that thread (`Task.immediate`): a handler that answers without suspending is answered
+/// by the same callback; one that suspends has the connection suspended until its task, on any
+/// thread, resumes it to send the response. Every response carries `X-Request-Id`; every request is
+/// logged as one line.
 ///
 /// ```swift
 /// var router = Router()

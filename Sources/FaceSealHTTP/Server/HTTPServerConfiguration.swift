@@ -25,8 +25,8 @@ extension HTTPServer {
         /// Where the request-head deadlines take their time from: the monotonic clock, or (tests) a manual clock that
         /// only `HTTPServer.advanceRequestHeadClock(by:)` moves.
         var requestHeadClock = RequestHeadClock.monotonic
-        /// Worker threads of libmicrohttpd's internal epoll pool (they only do I/O: handlers run on
-        /// Swift's concurrency pool). 1 means a single polling thread.
+        /// Worker threads of libmicrohttpd's internal epoll pool. They do the I/O and run each handler up to its
+        /// first suspension point; the rest runs on Swift's concurrency pool. 1 means a single polling thread.
         public var threadPoolSize: Int
         /// Bytes per connection for the request line, headers and read buffer; 0 leaves the library
         /// default (32 KiB). Longer request heads are refused by libmicrohttpd (414/431).

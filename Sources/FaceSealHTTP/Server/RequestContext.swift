@@ -9,8 +9,11 @@ final class RequestContext: Sendable {
         case headers
         /// Body chunks arriving.
         case receiving
-        /// Handler running; the connection is suspended. Its address (an `MHD_Connection *`) is
-        /// kept to resume it from the handler's task.
+        /// Handler running on the polling thread, inside the access handler, until its first suspension: the
+        /// connection is not suspended, so a response that arrives now is queued by that same call.
+        case starting
+        /// Handler running after a suspension point; the connection is suspended. Its address (an
+        /// `MHD_Connection *`) is kept to resume it from the handler's task.
         case handling(connection: UInt)
         /// Handler finished and the connection was resumed: queue this response on the next call.
         case responded(HTTPResponse, errorType: String?)
@@ -39,17 +42,27 @@ final class RequestContext: Sendable {
     init(target: String) { self.target = target }
 
     /// The path for the log: the target without its query.
-    var logPath: String { String(target.prefix { $0 != "?" }) }
+    var logPath: String {
+        guard let query = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target }
+        return String(target[..<query])
+    }
 
-    /// Records the handler's response and resumes the connection so the polling thread queues it.
-    /// Does nothing if a forced shutdown already answered the request.
+    /// Records the handler's response and, if the connection is suspended, resumes it so the polling thread queues
+    /// the response (a handler that finished before its first suspension leaves it to the access handler that started
+    /// it). Does nothing if a forced shutdown already answered the request.
     func finish(_ response: HTTPResponse, errorType: String?) {
         state.withLock { state in
             state.handlerTask = nil
-            guard case .handling(let connection) = state.phase else { return }
-            state.phase = .responded(response, errorType: errorType)
-            // Inside the lock so a forced shutdown cannot resume the same connection twice.
-            MHD_resume_connection(OpaquePointer(bitPattern: connection))
+            switch state.phase {
+            case .starting:
+                state.phase = .responded(response, errorType: errorType)
+            case .handling(let connection):
+                state.phase = .responded(response, errorType: errorType)
+                // Inside the lock so a forced shutdown cannot resume the same connection twice.
+                MHD_resume_connection(OpaquePointer(bitPattern: connection))
+            case .headers, .receiving, .responded, .abandoned, .done:
+                break
+            }
         }
     }
 
@@ -77,7 +90,7 @@ final class RequestContext: Sendable {
             case .handling(let connection):
                 state.phase = .abandoned
                 MHD_resume_connection(OpaquePointer(bitPattern: connection))
-            case .headers, .receiving:
+            case .headers, .receiving, .starting:
                 state.phase = .abandoned
             case .responded, .abandoned, .done:
                 break

@@ -28,9 +28,17 @@ public struct RequestLogger: Sendable {
             // Whole microseconds, printed as milliseconds with three decimals (no `String(format:)`: one line per request).
             let components = duration.components
             let micros = max(0, components.seconds * 1_000_000 + (components.attoseconds + 500_000_000_000) / 1_000_000_000_000)
-            let fraction = String(micros % 1000)
-            var line = "rid=\(requestID) \(method) \(Self.printable(path)) \(status) \(micros / 1000)."
-                + String(repeating: "0", count: 3 - fraction.utf8.count) + fraction + "ms"
+            let fraction = micros % 1000
+            var line = "rid="
+            line.reserveCapacity(96 + path.utf8.count)
+            line += requestID
+            line += " "
+            line += method
+            line += " "
+            line += Self.printable(path)
+            line += " \(status) \(micros / 1000)."
+            line += fraction < 10 ? "00" : fraction < 100 ? "0" : ""
+            line += "\(fraction)ms"
             if let errorType { line += " error=\(errorType)" }
             return line
         }
@@ -58,7 +66,26 @@ public struct RequestLogger: Sendable {
 
     /// Writes `<ISO-8601 time> http <line>` to standard error, one `write` per line.
     public static let standardError = RequestLogger { entry in
-        FileHandle.standardError.write(Data("\(timestamp(Date())) http \(entry.line)\n".utf8))
+        writeLine("\(timestamp(Date())) http \(entry.line)\n", to: STDERR_FILENO)
+    }
+
+    /// Writes `text` to `descriptor` whole (a short write continues, EINTR retries); errors are dropped, as a log
+    /// line that cannot be written has nowhere else to go. No `FileHandle`/`Data` copy: one line per request.
+    public static func writeLine(_ text: String, to descriptor: Int32) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
     }
 
     /// `date` as ISO 8601 in UTC to the second (`2026-12-01T13:16:01Z`), what `Date.formatted(.iso8601)` prints, built
@@ -66,24 +93,28 @@ public struct RequestLogger: Sendable {
     public static func timestamp(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
-        guard gmtime_r(&seconds, &parts) != nil else { return date.formatted(.iso8601) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(20)
-        func digits(_ value: Int32, _ count: Int) {
-            var divisor: Int32 = 1
-            for _ in 1..<count { divisor *= 10 }
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8((value / divisor) % 10))
-                divisor /= 10
+        guard gmtime_r(&seconds, &parts) != nil, (0...9999).contains(parts.tm_year + 1900) else { return date.formatted(.iso8601) }
+        return String(unsafeUninitializedCapacity: 20) { bytes in
+            var count = 0
+            func digits(_ value: Int32, _ width: Int, then separator: Unicode.Scalar) {
+                var divisor: Int32 = 1
+                for _ in 1..<width { divisor *= 10 }
+                while divisor > 0 {
+                    bytes[count] = UInt8(ascii: "0") + UInt8((value / divisor) % 10)
+                    count += 1
+                    divisor /= 10
+                }
+                bytes[count] = UInt8(ascii: separator)
+                count += 1
             }
+            digits(parts.tm_year + 1900, 4, then: "-")
+            digits(parts.tm_mon + 1, 2, then: "-")
+            digits(parts.tm_mday, 2, then: "T")
+            digits(parts.tm_hour, 2, then: ":")
+            digits(parts.tm_min, 2, then: ":")
+            digits(parts.tm_sec, 2, then: "Z")
+            return count
         }
-        digits(parts.tm_year + 1900, 4); bytes.append(UInt8(ascii: "-"))
-        digits(parts.tm_mon + 1, 2); bytes.append(UInt8(ascii: "-"))
-        digits(parts.tm_mday, 2); bytes.append(UInt8(ascii: "T"))
-        digits(parts.tm_hour, 2); bytes.append(UInt8(ascii: ":"))
-        digits(parts.tm_min, 2); bytes.append(UInt8(ascii: ":"))
-        digits(parts.tm_sec, 2); bytes.append(UInt8(ascii: "Z"))
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Discards entries.
@@ -96,7 +127,7 @@ public struct RequestLogger: Sendable {
         guard descriptor >= 0 else { throw .invalidConfiguration("cannot open the log file \(path)") }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         return RequestLogger { entry in
-            handle.write(Data("\(timestamp(Date())) http \(entry.line)\n".utf8))
+            writeLine("\(timestamp(Date())) http \(entry.line)\n", to: handle.fileDescriptor)
         }
     }
 
@@ -104,15 +135,32 @@ public struct RequestLogger: Sendable {
     /// `-`: for paths that carry a bearer secret, such as `/device/v1/enrolments/{invitation}`.
     public func redactingPathSegments(after markers: Set<String>) -> RequestLogger {
         let inner = self
+        let longest = markers.map(\.utf8.count).max() ?? 0
         return RequestLogger { entry in
             var redacted = entry
-            var segments = entry.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            for index in segments.indices.dropLast() where markers.contains(segments[index]) {
-                segments[index + 1] = "-"
-            }
-            redacted.path = segments.joined(separator: "/")
+            redacted.path = Self.redacting(entry.path, after: markers, longest: longest)
             inner.log(redacted)
         }
+    }
+
+    /// `path` with the segment after each marker replaced by `-` (a replaced segment is no marker itself). Only
+    /// segments no longer than the `longest` marker are compared, so a long bearer is never copied.
+    static func redacting(_ path: String, after markers: Set<String>, longest: Int) -> String {
+        var out = ""
+        out.reserveCapacity(path.utf8.count)
+        var redactNext = false
+        for (index, segment) in path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).enumerated() {
+            if index > 0 { out += "/" }
+            if redactNext {
+                out += "-"
+                redactNext = false
+            } else {
+                let text = Substring(segment)
+                out += text
+                redactNext = text.utf8.count <= longest && markers.contains(String(text))
+            }
+        }
+        return out
     }
 
     func log(_ entry: Entry) { sink(entry) }

@@ -122,7 +122,7 @@ final class ServerCore: Sendable {
             case .abandoned:
                 state.phase = .done
                 return .respond(HTTPError.unavailable.httpResponse, errorType: nil)
-            case .handling, .done:
+            case .starting, .handling, .done:
                 return .nothing
             }
         }
@@ -175,7 +175,9 @@ final class ServerCore: Sendable {
         return MHD_Result.YES
     }
 
-    /// Last body call: build the request, suspend the connection and run the handler in a task.
+    /// Last body call: build the request and start the handler's task right here, on the polling thread, until its
+    /// first suspension point. A handler that answers without suspending has its response queued by this same call
+    /// (no thread hand-off either way); otherwise the connection is suspended until the task resumes it.
     private func dispatch(connection: OpaquePointer, context: RequestContext) -> MHD_Result {
         let target: RequestTarget
         do {
@@ -188,16 +190,9 @@ final class ServerCore: Sendable {
         }
         let headers = Self.requestHeaders(of: connection)
         let remoteAddress = Self.remoteAddress(of: connection)
-        // The connection handle moves into shared state as its address: libmicrohttpd documents
-        // `MHD_resume_connection` as callable from any thread, and the connection stays allocated
-        // while suspended (it is freed only after the completion callback, which needs a resume).
-        let handle = UInt(bitPattern: connection)
         let taken = context.state.withLock { state -> (method: String, body: [UInt8])? in
             guard case .receiving = state.phase else { return nil }
-            // Suspending under the lock: a forced shutdown must never see `.handling` for a
-            // connection that is not suspended yet.
-            state.phase = .handling(connection: handle)
-            MHD_suspend_connection(connection)
+            state.phase = .starting
             defer { state.body = [] }
             return (state.method, state.body)
         }
@@ -210,12 +205,34 @@ final class ServerCore: Sendable {
             headers: headers, body: taken.body, remoteAddress: remoteAddress
         )
         let handler = self.handler
-        let task = Task {
+        let task = Task.immediate {
             let (response, errorType) = await Self.run(handler, request)
             context.finish(response, errorType: errorType)
         }
         context.attach(task)
-        return MHD_Result.YES
+        // The connection handle moves into shared state as its address: libmicrohttpd documents
+        // `MHD_resume_connection` as callable from any thread, and the connection stays allocated
+        // while suspended (it is freed only after the completion callback, which needs a resume).
+        let handle = UInt(bitPattern: connection)
+        let ready = context.state.withLock { state -> (HTTPResponse, errorType: String?)? in
+            switch state.phase {
+            case .starting:
+                // Suspending under the lock: the task's `finish` and a forced shutdown must never see `.handling`
+                // for a connection that is not suspended yet.
+                state.phase = .handling(connection: handle)
+                MHD_suspend_connection(connection)
+                return nil
+            case .responded(let response, let errorType):
+                state.phase = .done
+                return (response, errorType)
+            case .abandoned, .headers, .receiving, .handling, .done:
+                // Besides `finish`, only a forced shutdown (`.abandoned`) moves a request out of `.starting`.
+                state.phase = .done
+                return (HTTPError.unavailable.httpResponse, nil)
+            }
+        }
+        guard let (response, errorType) = ready else { return MHD_Result.YES }
+        return queue(response, on: connection, context: context, errorType: errorType)
     }
 
     /// Runs the handler and maps what it throws: `HTTPResponseConvertible` to its response,
@@ -239,17 +256,15 @@ final class ServerCore: Sendable {
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer, context: RequestContext, errorType: String?) -> MHD_Result {
         var response = response
-        response.headers["X-Request-Id"] = context.id
         var errorType = errorType
         let mhdResponse: OpaquePointer
-        if let built = Self.makeResponse(response) {
+        if let built = Self.makeResponse(response, requestID: context.id) {
             mhdResponse = built
         } else {
             // A header libmicrohttpd refuses (CR/LF in a value, a reserved name): a handler bug.
             errorType = errorType ?? "InvalidResponseHeader"
             response = HTTPError.internalServerError.httpResponse
-            response.headers["X-Request-Id"] = context.id
-            guard let fallback = Self.makeResponse(response) else { return MHD_Result.NO }
+            guard let fallback = Self.makeResponse(response, requestID: context.id) else { return MHD_Result.NO }
             mhdResponse = fallback
         }
         let result = MHD_queue_response(connection, UInt32(response.status.code), mhdResponse)
@@ -258,20 +273,26 @@ final class ServerCore: Sendable {
         return result
     }
 
-    private static func makeResponse(_ response: HTTPResponse) -> OpaquePointer? {
+    /// The libmicrohttpd response for `response` with `X-Request-Id: requestID` (replacing any the handler set).
+    private static func makeResponse(_ response: HTTPResponse, requestID: String) -> OpaquePointer? {
         let created = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let created else { return nil }
         for field in response.headers {
             // libmicrohttpd computes the framing headers itself and refuses to be told them.
-            if HTTPHeaders.namesEqual(field.name, "Content-Length") || HTTPHeaders.namesEqual(field.name, "Transfer-Encoding") {
+            if HTTPHeaders.namesEqual(field.name, "Content-Length") || HTTPHeaders.namesEqual(field.name, "Transfer-Encoding")
+                || HTTPHeaders.namesEqual(field.name, "X-Request-Id") {
                 continue
             }
             guard MHD_add_response_header(created, field.name, field.value) == MHD_Result.YES else {
                 MHD_destroy_response(created)
                 return nil
             }
+        }
+        guard MHD_add_response_header(created, "X-Request-Id", requestID) == MHD_Result.YES else {
+            MHD_destroy_response(created)
+            return nil
         }
         return created
     }
@@ -286,27 +307,23 @@ final class ServerCore: Sendable {
 
     // MARK: Reading the connection
 
-    private final class HeaderCollector {
-        var headers = HTTPHeaders()
-    }
-
     private static func requestHeaders(of connection: OpaquePointer) -> HTTPHeaders {
-        let collector = HeaderCollector()
-        withExtendedLifetime(collector) {
+        var headers = HTTPHeaders()
+        // The iterator calls back synchronously, so the local's address is valid throughout.
+        withUnsafeMutablePointer(to: &headers) { headers in
             _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
                 guard let cls, let key else { return MHD_Result.YES }
-                let collector = Unmanaged<HeaderCollector>.fromOpaque(cls).takeUnretainedValue()
-                collector.headers.add(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
+                cls.assumingMemoryBound(to: HTTPHeaders.self).pointee.add(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
                 return MHD_Result.YES
-            }, Unmanaged.passUnretained(collector).toOpaque())
+            }, headers)
         }
-        return collector.headers
+        return headers
     }
 
     private static func remoteAddress(of connection: OpaquePointer) -> String? {
-        var buffer = [CChar](repeating: 0, count: 64)
-        let ok = buffer.withUnsafeMutableBufferPointer { fs_mhd_client_address(connection, $0.baseAddress, $0.count) == 0 }
-        guard ok else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer -> String? in
+            guard let base = buffer.baseAddress, fs_mhd_client_address(connection, base, buffer.count) == 0 else { return nil }
+            return String(cString: base)
+        }
     }
 }

@@ -111,9 +111,10 @@ package struct RequestTarget: Sendable {
     package let query: FormParameters
 
     package init(parsing target: String) throws(HTTPRequestTargetError) {
-        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let path = String(parts[0])
-        guard path.hasPrefix("/") else { throw .notOriginForm }
+        // Split on the first `?` by bytes (ASCII, so a character boundary): no grapheme breaking per request.
+        let queryStart = target.utf8.firstIndex(of: UInt8(ascii: "?"))
+        let path = queryStart.map { String(target[..<$0]) } ?? target
+        guard path.utf8.first == UInt8(ascii: "/") else { throw .notOriginForm }
         self.path = path
         var segments: [String] = []
         for raw in path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
@@ -121,8 +122,8 @@ package struct RequestTarget: Sendable {
             segments.append(segment)
         }
         self.segments = segments
-        if parts.count == 2 {
-            let rawQuery = String(parts[1])
+        if let queryStart {
+            let rawQuery = String(target[target.utf8.index(after: queryStart)...])
             self.rawQuery = rawQuery
             do {
                 query = try FormParameters(parsing: Array(rawQuery.utf8), limits: Self.queryLimits, allowDuplicates: true)
