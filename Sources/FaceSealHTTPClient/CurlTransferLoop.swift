@@ -129,14 +129,15 @@ final class CurlTransferLoop: Sendable {
             if stopping { break }
 
             // libcurl's timers (a new transfer's start among them) first, then sleep until a socket, the next timer,
-            // a waiting ticket's deadline or a poke.
-            var timer = 0
+            // a waiting ticket's deadline or a poke. The timer is read after the finished transfers handed their slots
+            // on: a transfer started there is due at once, so the thread must not sleep past it.
+            var timer = -1
             if curl_multi_timeout(multi, &timer) == CURLM_OK, timer == 0 {
                 _ = curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running)
-                _ = curl_multi_timeout(multi, &timer)
             }
             now = ContinuousClock.now
             finishDone(&transfers, now: now)
+            if curl_multi_timeout(multi, &timer) != CURLM_OK { timer = -1 }
             let wait = Self.earlier(timer, transfers.waitMilliseconds(now: now))
             let count = fs_curl_socket_set_wait(sockets, wait, &ready, &events, Int32(capacity))
             for index in 0..<Int(max(0, count)) {
@@ -165,11 +166,13 @@ final class CurlTransferLoop: Sendable {
         }
     }
 
-    /// The shorter of two waits in milliseconds, where -1 (libcurl) or `Int32.max` means none; -1 when neither.
+    /// The shorter of two waits in milliseconds, libcurl's timer (-1: none) and a waiting ticket's deadline
+    /// (`Int32.max`: none); -1 (sleep until woken) when neither.
     static func earlier(_ curlTimer: Int, _ deadline: Int32) -> Int32 {
-        let timer = curlTimer < 0 ? Int(Int32.max) : min(curlTimer, Int(Int32.max))
-        let wait = min(timer, Int(deadline))
-        return wait == Int(Int32.max) ? -1 : Int32(wait)
+        let timer = curlTimer < 0 ? nil : Int32(clamping: curlTimer)
+        let waiting = deadline == Int32.max ? nil : deadline
+        guard let timer else { return waiting ?? -1 }
+        return min(timer, waiting ?? timer)
     }
 
     /// The loop thread's own state: the transfers libcurl runs, and the tickets waiting for a connection to their host.
