@@ -307,3 +307,23 @@ import Testing
         }
     }
 }
+
+/// Counts arrivals; `wait(for:)` suspends until that many arrived (a clockless way to know handlers are held).
+actor Arrivals {
+    private var count = 0
+    private var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+
+    func arrive() {
+        count += 1
+        waiters.removeAll { entry in
+            guard entry.0 <= count else { return false }
+            entry.1.resume()
+            return true
+        }
+    }
+
+    func wait(for target: Int) async {
+        if count >= target { return }
+        await withCheckedContinuation { waiters.append((target, $0)) }
+    }
+}

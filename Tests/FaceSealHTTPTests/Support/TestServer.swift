@@ -30,26 +30,6 @@ func withServer<T>(
     }
 }
 
-/// Counts arrivals; `wait(for:)` suspends until that many arrived (a clockless way to know handlers are held).
-actor Arrivals {
-    private var count = 0
-    private var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
-
-    func arrive() {
-        count += 1
-        waiters.removeAll { entry in
-            guard entry.0 <= count else { return false }
-            entry.1.resume()
-            return true
-        }
-    }
-
-    func wait(for target: Int) async {
-        if count >= target { return }
-        await withCheckedContinuation { waiters.append((target, $0)) }
-    }
-}
-
 /// A one-shot gate: `wait()` suspends until `open()` is called (a clockless way to hold a handler).
 actor Gate {
     private var isOpen = false
