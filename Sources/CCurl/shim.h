@@ -4,9 +4,13 @@
 // variadic, which Swift cannot call: these typed inline wrappers are the only way in. Only FaceSealHTTPClient uses them.
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 static inline CURLcode fs_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -76,6 +80,67 @@ static inline curl_socket_t fs_curl_open_public_socket(void *refused, curlsockty
 static inline CURLcode fs_curl_public_addresses_only(CURL *handle, int *refused) {
     CURLcode code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, fs_curl_open_public_socket);
     return code == CURLE_OK ? curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, refused) : code;
+}
+
+/// The sockets a multi handle's transfers wait on, as an epoll set libcurl keeps up to date itself
+/// (CURLMOPT_SOCKETFUNCTION), so each wake-up costs only the sockets that are ready, not every running transfer.
+typedef struct {
+    CURLM *multi;
+    int epoll;
+} fs_curl_socket_set;
+
+/// CURLMOPT_SOCKETFUNCTION: libcurl says which events a socket now waits for (or that it is done with it). A
+/// socket libcurl has not assigned yet is added; `curl_multi_assign` marks it, and libcurl forgets the mark on REMOVE.
+static inline int fs_curl_socket_changed(CURL *easy, curl_socket_t socket, int what, void *set, void *assigned) {
+    (void)easy;
+    fs_curl_socket_set *sockets = (fs_curl_socket_set *)set;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(sockets->epoll, EPOLL_CTL_DEL, socket, NULL);
+        return 0;
+    }
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    event.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
+    event.data.fd = socket;
+    int operation = assigned ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(sockets->epoll, operation, socket, &event) != 0) {
+        // A closed socket leaves the set by itself, so its number may come back new or still registered.
+        if (errno == EEXIST) epoll_ctl(sockets->epoll, EPOLL_CTL_MOD, socket, &event);
+        else if (errno == ENOENT) epoll_ctl(sockets->epoll, EPOLL_CTL_ADD, socket, &event);
+        else return -1;
+    }
+    if (!assigned) curl_multi_assign(sockets->multi, socket, sockets);
+    return 0;
+}
+
+/// Sets `sockets` (an epoll instance, and `multi` itself) up as `multi`'s socket set.
+static inline CURLMcode fs_curl_multi_use_socket_set(CURLM *multi, fs_curl_socket_set *sockets) {
+    CURLMcode code = curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, fs_curl_socket_changed);
+    return code == CURLM_OK ? curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, sockets) : code;
+}
+
+/// Waits up to `timeout_ms` (-1: until something happens) for the set's sockets (and any other descriptor added with
+/// `fs_epoll_add_readable`); writes each ready one to `ready` with its events as CURL_CSELECT_* bits to `events`.
+/// Returns how many, 0 when the time ran out or a signal interrupted, -1 on another error.
+static inline int fs_curl_socket_set_wait(const fs_curl_socket_set *sockets, int timeout_ms, int *ready, int *events, int capacity) {
+    struct epoll_event found[64];
+    int count = epoll_wait(sockets->epoll, found, capacity < 64 ? capacity : 64, timeout_ms);
+    if (count < 0) return errno == EINTR ? 0 : -1;
+    for (int i = 0; i < count; i++) {
+        ready[i] = found[i].data.fd;
+        events[i] = ((found[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((found[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0)
+            | ((found[i].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+    }
+    return count;
+}
+
+/// Adds `descriptor` (the loop's wake-up eventfd) to the set, for reading.
+static inline int fs_epoll_add_readable(int epoll, int descriptor) {
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    event.events = EPOLLIN;
+    event.data.fd = descriptor;
+    return epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event);
 }
 
 #endif

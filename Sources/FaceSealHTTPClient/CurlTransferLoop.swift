@@ -1,41 +1,54 @@
 import CCurl
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// A libcurl multi handle and the thread that drives it. The thread sleeps in `curl_multi_poll` until a socket,
-/// one of libcurl's timers or `curl_multi_wakeup` needs it, so waiting on a silent server costs no CPU and never
-/// occupies a thread of the Swift concurrency pool. Callers only queue tickets and wake the thread; every libcurl
-/// handle is created, used and freed on that thread.
+/// A libcurl multi handle and the thread that drives it. The thread sleeps in `epoll_wait` on the sockets libcurl
+/// reports (`curl_multi_socket_action`), its next timer and an eventfd that callers poke, so waiting on a silent server
+/// costs no CPU and never occupies a thread of the Swift concurrency pool, and a wake-up costs only the sockets that
+/// are ready (libcurl 7.88's `curl_multi_perform` and `curl_multi_poll` visit every running transfer each time).
+/// Callers only queue tickets and wake the thread; every libcurl handle is created, used and freed on that thread.
 final class CurlTransferLoop: Sendable {
     private struct Shared {
         /// Tickets submitted since the thread last looked.
         var queued: [TransferTicket] = []
-        /// The multi handle's address while the thread runs (0 before and after): what `wake()` pokes.
-        var multi: UInt = 0
+        /// A caller gave up since the thread last looked: it must check its transfers.
+        var cancellations = false
+        /// The eventfd was poked since the thread last looked (one poke per round is enough).
+        var woken = false
         var started = false
         var stopping = false
-        var connectionsOpened = 0
     }
 
     private let shared = Mutex(Shared())
     private let maxConnectionsPerHost: Int
+    /// What callers poke to wake the thread: created with the loop and closed with it, so it is valid whenever a
+    /// caller holds the loop (-1 when the kernel refused one: the loop then fails every request).
+    private let wakeDescriptor: Int32
+    private let opened = Atomic<Int>(0)
 
     /// Whether libcurl's process-wide state is set up; done once, before the first handle.
     private static let libraryReady = fs_curl_global_init() == CURLE_OK
 
     init(maxConnectionsPerHost: Int) {
         self.maxConnectionsPerHost = min(max(1, maxConnectionsPerHost), 1 << 16)
+        wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+    }
+
+    deinit {
+        if wakeDescriptor >= 0 { close(wakeDescriptor) }
     }
 
     /// Queues `ticket` and wakes the thread, starting it on first use.
     func submit(_ ticket: TransferTicket) {
-        let start = shared.withLock { shared -> Bool in
-            // A non-empty queue has a wake-up pending already: the thread takes the whole queue when it next looks.
-            if shared.queued.isEmpty { Self.wake(shared) }
+        let (start, poke) = shared.withLock { shared -> (Bool, Bool) in
             shared.queued.append(ticket)
             defer { shared.started = true }
-            return !shared.started
+            return (!shared.started, Self.takePoke(&shared))
         }
+        if poke { self.poke() }
         guard start else { return }
         let thread = Thread { [self] in run() }
         thread.name = "faceseal-http-client"
@@ -44,67 +57,122 @@ final class CurlTransferLoop: Sendable {
 
     /// Makes the thread look at its tickets again (one was cancelled).
     func wake() {
-        shared.withLock { Self.wake($0) }
+        if shared.withLock({ shared in
+            shared.cancellations = true
+            return Self.takePoke(&shared)
+        }) { poke() }
     }
 
     /// Ends the thread once its current round is done; transfers still running fail with `.cancelled`.
     func stop() {
-        shared.withLock { shared in
+        if shared.withLock({ shared in
             shared.stopping = true
-            Self.wake(shared)
-        }
+            return Self.takePoke(&shared)
+        }) { poke() }
     }
 
     /// New connections opened by finished transfers.
-    var connectionsOpened: Int { shared.withLock { $0.connectionsOpened } }
+    var connectionsOpened: Int { opened.load(ordering: .relaxed) }
 
-    /// Under the lock, so the multi handle cannot be freed meanwhile. `curl_multi_wakeup` is documented as
-    /// callable from any thread.
-    private static func wake(_ shared: borrowing Shared) {
-        if let multi = UnsafeMutableRawPointer(bitPattern: shared.multi) { curl_multi_wakeup(multi) }
+    /// Whether this caller must poke the eventfd: only the first since the thread last looked (the write happens
+    /// outside the lock, which callers otherwise contend for).
+    private static func takePoke(_ shared: inout Shared) -> Bool {
+        defer { shared.woken = true }
+        return !shared.woken
     }
 
-    /// The thread's body: take new tickets, drop cancelled and expired ones, let libcurl work, finish what is done,
-    /// sleep until a socket, a libcurl timer, a waiting ticket's deadline or a wake-up needs the thread.
+    private func poke() {
+        if wakeDescriptor >= 0 { _ = eventfd_write(wakeDescriptor, 1) }
+    }
+
+    /// The thread's body: take new tickets, drop cancelled and expired ones, let libcurl act on what is due, finish
+    /// what is done, sleep until a socket, a libcurl timer, a waiting ticket's deadline or a wake-up needs the thread.
     private func run() {
-        guard Self.libraryReady, let multi = curl_multi_init() else {
+        let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        defer { if epoll >= 0 { close(epoll) } }
+        guard Self.libraryReady, wakeDescriptor >= 0, epoll >= 0, fs_epoll_add_readable(epoll, wakeDescriptor) == 0,
+              let multi = curl_multi_init() else {
+            return drain(failure: .transport("libcurl could not be initialised"), restartable: true)
+        }
+        let sockets = UnsafeMutablePointer<fs_curl_socket_set>.allocate(capacity: 1)
+        sockets.initialize(to: fs_curl_socket_set(multi: multi, epoll: epoll))
+        defer { sockets.deallocate() }
+        guard fs_curl_multi_use_socket_set(multi, sockets) == CURLM_OK else {
+            curl_multi_cleanup(multi)
             return drain(failure: .transport("libcurl could not be initialised"), restartable: true)
         }
         var transfers = Transfers(multi: multi, admission: HostAdmission(limit: maxConnectionsPerHost))
+        let capacity = 64
+        var ready = [Int32](repeating: 0, count: capacity), events = [Int32](repeating: 0, count: capacity)
+        var running: Int32 = 0
         while true {
-            let (incoming, stopping) = shared.withLock { shared in
-                shared.multi = UInt(bitPattern: multi)
-                defer { shared.queued = [] }
-                return (shared.queued, shared.stopping)
+            let (incoming, cancellations, stopping) = shared.withLock { shared in
+                defer {
+                    shared.queued = []
+                    shared.cancellations = false
+                    shared.woken = false
+                }
+                return (shared.queued, shared.cancellations, shared.stopping)
             }
             var now = ContinuousClock.now
             for ticket in incoming { transfers.offer(ticket, now: now) }
-            for ticket in transfers.admission.removeWaiting(where: { stopping || $0.isCancelled || $0.deadline <= now }) {
-                ticket.finish(.failure(stopping || ticket.isCancelled ? .cancelled : .timeout))
+            if transfers.admission.hasWaiting || stopping {
+                for ticket in transfers.admission.removeWaiting(where: { stopping || $0.isCancelled || $0.deadline <= now }) {
+                    ticket.finish(.failure(stopping || ticket.isCancelled ? .cancelled : .timeout))
+                }
             }
-            for (handle, transfer) in transfers.active where stopping || transfer.ticket.isCancelled {
-                transfers.end(handle, .failure(.cancelled), now: now)
+            if cancellations || stopping {
+                for (handle, transfer) in transfers.active where stopping || transfer.ticket.isCancelled {
+                    transfers.end(handle, .failure(.cancelled), now: now)
+                }
             }
             if stopping { break }
 
-            var running: Int32 = 0
-            _ = curl_multi_perform(multi, &running)
-            now = ContinuousClock.now
-            var left: Int32 = 0
-            while let message = curl_multi_info_read(multi, &left) {
-                guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle,
-                      let transfer = transfers.active[handle] else { continue }
-                let opened = transfer.connectionsOpened
-                shared.withLock { $0.connectionsOpened += opened }
-                transfers.end(handle, transfer.outcome(message.pointee.data.result), now: now)
+            // libcurl's timers (a new transfer's start among them) first, then sleep until a socket, the next timer,
+            // a waiting ticket's deadline or a poke. The timer is read after the finished transfers handed their slots
+            // on: a transfer started there is due at once, so the thread must not sleep past it.
+            var timer = -1
+            if curl_multi_timeout(multi, &timer) == CURLM_OK, timer == 0 {
+                _ = curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running)
             }
-            // libcurl shortens the wait to its own next timer; an idle client sleeps until it is woken.
-            _ = curl_multi_poll(multi, nil, 0, transfers.waitMilliseconds(now: now), nil)
+            now = ContinuousClock.now
+            finishDone(&transfers, now: now)
+            if curl_multi_timeout(multi, &timer) != CURLM_OK { timer = -1 }
+            let wait = Self.earlier(timer, transfers.waitMilliseconds(now: now))
+            let count = fs_curl_socket_set_wait(sockets, wait, &ready, &events, Int32(capacity))
+            for index in 0..<Int(max(0, count)) {
+                if ready[index] == wakeDescriptor {
+                    var value: eventfd_t = 0
+                    _ = eventfd_read(wakeDescriptor, &value)
+                } else {
+                    _ = curl_multi_socket_action(multi, ready[index], events[index], &running)
+                }
+            }
+            finishDone(&transfers, now: ContinuousClock.now)
         }
-        shared.withLock { $0.multi = 0 }
         transfers.spare.forEach { curl_easy_cleanup($0) }
         curl_multi_cleanup(multi)
         drain(failure: .cancelled, restartable: false)
+    }
+
+    /// Ends every transfer libcurl reports done.
+    private func finishDone(_ transfers: inout Transfers, now: ContinuousClock.Instant) {
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(transfers.multi, &left) {
+            guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle,
+                  let transfer = transfers.active[handle] else { continue }
+            opened.add(transfer.connectionsOpened, ordering: .relaxed)
+            transfers.end(handle, transfer.outcome(message.pointee.data.result), now: now)
+        }
+    }
+
+    /// The shorter of two waits in milliseconds, libcurl's timer (-1: none) and a waiting ticket's deadline
+    /// (`Int32.max`: none); -1 (sleep until woken) when neither.
+    static func earlier(_ curlTimer: Int, _ deadline: Int32) -> Int32 {
+        let timer = curlTimer < 0 ? nil : Int32(clamping: curlTimer)
+        let waiting = deadline == Int32.max ? nil : deadline
+        guard let timer else { return waiting ?? -1 }
+        return min(timer, waiting ?? timer)
     }
 
     /// The loop thread's own state: the transfers libcurl runs, and the tickets waiting for a connection to their host.
@@ -134,7 +202,7 @@ final class CurlTransferLoop: Sendable {
 
         /// How long the thread may sleep: until the earliest deadline of a waiting ticket, else until woken.
         func waitMilliseconds(now: ContinuousClock.Instant) -> Int32 {
-            guard let earliest = admission.waiting.map(\.deadline).min() else { return Int32.max }
+            guard admission.hasWaiting, let earliest = admission.waiting.map(\.deadline).min() else { return Int32.max }
             return earliest <= now ? 0 : Int32(CurlRequest.milliseconds(earliest - now))
         }
 

@@ -62,7 +62,7 @@ public final class HTTPClient: Sendable {
         let ticket = TransferTicket(request: try CurlRequest(request, configuration: configuration))
         let loop = self.loop
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
+            await withUnsafeContinuation { continuation in
                 if ticket.attach(continuation) { loop.submit(ticket) }
             }
         } onCancel: {

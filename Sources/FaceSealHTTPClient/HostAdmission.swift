@@ -17,6 +17,9 @@ struct HostAdmission<Item> {
     /// The items waiting, oldest first.
     var waiting: [Item] { queue.map(\.item) }
 
+    /// Whether any item waits.
+    var hasWaiting: Bool { !queue.isEmpty }
+
     /// Takes `item` for `address`: true when it may start now (it then holds one of the host's slots), false when
     /// it waits.
     mutating func offer(_ item: Item, to address: String) -> Bool {

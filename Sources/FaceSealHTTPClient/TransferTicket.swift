@@ -4,7 +4,8 @@ import Synchronization
 /// continuation to resume exactly once, and whether the caller gave up. Cancellation may arrive before the
 /// continuation exists, while the request waits in the queue, or while it is on the wire; each is handled.
 final class TransferTicket: Sendable {
-    typealias Continuation = CheckedContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>
+    /// Unchecked: the phase below already resumes it exactly once; the checked kind adds a canary object per request.
+    typealias Continuation = UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>
 
     private enum Phase {
         /// Created; the caller has not handed over its continuation yet.

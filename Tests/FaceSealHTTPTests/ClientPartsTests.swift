@@ -45,6 +45,19 @@ import Testing
         #expect(again)
     }
 
+    /// The loop sleeps until the earlier of libcurl's timer (-1: none) and a waiting ticket's deadline (`Int32.max`:
+    /// none); with neither it sleeps until woken (-1).
+    @Test func theLoopSleepsUntilTheEarlierOfLibcurlsTimerAndAWaitingDeadline() {
+        #expect(CurlTransferLoop.earlier(-1, Int32.max) == -1)
+        #expect(CurlTransferLoop.earlier(0, Int32.max) == 0)
+        #expect(CurlTransferLoop.earlier(250, Int32.max) == 250)
+        #expect(CurlTransferLoop.earlier(-1, 40) == 40)
+        #expect(CurlTransferLoop.earlier(250, 40) == 40)
+        #expect(CurlTransferLoop.earlier(30, 40) == 30)
+        #expect(CurlTransferLoop.earlier(Int.max, Int32.max) == Int32.max)
+        #expect(CurlTransferLoop.earlier(Int(Int32.max) + 5, 7) == 7)
+    }
+
     @Test func timeoutsBecomeWholeMillisecondsWithinLibcurlsRange() {
         #expect(CurlRequest.milliseconds(.seconds(30)) == 30_000)
         #expect(CurlRequest.milliseconds(.microseconds(1500)) == 2)

@@ -179,6 +179,33 @@ import Testing
         }
     }
 
+    /// Transfers the server holds open (as the outbox's long polls are) cost the others nothing and hold none of them
+    /// up: with 24 held, 200 more are answered on the same client; the held ones complete once the server lets them go.
+    @Test func heldTransfersDoNotHoldUpTheOthers() async throws {
+        let gate = Gate(), arrivals = Arrivals()
+        var router = Self.router(gate: Gate())
+        router.get("/held") { _ in
+            await arrivals.arrive()
+            await gate.wait()
+            return .text("late")
+        }
+        try await withServer(router) { _, url in
+            let client = HTTPClient(configuration: .init(maxConnectionsPerHost: 64))
+            let held = (0..<24).map { _ in Task { try await client.send(HTTPClientRequest(url: url.path("/held"), timeout: .seconds(30))) } }
+            await arrivals.wait(for: 24)
+            let sizes = try await withThrowingTaskGroup(of: Int.self) { group in
+                for n in 1...200 {
+                    group.addTask { try await client.send(HTTPClientRequest(url: url.path("/big/\(n % 40 + 1)"), timeout: .seconds(10))).body.count }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(sizes.sorted() == (1...200).map { $0 % 40 + 1 }.sorted())
+            await gate.open()
+            for task in held { #expect(try await task.value.body == Array("late".utf8)) }
+            #expect(client.connectionsOpened <= 64)
+        }
+    }
+
     @Test func aRequestWaitingForAConnectionKeepsItsOwnDeadline() async throws {
         let gate = Gate()
         let arrived = Gate()
@@ -278,5 +305,25 @@ import Testing
             }
             #expect(server.accepted == 0)
         }
+    }
+}
+
+/// Counts arrivals; `wait(for:)` suspends until that many arrived (a clockless way to know handlers are held).
+actor Arrivals {
+    private var count = 0
+    private var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+
+    func arrive() {
+        count += 1
+        waiters.removeAll { entry in
+            guard entry.0 <= count else { return false }
+            entry.1.resume()
+            return true
+        }
+    }
+
+    func wait(for target: Int) async {
+        if count >= target { return }
+        await withCheckedContinuation { waiters.append((target, $0)) }
     }
 }
