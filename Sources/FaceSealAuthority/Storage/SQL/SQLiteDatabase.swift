@@ -121,6 +121,8 @@ final class SQLiteDatabase: SQLDatabase {
     private let checkpointer = Mutex<Lane?>(nil)
     private let nextReader = Atomic<Int>(0)
     private let batchesSinceCheckpoint = Atomic<Int>(0)
+    private let batchedWrites = Atomic<Int>(0)
+    private let writesInFlight = Atomic<Int>(0)
 
     /// Read-only connections opened after migration: one per core of this machine's two, more would only queue on the CPU.
     static let readerCount = 2
@@ -143,7 +145,7 @@ final class SQLiteDatabase: SQLDatabase {
         }
         let checkpointing = Lane(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous),
                                  label: "faceseal.store.sqlite.checkpoint")
-        try writer.runHere { try $0.execute("PRAGMA wal_autocheckpoint = 0", []) }
+        _ = try writer.runHere { try $0.execute("PRAGMA wal_autocheckpoint = 0", []) }
         readers.withLock { $0 = lanes }
         checkpointer.withLock { $0 = checkpointing }
     }
@@ -157,6 +159,8 @@ final class SQLiteDatabase: SQLDatabase {
                 return try Self.runTransaction(connection, readOnly: true, body)
             }
         }
+        writesInFlight.add(1, ordering: .relaxed)
+        defer { writesInFlight.subtract(1, ordering: .relaxed) }
         return try await withCheckedThrowingContinuation { continuation in
             submit(WriteJob(body, continuation))
         }
@@ -184,6 +188,11 @@ final class SQLiteDatabase: SQLDatabase {
             if let result = try lanes[(first + offset) % lanes.count].runIfFree(inline), let value = result { return value }
         }
         return nil
+    }
+
+    /// Write transactions asked for and not yet answered, and how many so far ran in a batch with others.
+    var writeQueue: (inFlight: Int, batched: Int) {
+        (writesInFlight.load(ordering: .relaxed), batchedWrites.load(ordering: .relaxed))
     }
 
     /// Takes the idle writing connection for the calling thread, which must then call `drainWrites(inline: true)`.
@@ -229,12 +238,13 @@ final class SQLiteDatabase: SQLDatabase {
             batches += 1
             let outcome: (committed: Bool, notRun: [WriteJob])
             do {
+                if batch.count > 1 { batchedWrites.add(batch.count, ordering: .relaxed) }
                 outcome = try writer.runHere { Self.runBatch(batch, on: $0, waitWhenBusy: !inline) }
             } catch {
                 for job in batch { job.fail(error) }
                 outcome = (false, [])
             }
-            if outcome.committed { checkpointNow() }
+            if outcome.committed { countCommittedBatch() }
             if !outcome.notRun.isEmpty {
                 writerState.withLock { $0.waiting.insert(contentsOf: outcome.notRun, at: 0) }
                 if inline { break }
@@ -298,7 +308,7 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     /// Counts a committed batch; every `checkpointInterval` of them, copies the WAL back on the checkpointing lane.
-    private func checkpointNow() {
+    private func countCommittedBatch() {
         guard batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue >= Self.checkpointInterval,
               let lane = checkpointer.withLock({ $0 }) else { return }
         batchesSinceCheckpoint.store(0, ordering: .relaxed)
