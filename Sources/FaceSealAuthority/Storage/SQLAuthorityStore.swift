@@ -122,7 +122,7 @@ public final class SQLAuthorityStore: AuthorityStore {
             return .database("foreign key: \(message)")
         case SQLError.alreadyExists(let message):
             return .database(message)
-        case SQLError.failed(let message):
+        case SQLError.failed(let message), SQLError.busy(let message):
             return .database(message)
         case SQLError.typeMismatch(let column):
             return .database("unexpected value in column \(column)")

@@ -81,6 +81,50 @@ struct TransactionTests {
         }
     }
 
+    @Test("SQLite writes queued behind a busy writer commit together, and the one that throws is rolled back alone")
+    func groupCommitIsolatesFailures() async throws {
+        try await withScratch(.sqlite) { scratch in
+            let store = try await scratch.open(clock: ManualClock())
+            guard case .sqlite(let path, _, _) = scratch.location, let database = store.database as? SQLiteDatabase else {
+                Issue.record("not an SQLite store")
+                return
+            }
+            // Another connection holds the write lock, as another process would: the first write waits for it on the
+            // writer's queue, and the ones after it queue behind.
+            let other = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
+            try other.execute("BEGIN IMMEDIATE", [])
+            let ids = (0..<5).map { "batched-\($0)" }
+            let outcomes = Task {
+                await withTaskGroup(of: (String, Bool).self) { group in
+                    for id in ids {
+                        group.addTask {
+                            do {
+                                try await database.transaction { tx in
+                                    try tx.execute("INSERT INTO devices (id, label, created_at) VALUES (?, ?, ?)", [.text(id), .text("x"), .int(0)])
+                                    if id == "batched-2" { throw Deliberate() }
+                                }
+                                return (id, true)
+                            } catch {
+                                return (id, false)
+                            }
+                        }
+                    }
+                    var outcomes: [String: Bool] = [:]
+                    for await (id, stored) in group { outcomes[id] = stored }
+                    return outcomes
+                }
+            }
+            // None can commit while the lock is held: once all five are asked for, all five wait.
+            while database.writeQueue.inFlight < ids.count { await Task.yield() }
+            try other.execute("COMMIT", [])
+            #expect(await outcomes.value == ["batched-0": true, "batched-1": true, "batched-2": false, "batched-3": true, "batched-4": true])
+            #expect(database.writeQueue.batched >= ids.count - 1)
+            for id in ids where id != "batched-2" { #expect(try await store.device(id: id).id == id) }
+            await expectStoreError(.notFound(.device, id: "batched-2")) { try await store.device(id: "batched-2") }
+            await store.close()
+        }
+    }
+
     @Test("the SQLite file is readable by its owner only and runs in WAL mode")
     func sqliteFileModeAndJournal() async throws {
         try await withScratch(.sqlite) { scratch in

@@ -294,8 +294,9 @@ final class PostgresConnection: SQLTransaction {
     private var nextPreparedNumber = 0
 
     /// Prepares `sql` once per connection (parameter types from the first call; NULLs left to the server).
-    private func preparedName(for sql: String, text: String, types: [Oid]) throws -> String {
+    private func preparedName(for sql: String, types: [Oid]) throws -> String {
         if let name = preparedNames[sql] { return name }
+        let text = Self.numberedPlaceholders(sql)
         nextPreparedNumber += 1
         let name = "faceseal_\(nextPreparedNumber)"
         guard let result = PQprepare(conn, name, text, Int32(types.count), types) else {
@@ -310,7 +311,6 @@ final class PostgresConnection: SQLTransaction {
     }
 
     private func run(_ sql: String, _ parameters: [SQLValue]) throws -> OpaquePointer {
-        let text = Self.numberedPlaceholders(sql)
         var types: [Oid] = []
         var buffers: [UnsafeMutablePointer<CChar>?] = []
         var lengths: [Int32] = []
@@ -346,13 +346,13 @@ final class PostgresConnection: SQLTransaction {
 
         // Statements with parameters are the store's repeated queries: prepare them once. Statements
         // without (BEGIN, COMMIT, DDL) cannot all be prepared and run rarely enough not to matter.
-        let prepared = parameters.isEmpty ? nil : try preparedName(for: sql, text: text, types: types)
+        let prepared = parameters.isEmpty ? nil : try preparedName(for: sql, types: types)
         let result = buffers.withUnsafeBufferPointer { values in
             values.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
                 if let prepared {
                     return PQexecPrepared(conn, prepared, Int32(parameters.count), values.baseAddress, lengths, formats, 1)
                 }
-                return PQexecParams(conn, text, Int32(parameters.count), types, values.baseAddress, lengths, formats, 1)
+                return PQexecParams(conn, sql, Int32(parameters.count), types, values.baseAddress, lengths, formats, 1)
             }
         }
         guard let result else {
@@ -414,37 +414,34 @@ final class PostgresConnection: SQLTransaction {
         defer { PQclear(result) }
         let rowCount = PQntuples(result)
         let columnCount = PQnfields(result)
-        var names: [String] = []
-        var types: [Oid] = []
-        for column in 0..<columnCount {
-            names.append(String(cString: PQfname(result, column)))
-            types.append(PQftype(result, column))
-        }
+        guard rowCount > 0 else { return [] }
+        let columns = SQLColumns((0..<columnCount).map { String(cString: PQfname(result, $0)) })
+        let types = (0..<columnCount).map { PQftype(result, $0) }
         var rows: [SQLRow] = []
         rows.reserveCapacity(Int(rowCount))
         for row in 0..<rowCount {
-            var columns: [String: SQLValue] = [:]
+            var values: [SQLValue] = []
+            values.reserveCapacity(Int(columnCount))
             for column in 0..<columnCount {
-                let name = names[Int(column)]
                 if PQgetisnull(result, row, column) == 1 {
-                    columns[name] = .null
+                    values.append(.null)
                     continue
                 }
                 let length = Int(PQgetlength(result, row, column))
                 let bytes = UnsafeRawBufferPointer(start: PQgetvalue(result, row, column), count: length)
                 switch types[Int(column)] {
                 case Self.int8OID, Self.int4OID, Self.int2OID:
-                    columns[name] = .integer(Self.bigEndianInteger(bytes))
+                    values.append(.integer(Self.bigEndianInteger(bytes)))
                 case Self.boolOID:
-                    columns[name] = .integer(bytes.first == 1 ? 1 : 0)
+                    values.append(.integer(bytes.first == 1 ? 1 : 0))
                 case Self.byteaOID:
-                    columns[name] = .blob(Array(bytes))
+                    values.append(.blob(Array(bytes)))
                 default:
                     // text, varchar, name: binary format is the UTF-8 bytes.
-                    columns[name] = .text(String(decoding: bytes, as: UTF8.self))
+                    values.append(.text(String(decoding: bytes, as: UTF8.self)))
                 }
             }
-            rows.append(SQLRow(columns: columns))
+            rows.append(SQLRow(columns: columns, values: values))
         }
         return rows
     }

@@ -36,16 +36,38 @@ enum SQLError: Error, Sendable {
     case unavailable(String)
     /// Anything else.
     case failed(String)
+    /// Another process holds the lock and the connection was told not to wait (SQLite).
+    case busy(String)
     /// A column held a type the reader did not expect.
     case typeMismatch(column: String)
 }
 
+/// The column names of one statement's result, shared by all its rows (a row is then an array, not a dictionary).
+final class SQLColumns: Sendable {
+    let names: [String]
+    private let indexes: [String: Int]
+
+    init(_ names: [String]) {
+        self.names = names
+        // A repeated name (a join's `id`) answers its first column, as a lookup by name did before.
+        indexes = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    func index(_ name: String) -> Int? { indexes[name] }
+}
+
 /// One result row, addressed by column name.
 struct SQLRow: Sendable {
-    let columns: [String: SQLValue]
+    let columns: SQLColumns
+    let values: [SQLValue]
+
+    /// The value of column `name`, if the result has one.
+    subscript(_ name: String) -> SQLValue? {
+        columns.index(name).map { values[$0] }
+    }
 
     private func value(_ name: String) throws -> SQLValue {
-        guard let value = columns[name] else { throw SQLError.typeMismatch(column: name) }
+        guard let value = self[name] else { throw SQLError.typeMismatch(column: name) }
         return value
     }
 

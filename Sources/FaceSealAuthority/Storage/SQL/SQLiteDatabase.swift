@@ -13,14 +13,27 @@ public enum SQLiteSynchronous: String, Sendable {
     case full = "FULL"
 }
 
-/// SQLite through its C library in WAL mode: one writing connection, used from one serial dispatch queue (so a
-/// busy wait or an fsync blocks that queue's thread, never Swift's cooperative pool), write transactions started with
-/// `BEGIN IMMEDIATE` so that several processes on one file queue on the busy timeout instead of failing
-/// mid-transaction; and, once the schema is migrated, read-only connections on queues of their own for read
-/// transactions (WAL readers see the last commit and never wait for the writer), so reads neither queue behind
-/// writes nor hold them up. Prepared statements are cached per connection.
+/// SQLite through its C library in WAL mode. A transaction runs on the calling thread whenever its connection is
+/// free, so the common case costs no thread hand-off; callers that find it taken wait without blocking a thread.
+///
+/// * **Writes** go to the one writing connection. A caller that finds it idle runs its transaction at once and then
+///   every write that queued meanwhile, as one batch in one SQLite transaction (group commit: each queued write in a
+///   savepoint of its own, so one that throws is rolled back alone). No caller is answered before the batch commits,
+///   so a write acknowledged is stored whole, and one that is not is absent. Write transactions begin with
+///   `BEGIN IMMEDIATE`, so several processes on one file queue on the busy timeout instead of failing mid-transaction;
+///   on a caller's thread SQLite never waits for another process's lock: a batch answered busy moves to the writer's
+///   serial queue, whose thread may wait (as does a caller's thread never: a busy wait or an fsync blocks that
+///   queue's thread, never Swift's cooperative pool).
+/// * **Reads** run on the writing connection when it is idle (its page cache stays warm: SQLite empties a connection's
+///   cache whenever another connection committed), else on a free read-only connection (opened after migration;
+///   WAL readers see the last commit and never wait for the writer), else on a read-only connection's queue.
+/// * **Checkpoints** (copying the WAL back into the file, with its fsyncs) run on a connection of their own on its own
+///   queue, every `checkpointInterval` write batches, never inside a caller's commit.
+///
+/// Prepared statements are cached per connection.
 final class SQLiteDatabase: SQLDatabase {
-    /// One connection and the serial queue that is its only user; the mutex, never contended, lets the compiler check that.
+    /// One connection and the serial queue that runs work for it when it cannot run on the caller's thread. The mutex
+    /// makes every use exclusive: a caller takes it only when it is free, the queue's thread waits for it.
     private final class Lane: Sendable {
         let connection: Mutex<SQLiteConnection?>
         let queue: DispatchQueue
@@ -30,16 +43,26 @@ final class SQLiteDatabase: SQLDatabase {
             queue = DispatchQueue(label: label)
         }
 
+        /// Runs `work` on the calling thread if the connection is free; nil when another thread is using it.
+        func runIfFree<T: Sendable>(_ work: (SQLiteConnection) throws -> T) throws -> T? {
+            try connection.withLockIfAvailable { slot -> T in
+                guard let connection = slot else { throw SQLiteDatabase.closedError }
+                return try work(connection)
+            }
+        }
+
+        /// Runs `work` with the connection, waiting for it if needed.
+        func runHere<T: Sendable>(_ work: (SQLiteConnection) throws -> T) throws -> T {
+            try connection.withLock { slot -> T in
+                guard let connection = slot else { throw SQLiteDatabase.closedError }
+                return try work(connection)
+            }
+        }
+
+        /// Runs `work` on the lane's queue (whose thread may wait on the connection and on SQLite's busy timeout).
         func run<T: Sendable>(_ work: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
             try await withCheckedThrowingContinuation { continuation in
-                queue.async {
-                    continuation.resume(with: Result {
-                        try self.connection.withLock { slot -> T in
-                            guard let connection = slot else { throw SQLError.unavailable("the SQLite store is closed") }
-                            return try work(connection)
-                        }
-                    })
-                }
+                queue.async { continuation.resume(with: Result { try self.runHere(work) }) }
             }
         }
 
@@ -53,14 +76,53 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
+    /// One caller's write transaction in a batch.
+    private struct WriteJob: Sendable {
+        /// Runs the body; tells whether it succeeded, and how to answer the caller once the batch's commit is known
+        /// (nil: committed). A body that threw is answered with its own error whatever the commit did.
+        let run: @Sendable (SQLiteConnection) -> (succeeded: Bool, answer: @Sendable ((any Error)?) -> Void)
+        /// Answers the caller with `error` without running the body.
+        let fail: @Sendable (any Error) -> Void
+
+        init<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T, _ continuation: CheckedContinuation<T, any Error>) {
+            run = { connection in
+                let result = Result { try body(connection) }
+                if case .failure = result { return (false, { _ in continuation.resume(with: result) }) }
+                return (true, { commitError in continuation.resume(with: commitError.map { .failure($0) } ?? result) })
+            }
+            fail = { continuation.resume(throwing: $0) }
+        }
+    }
+
+    /// Who is running writes on the writing connection, and what waits for it.
+    private struct WriterState {
+        var running = false
+        var closed = false
+        var waiting: [WriteJob] = []
+    }
+
+    static let closedError = SQLError.unavailable("the SQLite store is closed")
+    /// Most writes in one batch (one transaction).
+    static let batchLimit = 64
+    /// Batches a caller's thread runs before it hands the rest to the writer's queue (its own request waits meanwhile).
+    static let inlineBatches = 2
+    /// Write batches between two checkpoints: about 1,000 WAL pages at the ceremony's 8–16 pages a commit, SQLite's default.
+    static let checkpointInterval = 100
+
     let dialect = SQLDialect.sqlite
     private let path: String
     private let busyTimeoutMilliseconds: Int32
+    private let synchronous: SQLiteSynchronous
     private let writer: Lane
-    /// The read-only lanes, opened by `openReaders()`; empty before (and for in-memory databases, which a second
-    /// connection would not share).
+    private let writerState = Mutex(WriterState())
+    /// The read-only lanes and the checkpointing one, opened by `openReaders()`; none before (and for in-memory
+    /// databases, which a second connection would not share).
     private let readers = Mutex<[Lane]>([])
+    private let checkpointer = Mutex<Lane?>(nil)
     private let nextReader = Atomic<Int>(0)
+    private let batchesSinceCheckpoint = Atomic<Int>(0)
+    private let batchedWrites = Atomic<Int>(0)
+    private let writesInFlight = Atomic<Int>(0)
 
     /// Read-only connections opened after migration: one per core of this machine's two, more would only queue on the CPU.
     static let readerCount = 2
@@ -68,26 +130,191 @@ final class SQLiteDatabase: SQLDatabase {
     init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous) throws {
         self.path = path
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.synchronous = synchronous
         writer = Lane(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous),
                       label: "faceseal.store.sqlite")
     }
 
-    /// Opens the read-only connections (after the schema is migrated, so they never see a half-made schema).
+    /// Opens the read-only connections and the checkpointing one (after the schema is migrated, so they never see a
+    /// half-made schema), and leaves checkpoints to the latter.
     func openReaders() throws {
         guard path != ":memory:", !path.hasPrefix("file:") else { return }
         let lanes = try (0..<Self.readerCount).map { index in
             Lane(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, readOnly: true),
                  label: "faceseal.store.sqlite.read\(index)")
         }
+        let checkpointing = Lane(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous),
+                                 label: "faceseal.store.sqlite.checkpoint")
+        _ = try writer.runHere { try $0.execute("PRAGMA wal_autocheckpoint = 0", []) }
         readers.withLock { $0 = lanes }
+        checkpointer.withLock { $0 = checkpointing }
     }
 
     func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
-        let lane = readOnly ? readers.withLock { lanes in
-            lanes.isEmpty ? nil : lanes[nextReader.add(1, ordering: .relaxed).oldValue % lanes.count]
-        } : nil
-        return try await (lane ?? writer).run { connection in
-            try Self.runTransaction(connection, readOnly: readOnly, body)
+        if readOnly, let result = try read(body) { return result }
+        let lanes = readOnly ? readers.withLock { $0 } : []
+        if !lanes.isEmpty {
+            return try await lanes[nextReader.add(1, ordering: .relaxed).oldValue % lanes.count].run { connection in
+                connection.waitsWhenBusy = true
+                return try Self.runTransaction(connection, readOnly: true, body)
+            }
+        }
+        writesInFlight.add(1, ordering: .relaxed)
+        defer { writesInFlight.subtract(1, ordering: .relaxed) }
+        return try await withCheckedThrowingContinuation { continuation in
+            submit(WriteJob(body, continuation))
+        }
+    }
+
+    /// A read on the calling thread: on the writing connection if it is idle, else on a free reader. Nil when every
+    /// connection is taken or SQLite is busy (another process recovering the WAL): the caller then queues.
+    private func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) throws -> T? {
+        let inline = { @Sendable (connection: SQLiteConnection) throws -> T? in
+            connection.waitsWhenBusy = false
+            do {
+                return try Self.runTransaction(connection, readOnly: true, body)
+            } catch SQLError.busy {
+                return nil
+            }
+        }
+        if takeWriter() {
+            let result = Result { try writer.runHere(inline) }
+            drainWrites(inline: true)
+            if case .success(.none) = result {} else { return try result.get() }
+        }
+        let lanes = readers.withLock { $0 }
+        let first = nextReader.add(1, ordering: .relaxed).oldValue
+        for offset in lanes.indices {
+            if let result = try lanes[(first + offset) % lanes.count].runIfFree(inline), let value = result { return value }
+        }
+        return nil
+    }
+
+    /// Write transactions asked for and not yet answered, and how many so far ran in a batch with others.
+    var writeQueue: (inFlight: Int, batched: Int) {
+        (writesInFlight.load(ordering: .relaxed), batchedWrites.load(ordering: .relaxed))
+    }
+
+    /// Takes the idle writing connection for the calling thread, which must then call `drainWrites(inline: true)`.
+    private func takeWriter() -> Bool {
+        writerState.withLock { state in
+            guard !state.running, !state.closed else { return false }
+            state.running = true
+            return true
+        }
+    }
+
+    /// Queues `job`; runs the queue on this thread if the writing connection is idle.
+    private func submit(_ job: WriteJob) {
+        let (accepted, runsHere) = writerState.withLock { state -> (Bool, Bool) in
+            guard !state.closed else { return (false, false) }
+            state.waiting.append(job)
+            guard !state.running else { return (true, false) }
+            state.running = true
+            return (true, true)
+        }
+        guard accepted else { return job.fail(Self.closedError) }
+        if runsHere { drainWrites(inline: true) }
+    }
+
+    /// Runs the queued writes in batches until none wait, then leaves the writing connection idle. On a caller's
+    /// thread (`inline`) it runs at most `inlineBatches` batches and never waits for another process's lock: the rest,
+    /// and a batch SQLite answers busy, move to the writer's queue, which keeps the connection meanwhile.
+    private func drainWrites(inline: Bool) {
+        var batches = 0
+        while true {
+            let next = writerState.withLock { state -> [WriteJob]? in
+                if state.waiting.isEmpty {
+                    state.running = false
+                    return nil
+                }
+                if inline && batches == Self.inlineBatches { return [] }
+                let count = min(state.waiting.count, Self.batchLimit)
+                defer { state.waiting.removeFirst(count) }
+                return Array(state.waiting.prefix(count))
+            }
+            guard let batch = next else { return }
+            if batch.isEmpty { break }
+            batches += 1
+            let outcome: (committed: Bool, notRun: [WriteJob])
+            do {
+                if batch.count > 1 { batchedWrites.add(batch.count, ordering: .relaxed) }
+                outcome = try writer.runHere { Self.runBatch(batch, on: $0, waitWhenBusy: !inline) }
+            } catch {
+                for job in batch { job.fail(error) }
+                outcome = (false, [])
+            }
+            if outcome.committed { countCommittedBatch() }
+            if !outcome.notRun.isEmpty {
+                writerState.withLock { $0.waiting.insert(contentsOf: outcome.notRun, at: 0) }
+                if inline { break }
+            }
+        }
+        writer.queue.async { self.drainWrites(inline: false) }
+    }
+
+    /// Runs `batch` in one write transaction, each job in a savepoint of its own when there are several, and answers
+    /// every job once the transaction's fate is known. Returns whether it committed and the jobs it did not run: all
+    /// of them when SQLite is busy and `waitWhenBusy` is false, the rest when a failure ended the transaction midway.
+    private static func runBatch(_ batch: [WriteJob], on connection: SQLiteConnection, waitWhenBusy: Bool) -> (committed: Bool, notRun: [WriteJob]) {
+        connection.waitsWhenBusy = waitWhenBusy
+        do {
+            try connection.execute("BEGIN IMMEDIATE", [])
+        } catch SQLError.busy where !waitWhenBusy {
+            return (false, batch)
+        } catch {
+            for job in batch { job.fail(error) }
+            return (false, [])
+        }
+        let savepoints = batch.count > 1
+        var answers: [@Sendable ((any Error)?) -> Void] = []
+        var allSucceeded = true
+        for (index, job) in batch.enumerated() {
+            do {
+                if savepoints { try connection.execute("SAVEPOINT faceseal_write", []) }
+                let (succeeded, answer) = job.run(connection)
+                answers.append(answer)
+                allSucceeded = allSucceeded && succeeded
+                if savepoints {
+                    if !succeeded { try connection.execute("ROLLBACK TO faceseal_write", []) }
+                    try connection.execute("RELEASE faceseal_write", [])
+                }
+                // A failure SQLite answers by rolling back the whole transaction (I/O error, full disk) took the
+                // earlier jobs' work with it: none of them is stored, so none may be answered as stored.
+                guard connection.inTransaction else { throw SQLError.failed("SQLite rolled the transaction back") }
+            } catch {
+                _ = try? connection.execute("ROLLBACK", [])
+                // A job whose savepoint could not begin is answered with that error; the ones after it run again.
+                if answers.count == index { job.fail(error) }
+                for answer in answers { answer(error) }
+                return (false, Array(batch[(index + 1)...]))
+            }
+        }
+        do {
+            if !savepoints && !allSucceeded {
+                try connection.execute("ROLLBACK", [])
+                for answer in answers { answer(nil) }
+                return (false, [])
+            }
+            try connection.execute("COMMIT", [])
+        } catch {
+            // A failed COMMIT leaves the transaction open; ROLLBACK ends it either way.
+            _ = try? connection.execute("ROLLBACK", [])
+            for answer in answers { answer(error) }
+            return (false, [])
+        }
+        for answer in answers { answer(nil) }
+        return (true, [])
+    }
+
+    /// Counts a committed batch; every `checkpointInterval` of them, copies the WAL back on the checkpointing lane.
+    private func countCommittedBatch() {
+        guard batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue >= Self.checkpointInterval,
+              let lane = checkpointer.withLock({ $0 }) else { return }
+        batchesSinceCheckpoint.store(0, ordering: .relaxed)
+        lane.queue.async {
+            // PASSIVE copies what no reader still needs and never waits; what is left goes at the next one.
+            _ = try? lane.runHere { try $0.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
         }
     }
 
@@ -106,7 +333,10 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     func executeStandalone(_ sql: String) async throws {
-        try await writer.run { connection in _ = try connection.execute(sql, []) }
+        try await writer.run { connection in
+            connection.waitsWhenBusy = true
+            _ = try connection.execute(sql, [])
+        }
     }
 
     /// One process owns the file's outbox wake-ups: nothing to announce or hear.
@@ -115,15 +345,52 @@ final class SQLiteDatabase: SQLDatabase {
     func observeOutbox(_ handler: @escaping @Sendable (String) -> Void) async {}
 
     func close() async {
+        let waiting = writerState.withLock { state in
+            state.closed = true
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for job in waiting { job.fail(Self.closedError) }
         for reader in readers.withLock({ lanes in defer { lanes = [] }; return lanes }) { await reader.close() }
+        await checkpointer.withLock({ lane in defer { lane = nil }; return lane })?.close()
         await writer.close()
     }
 }
 
 /// One SQLite connection and its statement cache. Used only under `SQLiteDatabase`'s mutex.
 final class SQLiteConnection: SQLTransaction {
+    /// A prepared statement and its result's column names (read once, and again only if SQLite re-prepared it: a
+    /// schema change can change what `SELECT *` returns).
+    private final class Statement {
+        let handle: OpaquePointer
+        private var cachedColumns: SQLColumns?
+        private var preparedCount: Int32 = 0
+
+        init(_ handle: OpaquePointer) { self.handle = handle }
+
+        var columns: SQLColumns {
+            let prepared = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+            if let cachedColumns, preparedCount == prepared { return cachedColumns }
+            let columns = SQLColumns((0..<sqlite3_column_count(handle)).map { String(cString: sqlite3_column_name(handle, $0)) })
+            cachedColumns = columns
+            preparedCount = prepared
+            return columns
+        }
+    }
+
     private let db: OpaquePointer
-    private var statements: [String: OpaquePointer] = [:]
+    private var statements: [String: Statement] = [:]
+    private let busyTimeoutMilliseconds: Int32
+    /// Whether a statement waits up to the busy timeout for another process's lock (`false`: it fails at once with
+    /// `SQLError.busy`, for work on a thread that must not wait).
+    var waitsWhenBusy = true {
+        didSet {
+            if waitsWhenBusy != oldValue { sqlite3_busy_timeout(db, waitsWhenBusy ? busyTimeoutMilliseconds : 0) }
+        }
+    }
+
+    /// Whether a transaction is open (SQLite ends one by itself after some failures).
+    var inTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
 
     private static let constraintUnique: Int32 = 2067 // SQLITE_CONSTRAINT_UNIQUE
     private static let constraintPrimaryKey: Int32 = 1555 // SQLITE_CONSTRAINT_PRIMARYKEY
@@ -142,6 +409,7 @@ final class SQLiteConnection: SQLTransaction {
             throw SQLError.unavailable("cannot open SQLite database: \(message)")
         }
         db = handle
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         // The file holds encrypted server shares and credential hashes: owner-only, like the master key.
         // SQLite gives the -wal and -shm files the database file's permissions.
         if !readOnly && path != ":memory:" && !path.hasPrefix("file:") {
@@ -152,7 +420,7 @@ final class SQLiteConnection: SQLTransaction {
         guard !readOnly else { return }
         do {
             let mode = try switchToWAL(busyTimeoutMilliseconds: busyTimeoutMilliseconds)
-            guard case .text(let granted)? = mode.first?.columns["journal_mode"], granted.lowercased() == "wal" else {
+            guard case .text(let granted)? = mode.first?["journal_mode"], granted.lowercased() == "wal" else {
                 throw SQLError.unavailable("SQLite refused WAL mode for \(path)")
             }
             try execute("PRAGMA synchronous = \(synchronous.rawValue)", [])
@@ -188,12 +456,13 @@ final class SQLiteConnection: SQLTransaction {
     }
 
     private func finalizeAll() {
-        for statement in statements.values { sqlite3_finalize(statement) }
+        for statement in statements.values { sqlite3_finalize(statement.handle) }
         statements.removeAll()
     }
 
     private func error(_ rc: Int32) -> SQLError {
         let message = String(cString: sqlite3_errmsg(db))
+        if rc & 0xff == SQLITE_BUSY { return .busy(message) }
         switch rc {
         case Self.constraintUnique, Self.constraintPrimaryKey:
             return .uniqueViolation(message)
@@ -204,11 +473,12 @@ final class SQLiteConnection: SQLTransaction {
         }
     }
 
-    private func prepare(_ sql: String) throws -> OpaquePointer {
+    private func prepare(_ sql: String) throws -> Statement {
         if let cached = statements[sql] { return cached }
-        var statement: OpaquePointer?
-        let rc = sqlite3_prepare_v3(db, sql, -1, Self.preparePersistent, &statement, nil)
-        guard rc == SQLITE_OK, let statement else { throw error(rc) }
+        var handle: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, Self.preparePersistent, &handle, nil)
+        guard rc == SQLITE_OK, let handle else { throw error(rc) }
+        let statement = Statement(handle)
         statements[sql] = statement
         return statement
     }
@@ -241,49 +511,54 @@ final class SQLiteConnection: SQLTransaction {
         }
     }
 
-    private func readRow(_ statement: OpaquePointer) -> SQLRow {
-        var columns: [String: SQLValue] = [:]
-        let count = sqlite3_column_count(statement)
-        for column in 0..<count {
-            let name = String(cString: sqlite3_column_name(statement, column))
+    private func readRow(_ statement: OpaquePointer, _ columns: SQLColumns) -> SQLRow {
+        var values: [SQLValue] = []
+        values.reserveCapacity(columns.names.count)
+        for column in 0..<Int32(columns.names.count) {
             switch sqlite3_column_type(statement, column) {
             case SQLITE_INTEGER:
-                columns[name] = .integer(sqlite3_column_int64(statement, column))
+                values.append(.integer(sqlite3_column_int64(statement, column)))
             case SQLITE_TEXT:
                 let length = Int(sqlite3_column_bytes(statement, column))
                 if let text = sqlite3_column_text(statement, column) {
-                    columns[name] = .text(String(decoding: UnsafeBufferPointer(start: text, count: length), as: UTF8.self))
+                    values.append(.text(String(decoding: UnsafeBufferPointer(start: text, count: length), as: UTF8.self)))
                 } else {
-                    columns[name] = .text("")
+                    values.append(.text(""))
                 }
             case SQLITE_BLOB:
                 let length = Int(sqlite3_column_bytes(statement, column))
                 if let bytes = sqlite3_column_blob(statement, column), length > 0 {
-                    columns[name] = .blob(Array(UnsafeRawBufferPointer(start: bytes, count: length)))
+                    values.append(.blob(Array(UnsafeRawBufferPointer(start: bytes, count: length))))
                 } else {
-                    columns[name] = .blob([])
+                    values.append(.blob([]))
                 }
             case SQLITE_FLOAT:
-                columns[name] = .integer(Int64(sqlite3_column_double(statement, column)))
+                values.append(.integer(Int64(sqlite3_column_double(statement, column))))
             default:
-                columns[name] = .null
+                values.append(.null)
             }
         }
-        return SQLRow(columns: columns)
+        return SQLRow(columns: columns, values: values)
     }
 
     private func run(_ sql: String, _ parameters: [SQLValue], collect: Bool) throws -> [SQLRow] {
-        let statement = try prepare(sql)
+        let prepared = try prepare(sql)
+        let statement = prepared.handle
         defer {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
         }
         try bind(parameters, to: statement)
         var rows: [SQLRow] = []
+        var columns: SQLColumns?
         while true {
             let rc = sqlite3_step(statement)
             if rc == SQLITE_ROW {
-                if collect { rows.append(readRow(statement)) }
+                if collect {
+                    let names = columns ?? prepared.columns
+                    columns = names
+                    rows.append(readRow(statement, names))
+                }
             } else if rc == SQLITE_DONE {
                 return rows
             } else {
