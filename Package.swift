@@ -29,7 +29,7 @@ let package = Package(
     targets: [
         // System libraries (Debian -dev packages through pkg-config). Each is wrapped once, by the target above it.
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        // Ed25519 only (faster than OpenSSL 3.0's: docs/ARCHITECTURE.md, "Targets").
+        // Ed25519 only: more than twice as fast as OpenSSL 3.0's (docs/PERFORMANCE.md, session 6).
         .systemLibrary(name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
