@@ -183,6 +183,17 @@ import Testing
     @Test func requestIDsAreRandom128BitHex() {
         let ids = (0..<100).map { _ in RequestID.make() }
         #expect(Set(ids).count == 100)
-        #expect(ids.allSatisfy { $0.count == 32 && $0.allSatisfy(\.isHexDigit) })
+        #expect(ids.allSatisfy { $0.utf8.count == 32 && $0.allSatisfy { "0123456789abcdef".contains($0) } })
+    }
+
+    @Test func linesAreWrittenWhole() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let line = String(repeating: "x", count: 10_000) + "\n"
+        RequestLogger.writeLine(line, to: ends[1])
+        close(ends[1])
+        let read = FileHandle(fileDescriptor: ends[0]).readDataToEndOfFile()
+        #expect(String(decoding: read, as: UTF8.self) == line)
     }
 }

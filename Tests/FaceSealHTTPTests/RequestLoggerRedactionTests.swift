@@ -12,4 +12,21 @@ import Testing
         }
         #expect(seen.withLock { $0 } == ["/device/v1/enrolments/-/token", "/manage/v1/tenants/t/invitations/-", "/device/v1/enrolments", "/jwks"])
     }
+
+    /// A replaced segment is no marker itself; empty segments and long bearers are kept or replaced like any other.
+    @Test func edgesOfTheSegmentWalk() {
+        let markers: Set<String> = ["enrolments", "l"]
+        let bearer = String(repeating: "b", count: 200)
+        let cases = [
+            ("/enrolments/enrolments/x", "/enrolments/-/x"),
+            ("/l//x", "/l/-/x"),
+            ("//l/\(bearer)/l", "//l/-/l"),
+            ("/\(bearer)/l/\(bearer)", "/\(bearer)/l/-"),
+            ("/", "/"),
+            ("", ""),
+        ]
+        for (path, expected) in cases {
+            #expect(RequestLogger.redacting(path, after: markers, longest: 10) == expected, "\(path)")
+        }
+    }
 }
