@@ -30,6 +30,10 @@ static inline CURLcode fs_curl_easy_setopt_write(CURL *handle, CURLoption option
     return curl_easy_setopt(handle, option, callback);
 }
 
+static inline CURLMcode fs_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
 static inline CURLcode fs_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

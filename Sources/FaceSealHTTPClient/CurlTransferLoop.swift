@@ -97,7 +97,10 @@ final class CurlTransferLoop: Sendable {
         let sockets = UnsafeMutablePointer<fs_curl_socket_set>.allocate(capacity: 1)
         sockets.initialize(to: fs_curl_socket_set(multi: multi, epoll: epoll))
         defer { sockets.deallocate() }
-        guard fs_curl_multi_use_socket_set(multi, sockets) == CURLM_OK else {
+        // libcurl keeps 4 idle connections per transfer it runs at that moment, so when a burst ended it closed the
+        // connections the next burst then opened anew: keep as many as may run to one host.
+        guard fs_curl_multi_use_socket_set(multi, sockets) == CURLM_OK,
+              fs_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnectionsPerHost) == CURLM_OK else {
             curl_multi_cleanup(multi)
             return drain(failure: .transport("libcurl could not be initialised"), restartable: true)
         }
