@@ -20,10 +20,9 @@ public enum SQLiteSynchronous: String, Sendable {
 ///   every write that queued meanwhile, as one batch in one SQLite transaction (group commit: each queued write in a
 ///   savepoint of its own, so one that throws is rolled back alone). No caller is answered before the batch commits,
 ///   so a write acknowledged is stored whole, and one that is not is absent. Write transactions begin with
-///   `BEGIN IMMEDIATE`, so several processes on one file queue on the busy timeout instead of failing mid-transaction;
-///   on a caller's thread SQLite never waits for another process's lock: a batch answered busy moves to the writer's
-///   serial queue, whose thread may wait (as does a caller's thread never: a busy wait or an fsync blocks that
-///   queue's thread, never Swift's cooperative pool).
+///   `BEGIN IMMEDIATE`, so several processes on one file queue on the busy timeout instead of failing mid-transaction.
+///   On a caller's thread SQLite never waits for another process's lock: a batch answered busy moves to the writer's
+///   serial queue, whose thread waits the busy timeout out (a busy wait blocks that thread, never Swift's pool).
 /// * **Reads** run on the writing connection when it is idle (its page cache stays warm: SQLite empties a connection's
 ///   cache whenever another connection committed), else on a free read-only connection (opened after migration;
 ///   WAL readers see the last commit and never wait for the writer), else on a read-only connection's queue.
@@ -238,13 +237,13 @@ final class SQLiteDatabase: SQLDatabase {
             batches += 1
             let outcome: (committed: Bool, notRun: [WriteJob])
             do {
-                if batch.count > 1 { batchedWrites.add(batch.count, ordering: .relaxed) }
                 outcome = try writer.runHere { Self.runBatch(batch, on: $0, waitWhenBusy: !inline) }
             } catch {
                 for job in batch { job.fail(error) }
                 outcome = (false, [])
             }
             if outcome.committed { countCommittedBatch() }
+            if batch.count > 1 { batchedWrites.add(batch.count - outcome.notRun.count, ordering: .relaxed) }
             if !outcome.notRun.isEmpty {
                 writerState.withLock { $0.waiting.insert(contentsOf: outcome.notRun, at: 0) }
                 if inline { break }
