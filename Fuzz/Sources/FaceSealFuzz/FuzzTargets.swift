@@ -195,7 +195,7 @@ enum FuzzTargets {
         case 1:
             guard let body = try? request.managementBody(ApplicationFields.self) else { return }
             var application = ApplicationRecord(clientID: "app_fuzz", tenantID: "t", label: "fuzz", credential: .secretHash([1]))
-            _ = try? Authority.apply(body, to: &application, creating: true)
+            _ = try? Authority.apply(body, to: &application, creating: true, destinations: selector & 8 == 0 ? .publicOnly : .any)
         case 2:
             guard let body = try? request.managementBody(UserCreation.self) else { return }
             _ = try? ManagementValidation.email(body.email)
@@ -204,7 +204,8 @@ enum FuzzTargets {
             _ = try? body.email.map { try ManagementValidation.email($0) }
         default:
             guard let body = try? request.managementBody(WebhookRegistration.self) else { return }
-            _ = try? ManagementValidation.endpoint(body.url, field: "url")
+            _ = try? ManagementValidation.callbackEndpoint(body.url, field: "url", destinations: .publicOnly)
+            _ = try? ManagementValidation.callbackEndpoint(body.url, field: "url", destinations: .any)
         }
     }
 
