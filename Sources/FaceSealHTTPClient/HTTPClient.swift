@@ -1,8 +1,8 @@
 /// A small HTTP/1.1 client on libcurl for talking to the authority and to delivery endpoints.
 ///
-/// Each client owns one libcurl multi handle, driven by a thread of its own that sleeps in `curl_multi_poll`
-/// while it waits: no busy loop, and the Swift concurrency pool is never blocked. Connections are kept alive and
-/// reused between requests to the same host.
+/// Each client owns one libcurl multi handle, driven by a thread of its own that sleeps in `epoll_wait` on the
+/// transfers' sockets while it waits: no busy loop, and the Swift concurrency pool is never blocked. Connections are
+/// kept alive and reused between requests to the same host.
 ///
 /// Redirects are not followed (a 3xx comes back as the response), so a bearer token never travels to another
 /// origin. Only `http` and `https`; HTTPS certificates and host names are verified against the system's CA store.

@@ -14,9 +14,8 @@ struct BenchDevice: Sendable {
 
     let base: String
     let client: HTTPClient
-    /// The client of the outbox's long polls. libcurl 7.88's `curl_multi_perform` polls the socket of every running
-    /// transfer of its multi handle at each wake-up, so the waiting polls of all devices in the steps' client made
-    /// every step pay for them; a phone's poll does not share a connection pool with other phones' requests either.
+    /// The client of the outbox's long polls: a phone's poll does not share a connection pool with other phones'
+    /// requests either.
     let pollClient: HTTPClient
     let ambientKey = P256.Signing.PrivateKey()
     let userPresentKey = P256.Signing.PrivateKey()
