@@ -74,14 +74,21 @@ extension BenchAuthorityRun {
                 + "others_cores=\(Self.format(max(0, sampled.machineBusy - sampled.server - sampled.own) / sampled.seconds, 2)) "
                 + "idle_cores=\(Self.format((sampled.machineTotal - sampled.machineBusy) / sampled.seconds, 2)) failures=\(failures)",
         ]
+        var steps: [Double] = []
         for (index, step) in Step.allCases.enumerated() {
             let values = counted.compactMap { $0.steps[index] }
             guard !values.isEmpty else { continue }
+            steps += values
             lines.append("bench=authority \(own) step=\(step.rawValue) p50_ms=\(Self.format(Self.percentile(values, 0.5), 2)) "
                          + "p99_ms=\(Self.format(Self.percentile(values, 0.99), 2))")
         }
+        // The latency budget is judged per step (docs/PERFORMANCE.md, "Which p99"): a closed loop of 64 ceremonies has a
+        // mean ceremony latency of 64 ÷ throughput, so a ceremony's p99 < 20 ms would need > 3,200 ceremonies/s.
+        let stepP99 = Self.percentile(steps, 0.99)
+        lines.append("bench=authority \(own) step=all p50_ms=\(Self.format(Self.percentile(steps, 0.5), 2)) p99_ms=\(Self.format(stepP99, 2))")
         if databaseName == "sqlite" {
-            lines.append("budget \(own): ceremonies_per_s>=1000 \(rate >= 1000 ? "ok" : "MISSED"), p99_ms<20 \(p99 < 20 ? "ok" : "MISSED")")
+            lines.append("budget \(own): ceremonies_per_s>=1000 \(rate >= 1000 ? "ok" : "MISSED"), step_p99_ms<20 \(stepP99 < 20 ? "ok" : "MISSED")"
+                         + " (ceremony p99_ms=\(Self.format(p99, 2)))")
         }
         if let failure = logs.compactMap(\.firstFailure).first { lines.append("first failure (\(mode.rawValue)): \(failure)") }
         if board.refused.load(ordering: .relaxed) > 0 { lines.append("ping callbacks refused: \(board.refused.load(ordering: .relaxed))") }

@@ -20,7 +20,7 @@ import Glibc
             #expect(line.contains("failures=0"), "\(line)")
             #expect(!line.contains(" ceremonies=0 "), "\(line)")
         }
-        for step in ["backchannel", "link", "details", "token_download", "completion", "ping", "token"] {
+        for step in ["backchannel", "link", "details", "token_download", "completion", "ping", "token", "all"] {
             #expect(output.contains("step=\(step) p50_ms="), "no line for \(step)")
         }
         #expect(output.contains("rss_mb_after_preload="))
