@@ -125,6 +125,23 @@ struct TransactionTests {
         }
     }
 
+    @Test("SQLite checkpoints let the WAL start over: 1,000 commits leave it the size of about 100")
+    func walStartsOverAfterCheckpoints() async throws {
+        try await withScratch(.sqlite) { scratch in
+            let store = try await scratch.open(clock: ManualClock())
+            guard case .sqlite(let path, _, _) = scratch.location else { return }
+            for index in 0..<1_000 {
+                _ = try await store.database.transaction { tx in
+                    try tx.execute("INSERT INTO devices (id, label, created_at) VALUES (?, ?, ?)", [.text("wal-\(index)"), .text("x"), .int(0)])
+                }
+            }
+            // A few pages a commit: 1,000 commits without a restart would leave a WAL of thousands of 4 KiB frames.
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber).intValue
+            #expect(size < 2_000 * 4_120, "WAL of \(size) bytes")
+            await store.close()
+        }
+    }
+
     @Test("the SQLite file is readable by its owner only and runs in WAL mode")
     func sqliteFileModeAndJournal() async throws {
         try await withScratch(.sqlite) { scratch in

@@ -26,8 +26,9 @@ public enum SQLiteSynchronous: String, Sendable {
 /// * **Reads** run on the writing connection when it is idle (its page cache stays warm: SQLite empties a connection's
 ///   cache whenever another connection committed), else on a free read-only connection (opened after migration;
 ///   WAL readers see the last commit and never wait for the writer), else on a read-only connection's queue.
-/// * **Checkpoints** (copying the WAL back into the file, with its fsyncs) run on a connection of their own on its own
-///   queue, every `checkpointInterval` write batches, never inside a caller's commit.
+/// * **Checkpoints** (copying the WAL back into the file, with its fsyncs) run every `checkpointInterval` write batches
+///   on the writing connection's queue, never on a caller's thread; writes queue meanwhile, so the next one starts
+///   the WAL over from its beginning (a checkpoint beside running writes would never catch up, and the WAL would grow).
 ///
 /// Prepared statements are cached per connection.
 final class SQLiteDatabase: SQLDatabase {
@@ -107,19 +108,18 @@ final class SQLiteDatabase: SQLDatabase {
     static let inlineBatches = 2
     /// Write batches between two checkpoints: about 1,000 WAL pages at the ceremony's 8–16 pages a commit, SQLite's default.
     static let checkpointInterval = 100
+    /// Write batches since the last checkpoint; only the thread running writes touches it.
+    private let batchesSinceCheckpoint = Atomic<Int>(0)
 
     let dialect = SQLDialect.sqlite
     private let path: String
     private let busyTimeoutMilliseconds: Int32
-    private let synchronous: SQLiteSynchronous
     private let writer: Lane
     private let writerState = Mutex(WriterState())
-    /// The read-only lanes and the checkpointing one, opened by `openReaders()`; none before (and for in-memory
-    /// databases, which a second connection would not share).
+    /// The read-only lanes, opened by `openReaders()`; none before (and for in-memory databases, which a second
+    /// connection would not share).
     private let readers = Mutex<[Lane]>([])
-    private let checkpointer = Mutex<Lane?>(nil)
     private let nextReader = Atomic<Int>(0)
-    private let batchesSinceCheckpoint = Atomic<Int>(0)
     private let batchedWrites = Atomic<Int>(0)
     private let writesInFlight = Atomic<Int>(0)
 
@@ -129,24 +129,20 @@ final class SQLiteDatabase: SQLDatabase {
     init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous) throws {
         self.path = path
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
-        self.synchronous = synchronous
-        writer = Lane(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous),
-                      label: "faceseal.store.sqlite")
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous)
+        // Checkpoints are the writer queue's (`drainWrites`), not a commit's.
+        try connection.execute("PRAGMA wal_autocheckpoint = 0", [])
+        writer = Lane(connection, label: "faceseal.store.sqlite")
     }
 
-    /// Opens the read-only connections and the checkpointing one (after the schema is migrated, so they never see a
-    /// half-made schema), and leaves checkpoints to the latter.
+    /// Opens the read-only connections (after the schema is migrated, so they never see a half-made schema).
     func openReaders() throws {
         guard path != ":memory:", !path.hasPrefix("file:") else { return }
         let lanes = try (0..<Self.readerCount).map { index in
             Lane(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, readOnly: true),
                  label: "faceseal.store.sqlite.read\(index)")
         }
-        let checkpointing = Lane(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous),
-                                 label: "faceseal.store.sqlite.checkpoint")
-        _ = try writer.runHere { try $0.execute("PRAGMA wal_autocheckpoint = 0", []) }
         readers.withLock { $0 = lanes }
-        checkpointer.withLock { $0 = checkpointing }
     }
 
     func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
@@ -217,9 +213,11 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     /// Runs the queued writes in batches until none wait, then leaves the writing connection idle. On a caller's
-    /// thread (`inline`) it runs at most `inlineBatches` batches and never waits for another process's lock: the rest,
-    /// and a batch SQLite answers busy, move to the writer's queue, which keeps the connection meanwhile.
+    /// thread (`inline`) it runs at most `inlineBatches` batches, never waits for another process's lock and never
+    /// checkpoints: the rest, a batch SQLite answers busy and a checkpoint due move to the writer's queue, which keeps
+    /// the connection meanwhile.
     private func drainWrites(inline: Bool) {
+        if !inline && batchesSinceCheckpoint.load(ordering: .relaxed) >= Self.checkpointInterval { checkpoint() }
         var batches = 0
         while true {
             let next = writerState.withLock { state -> [WriteJob]? in
@@ -235,6 +233,8 @@ final class SQLiteDatabase: SQLDatabase {
             guard let batch = next else { return }
             if batch.isEmpty { break }
             batches += 1
+            // Counted before the batch answers its callers; what it did not run is taken back before anyone is answered.
+            if batch.count > 1 { batchedWrites.add(batch.count, ordering: .relaxed) }
             let outcome: (committed: Bool, notRun: [WriteJob])
             do {
                 outcome = try writer.runHere { Self.runBatch(batch, on: $0, waitWhenBusy: !inline) }
@@ -242,14 +242,24 @@ final class SQLiteDatabase: SQLDatabase {
                 for job in batch { job.fail(error) }
                 outcome = (false, [])
             }
-            if outcome.committed { countCommittedBatch() }
-            if batch.count > 1 { batchedWrites.add(batch.count - outcome.notRun.count, ordering: .relaxed) }
+            if batch.count > 1 { batchedWrites.subtract(outcome.notRun.count, ordering: .relaxed) }
             if !outcome.notRun.isEmpty {
                 writerState.withLock { $0.waiting.insert(contentsOf: outcome.notRun, at: 0) }
                 if inline { break }
             }
+            if outcome.committed, batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue >= Self.checkpointInterval {
+                guard !inline else { break }
+                checkpoint()
+            }
         }
         writer.queue.async { self.drainWrites(inline: false) }
+    }
+
+    /// Copies the WAL back into the file on the writing connection (on the writer's queue, which holds it).
+    private func checkpoint() {
+        batchesSinceCheckpoint.store(0, ordering: .relaxed)
+        // PASSIVE copies what no reader still needs and never waits; what is left goes at the next one.
+        _ = try? writer.runHere { try $0.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
     }
 
     /// Runs `batch` in one write transaction, each job in a savepoint of its own when there are several, and answers
@@ -306,17 +316,6 @@ final class SQLiteDatabase: SQLDatabase {
         return (true, [])
     }
 
-    /// Counts a committed batch; every `checkpointInterval` of them, copies the WAL back on the checkpointing lane.
-    private func countCommittedBatch() {
-        guard batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue >= Self.checkpointInterval,
-              let lane = checkpointer.withLock({ $0 }) else { return }
-        batchesSinceCheckpoint.store(0, ordering: .relaxed)
-        lane.queue.async {
-            // PASSIVE copies what no reader still needs and never waits; what is left goes at the next one.
-            _ = try? lane.runHere { try $0.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
-        }
-    }
-
     private static func runTransaction<T: Sendable>(_ connection: SQLiteConnection, readOnly: Bool,
                                                     _ body: (any SQLTransaction) throws -> T) throws -> T {
         try connection.execute(readOnly ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE", [])
@@ -351,7 +350,6 @@ final class SQLiteDatabase: SQLDatabase {
         }
         for job in waiting { job.fail(Self.closedError) }
         for reader in readers.withLock({ lanes in defer { lanes = [] }; return lanes }) { await reader.close() }
-        await checkpointer.withLock({ lane in defer { lane = nil }; return lane })?.close()
         await writer.close()
     }
 }
