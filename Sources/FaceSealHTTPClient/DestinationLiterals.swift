@@ -13,10 +13,11 @@ extension HTTPClient.Destinations {
         return !Self.isInternalLiteral(name)
     }
 
-    /// True when `text` is an IPv4 (any form `inet_aton` reads) or IPv6 literal that is not a public unicast address (the egress guard's
-    /// classification, `fs_address_is_internal`).
+    /// True when `text` is an IPv4 (any form `inet_aton` reads) or IPv6 literal that is not a public unicast address
+    /// (the egress guard's classification, `fs_address_is_internal`).
     private static func isInternalLiteral(_ text: String) -> Bool {
-        guard text.utf8.count <= 64 else { return false }
+        // No length cut-off: inet_aton reads any number of leading zeros (`000…0177.0.0.1`), and the URL around the
+        // host is already at most 2048 bytes.
         var v4 = sockaddr_in()
         // inet_aton also reads the short and numeric forms getaddrinfo accepts (`127.1`, `0x7f000001`).
         if inet_aton(text, &v4.sin_addr) != 0 {

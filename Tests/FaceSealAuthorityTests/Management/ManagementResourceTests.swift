@@ -143,7 +143,8 @@ struct ManagementResourceTests {
         try await withManagement(backend, configure: { $0.callbackDestinations = .publicOnly }) { admin in
             try await admin.createTenant("acme")
             for endpoint in ["http://127.0.0.1:9000/ping", "https://127.0.0.1/ping", "https://0x7f000001/ping", "https://localhost/ping",
-                             "https://[::1]/ping", "https://192.168.0.10/ping", "https://169.254.169.254/ping", "https://[fe80::1]/ping"] {
+                             "https://[::1]/ping", "https://192.168.0.10/ping", "https://169.254.169.254/ping", "https://[fe80::1]/ping",
+                             "https://\(String(repeating: "0", count: 80))177.0.0.1/ping"] {
                 let reason = try await admin.expectError(400, "invalid_field", .post, "/tenants/acme/applications",
                                                          body: #"{"label":"x","delivery_mode":"ping","notification_endpoint":"\#(endpoint)"}"#)
                 #expect(reason.contains("notification_endpoint"))
