@@ -49,8 +49,8 @@ let package = Package(
         // FaceSeal's own AVX2 kernels for ML-KEM/ML-DSA (run-time CPU dispatch; the portable Swift path stays).
         .target(name: "CFaceSealPQ", exclude: ["keccak_x4_body.h"]),
         // FaceSeal's own Ed25519 verification on precomputed key tables (for keys that verify often, e.g. a pinned one).
-        .target(name: "CFaceSealEd25519", cSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))]),
-        .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "COpenSSLShims", "CSodium", "CFaceSealPQ", "CFaceSealEd25519"],
+        .target(name: "CFaceSealCurves", cSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))]),
+        .target(name: "FaceSealCrypto", dependencies: ["COpenSSL", "COpenSSLShims", "CSodium", "CFaceSealPQ", "CFaceSealCurves"],
                 swiftSettings: swiftSettings),
         // The default OpenBLAS (the pthread build): the sequential build is not safe for concurrent callers (`BLAS`).
         // FaceSeal's own direct convolution kernel (AVX2 / AVX-512, run-time CPU dispatch; im2col + OpenBLAS stays).

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import FaceSealCrypto
 
-/// FaceSeal's table verifier (`Ed25519Tables`, `CFaceSealEd25519`) against libsodium's `crypto_sign_verify_detached`:
+/// FaceSeal's table verifier (`Ed25519Tables`, `CFaceSealCurves`) against libsodium's `crypto_sign_verify_detached`:
 /// the same answer for valid signatures, every kind of tampering, non-canonical and small-order values, and keys it
 /// must leave to libsodium.
 @Suite struct Ed25519TableTests {

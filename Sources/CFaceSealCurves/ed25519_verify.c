@@ -1,4 +1,4 @@
-// Ed25519 verification with precomputed multiples of the public key (faceseal_ed25519.h).
+// Ed25519 verification with precomputed multiples of the public key (faceseal_curves.h).
 //
 // Field elements mod p = 2^255 - 19 in radix 2^51 (five 64-bit limbs, 128-bit products); points on the twisted Edwards
 // curve -x^2 + y^2 = 1 + d x^2 y^2 in extended coordinates, with the unified addition formulas of Hisil, Wong, Carter
@@ -6,7 +6,7 @@
 // table holds (k+1) * 256^j * P for j < 32, k < 8 in affine (y+x, y-x, 2dxy) form, so [a]P for a 253-bit scalar a in
 // signed radix-16 digits is 64 mixed additions and 4 doublings; R' = [S]B - [h]A shares the doublings. Public data
 // only: branches and table indices depend on public values.
-#include "faceseal_ed25519.h"
+#include "faceseal_curves.h"
 
 #include <pthread.h>
 #include <stdlib.h>
