@@ -1,9 +1,10 @@
 // ECDSA P-256 verification with precomputed multiples of the public key (faceseal_curves.h).
 //
 // Integers mod p and mod n in four 64-bit limbs, Montgomery form (R = 2^256) for products; points in Jacobian
-// coordinates (a = -3), tables of affine points. A table holds (k+1) * 256^j * Q for j < 33, k < 8, so [u]Q for a
-// 256-bit u in 65 signed radix-16 digits is at most 65 mixed additions and 4 doublings; [u1]G + [u2]Q shares the
-// doublings. Public data only (keys, signatures, hashes): branches and table indices depend on public values, and
+// coordinates (a = -3), tables of affine points. A table holds (k+1) * 65536^j * Q for j < 17, k < 8, so [u]Q for a
+// 256-bit u in 65 signed radix-16 digits is at most 65 mixed additions and 12 doublings (a comb of four phases);
+// [u1]G + [u2]Q shares the doublings. (Rows 256^j apart halve the doublings but double the table, 17 KB a key: with
+// a server's many device keys the tables' cache misses cost more than the 8 doublings.) Public data only (keys, signatures, hashes): branches and table indices depend on public values, and
 // inverses use the variable-time binary algorithm.
 #include "faceseal_curves.h"
 
@@ -25,7 +26,7 @@ typedef struct {
 typedef struct { u256 x, y; } affine;           // Montgomery form
 typedef struct { u256 X, Y, Z; int infinity; } jacobian;  // x = X/Z^2, y = Y/Z^3, Montgomery form
 
-enum { ROWS = 33, COLUMNS = 8, WORDS_PER_ENTRY = 8 };
+enum { ROWS = 17, COLUMNS = 8, WORDS_PER_ENTRY = 8 };
 
 // MARK: Multi-precision helpers
 
@@ -340,7 +341,7 @@ static void to_affine(affine *r, const jacobian *a) {
 
 size_t fs_p256_table_size(void) { return (size_t)ROWS * COLUMNS * WORDS_PER_ENTRY * sizeof(uint64_t); }
 
-// Row j: (k+1) 256^j P for k < 8; the row's base in affine form (one inversion a row), its other multiples made
+// Row j: (k+1) 65536^j P for k < 8; the row's base in affine form (one inversion a row), its other multiples made
 // affine together at the end (one inversion for all). -1 when memory is short.
 static int build_table(uint64_t *table, const affine *point) {
     enum { COUNT = ROWS * COLUMNS };
@@ -360,7 +361,7 @@ static int build_table(uint64_t *table, const affine *point) {
             points[row * COLUMNS + column] = multiple;
         }
         jacobian next = {base.x, base.y, field.one, 0};
-        for (int i = 0; i < 8; i++) point_double(&next, &next);
+        for (int i = 0; i < 16; i++) point_double(&next, &next);
         to_affine(&base, &next);
     }
     // Montgomery's trick: one inversion for every Z.
@@ -448,14 +449,14 @@ int fs_p256_verify_with_tables(const uint64_t *generator_table, const uint64_t *
     recode16(d1, &u1);
     recode16(d2, &u2);
     jacobian acc = {zero256, zero256, zero256, 1};
-    for (int i = 1; i < 65; i += 2) {
-        accumulate(&acc, generator_table, i / 2, d1[i]);
-        accumulate(&acc, key_table, i / 2, d2[i]);
-    }
-    for (int i = 0; i < 4; i++) point_double(&acc, &acc);
-    for (int i = 0; i < 65; i += 2) {
-        accumulate(&acc, generator_table, i / 2, d1[i]);
-        accumulate(&acc, key_table, i / 2, d2[i]);
+    // Digit i multiplies 16^i = 16^(i mod 4) 65536^(i/4): the digits of each phase i mod 4, from 3 down, with four
+    // doublings (a factor 16) after each phase but the last.
+    for (int phase = 3; phase >= 0; phase--) {
+        for (int i = phase; i < 65; i += 4) {
+            accumulate(&acc, generator_table, i / 4, d1[i]);
+            accumulate(&acc, key_table, i / 4, d2[i]);
+        }
+        if (phase > 0) for (int i = 0; i < 4; i++) point_double(&acc, &acc);
     }
     if (acc.infinity) return -1;
     // x(R) mod n == r, without an inversion: X == x Z^2 for x = r, or x = r + n when that is below p.

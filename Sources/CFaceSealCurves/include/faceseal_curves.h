@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// Bytes of one key's table (32 rows of 8 affine multiples).
+/// Bytes of one Ed25519 table (32 rows of 8 affine multiples, 30 KB).
 size_t fs_ed25519_table_size(void);
 
 /// Fills `table` (fs_ed25519_table_size() bytes, 8-byte aligned) with the multiples of the point encoded in `pk`.
@@ -28,7 +28,7 @@ int fs_ed25519_table_init(uint64_t *table, const unsigned char pk[32]);
 int fs_ed25519_verify_with_tables(const uint64_t *base_table, const uint64_t *key_table, const unsigned char sig[64],
                                   const unsigned char h[32]);
 
-/// Bytes of one P-256 table (33 rows of 8 affine multiples).
+/// Bytes of one P-256 table (17 rows of 8 affine multiples, 8.5 KB).
 size_t fs_p256_table_size(void);
 
 /// Fills `table` (fs_p256_table_size() bytes, 8-byte aligned) with the multiples of the point (x, y), big-endian
