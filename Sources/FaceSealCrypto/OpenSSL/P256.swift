@@ -67,7 +67,7 @@ public enum P256 {
 
             /// An ECDSA signature of SHA-256(`data`), with a fresh random nonce.
             public func signature<D: DataProtocol>(for data: D) throws(CryptoError) -> ECDSASignature {
-                try ECDSASignature(derRepresentation: cache.sign(message: [UInt8](data), sha256: true))
+                try ECDSASignature(derRepresentation: cache.sign(sha256Digest: SHA256.hash(data: data).bytes))
             }
         }
 
@@ -158,7 +158,7 @@ public enum P256 {
 
             /// Whether `signature` is a valid ECDSA signature of SHA-256(`data`) under this key.
             public func isValidSignature<D: DataProtocol>(_ signature: ECDSASignature, for data: D) -> Bool {
-                verifier.verify(message: [UInt8](data), signature: [UInt8](signature.derRepresentation), sha256: true)
+                verifier.verify(sha256Digest: SHA256.hash(data: data).bytes, signature: signature.derBytes)
             }
         }
 
@@ -198,15 +198,25 @@ public enum P256 {
             }
 
             /// The DER `ECDSA-Sig-Value` SEQUENCE { r INTEGER, s INTEGER }.
-            public var derRepresentation: Data {
-                func integer(_ bytes: Data.SubSequence) -> [UInt8] {
-                    var value = Array(bytes.drop { $0 == 0 })
-                    if value.isEmpty { value = [0] }
-                    if value[0] & 0x80 != 0 { value.insert(0, at: 0) }
-                    return [0x02, UInt8(value.count)] + value
+            public var derRepresentation: Data { Data(derBytes) }
+
+            /// ``derRepresentation`` as bytes, built in one buffer (at most 72 bytes).
+            var derBytes: [UInt8] {
+                var der = [UInt8]()
+                der.reserveCapacity(72)
+                der += [0x30, 0]
+                rawRepresentation.withUnsafeBytes { raw in
+                    for half in [raw[0..<32], raw[32..<64]] {
+                        // Minimal big-endian integer: no leading zeros, one 0x00 before a high bit, 0 as one byte.
+                        let digits = half.drop { $0 == 0 }
+                        let pad = digits.first.map { $0 & 0x80 != 0 } ?? true
+                        der += [0x02, UInt8(digits.count + (pad ? 1 : 0))]
+                        if pad { der.append(0) }
+                        der += digits
+                    }
                 }
-                let body = integer(rawRepresentation.prefix(32)) + integer(rawRepresentation.suffix(32))
-                return Data([0x30, UInt8(body.count)] + body)
+                der[1] = UInt8(der.count - 2)
+                return der
             }
         }
     }

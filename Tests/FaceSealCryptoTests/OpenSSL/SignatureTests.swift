@@ -65,6 +65,46 @@ import Testing
         #expect(throws: CryptoError.incorrectKeySize(expected: 32, actual: 31)) { try P256.Signing.PrivateKey(rawRepresentation: n.dropLast()) }
     }
 
+    @Test func derIntegersAreMinimal() throws {
+        // r with leading zero bytes then a high bit (a 0x00 pad), s = 1, and r = 0.
+        let r = [0, 0, 0x80] + [UInt8](repeating: 0x11, count: 29)
+        let one = [UInt8](repeating: 0, count: 31) + [1]
+        let signature = try P256.Signing.ECDSASignature(rawRepresentation: r + one)
+        let expected: [UInt8] = [0x30, 36, 0x02, 31, 0x00, 0x80] + [UInt8](repeating: 0x11, count: 29) + [0x02, 1, 1]
+        #expect([UInt8](signature.derRepresentation) == expected)
+        #expect(try P256.Signing.ECDSASignature(derRepresentation: expected) == signature)
+        let zero = try P256.Signing.ECDSASignature(rawRepresentation: [UInt8](repeating: 0, count: 32) + one)
+        #expect([UInt8](zero.derRepresentation) == [0x30, 6, 0x02, 1, 0, 0x02, 1, 1])
+        let high = try P256.Signing.ECDSASignature(rawRepresentation: [UInt8](repeating: 0xFF, count: 64))
+        #expect([UInt8](high.derRepresentation) == [0x30, 70, 0x02, 33, 0] + [UInt8](repeating: 0xFF, count: 32) + [0x02, 33, 0]
+                + [UInt8](repeating: 0xFF, count: 32))
+    }
+
+    /// One key's kept OpenSSL contexts are shared by every thread that signs or verifies with it.
+    @Test func oneKeySignsAndVerifiesFromManyTasksAtOnce() async throws {
+        let key = P256.Signing.PrivateKey()
+        let rsa = try RSA.Signing.PrivateKey()
+        let failures = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var failures = 0
+                    for round in 0..<40 {
+                        let message = Array("task \(task) round \(round)".utf8)
+                        guard let signature = try? key.signature(for: message), key.publicKey.isValidSignature(signature, for: message),
+                              !key.publicKey.isValidSignature(signature, for: message + [0]) else { failures += 1; continue }
+                        if round % 8 == 0 {
+                            guard let rsaSignature = try? rsa.signature(for: message),
+                                  rsa.publicKey.isValidSignature(rsaSignature, for: message) else { failures += 1; continue }
+                        }
+                    }
+                    return failures
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(failures == 0)
+    }
+
     @Test func rejectsNonCanonicalDER() throws {
         let der = OSSLTestBytes.hex(OSSLFixtures.p256DERSignatureOfABC)
         #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(derRepresentation: der + [0]) }
