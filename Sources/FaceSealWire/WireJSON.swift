@@ -44,8 +44,16 @@ public enum WireJSON {
     /// The `reason` of ``WireError/invalidValue(field:reason:)`` when a member has the wrong JSON type (or is `null`).
     public static let wrongType = "wrong type"
 
-    /// JSON with sorted keys and unescaped slashes.
+    /// JSON with sorted keys and unescaped slashes: the bytes Foundation's `JSONEncoder` with `.sortedKeys` and
+    /// `.withoutEscapingSlashes` gives, written by FaceSeal's own encoder (``CanonicalJSONEncoder``, several times
+    /// faster); a value that encoder cannot reproduce with certainty goes through `JSONEncoder` itself.
     public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
+        if let bytes = CanonicalJSONEncoder.encode(value) { return bytes }
+        return foundationEncode(value)
+    }
+
+    /// The encoding by Foundation's `JSONEncoder` (the reference ``encode(_:)`` reproduces; the tests compare them).
+    static func foundationEncode<T: Encodable>(_ value: T) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding value types made only of strings, numbers, arrays and bools cannot fail.
