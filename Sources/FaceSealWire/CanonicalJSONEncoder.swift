@@ -48,14 +48,27 @@ private final class JSONSink {
         var state = State.fresh
     }
 
-    var out: [UInt8] = []
-    var frames: [Frame] = []
-    /// The members of the open objects, each frame's contiguous from its `membersBase`: the key and where
-    /// `"key":value` starts.
-    var members: [(key: String, start: Int)] = []
-    var positions: [Position] = []
-    var serial = 0
-    var failed = false
+    /// A member of an open object: where `"key":value` starts, where its key's bytes are in ``out`` (between the
+    /// quotes), their first eight bytes as a big-endian number (most keys differ there), and, for a key that needed
+    /// escapes (its bytes in ``out`` are then not its UTF-8), its index in ``escapedKeys``.
+    struct Member {
+        let start: Int
+        let keyStart: Int
+        let keyCount: Int
+        let prefix: UInt64
+        let escapedKey: Int
+    }
+
+    // One encoding runs on one thread and no access to these outlives the statement that makes it, so the run-time
+    // exclusivity checks (a quarter of the encoder's time) are left out.
+    @exclusivity(unchecked) var out: [UInt8] = []
+    @exclusivity(unchecked) var frames: [Frame] = []
+    /// The members of the open objects, each frame's contiguous from its `membersBase`.
+    @exclusivity(unchecked) var members: [Member] = []
+    @exclusivity(unchecked) var escapedKeys: [String] = []
+    @exclusivity(unchecked) var positions: [Position] = []
+    @exclusivity(unchecked) var serial = 0
+    @exclusivity(unchecked) var failed = false
 
     init() { out.reserveCapacity(512) }
 
@@ -163,8 +176,19 @@ private final class JSONSink {
         if frames[index].count > 0 { out.append(UInt8(ascii: ",")) }
         frames[index].count += 1
         if let key {
-            members.append((key, out.count))
-            writeString(key)
+            let start = out.count
+            var escapedKey = -1
+            if writeString(key) {
+                escapedKey = escapedKeys.count
+                escapedKeys.append(key)
+            }
+            var prefix: UInt64 = 0
+            for offset in 0..<8 {
+                prefix <<= 8
+                if start + 1 + offset < out.count - 1 { prefix |= UInt64(out[start + 1 + offset]) }
+            }
+            members.append(Member(start: start, keyStart: start + 1, keyCount: out.count - start - 2, prefix: prefix,
+                                  escapedKey: escapedKey))
             out.append(UInt8(ascii: ":"))
         }
     }
@@ -175,6 +199,9 @@ private final class JSONSink {
             let frame = frames.removeLast()
             if frame.isObject {
                 try sortMembers(of: frame)
+                if let firstEscaped = members[frame.membersBase...].first(where: { $0.escapedKey >= 0 })?.escapedKey {
+                    escapedKeys.removeLast(escapedKeys.count - firstEscaped)
+                }
                 members.removeLast(members.count - frame.membersBase)
                 out.append(UInt8(ascii: "}"))
             } else {
@@ -189,56 +216,60 @@ private final class JSONSink {
         guard range.count > 1 else { return }
         var inOrder = true
         for i in range.dropFirst() {
-            let order = compare(members[i - 1].key, members[i].key)
+            let order = compare(members[i - 1], members[i])
             if order == 0 { throw fail() }  // JSONEncoder keeps one value per key
             if order > 0 { inOrder = false }
         }
         if inOrder { return }
-        // (key, start, end) of each member, `end` excluding the comma that follows.
-        var spans: [(key: String, start: Int, end: Int)] = []
-        spans.reserveCapacity(range.count)
-        for i in range {
-            let end = i + 1 < members.count ? members[i + 1].start - 1 : out.count
-            spans.append((members[i].key, members[i].start, end))
-        }
-        spans.sort { compare($0.key, $1.key) < 0 }
-        for i in spans.indices.dropFirst() where compare(spans[i - 1].key, spans[i].key) == 0 { throw fail() }
+        var order = Array(range)
+        order.sort { compare(members[$0], members[$1]) < 0 }
+        for i in order.indices.dropFirst() where compare(members[order[i - 1]], members[order[i]]) == 0 { throw fail() }
         let first = members[range.lowerBound].start
         let region = Array(out[first...])
         var cursor = first
-        for (n, span) in spans.enumerated() {
+        for (n, index) in order.enumerated() {
             if n > 0 {
                 out[cursor] = UInt8(ascii: ",")
                 cursor += 1
             }
-            let length = span.end - span.start
-            out.replaceSubrange(cursor..<cursor + length, with: region[(span.start - first)..<(span.end - first)])
-            cursor += length
+            // The member runs to the comma before the next one, or to the end of the buffer.
+            let end = index + 1 < members.count ? members[index + 1].start - 1 : out.count
+            let start = members[index].start
+            out.replaceSubrange(cursor..<cursor + end - start, with: region[(start - first)..<(end - first)])
+            cursor += end - start
         }
     }
 
-    private func compare(_ a: String, _ b: String) -> Int {
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                let common = min(x.count, y.count)
-                if common > 0, let base = x.baseAddress, let other = y.baseAddress {
-                    let order = memcmp(base, other, common)
-                    if order != 0 { return Int(order) }
-                }
-                return x.count - y.count
+    /// The order of two members' keys by their UTF-8 bytes (negative, zero, positive).
+    private func compare(_ a: Member, _ b: Member) -> Int {
+        if a.escapedKey >= 0 || b.escapedKey >= 0 {
+            let x = a.escapedKey >= 0 ? Array(escapedKeys[a.escapedKey].utf8) : Array(out[a.keyStart..<a.keyStart + a.keyCount])
+            let y = b.escapedKey >= 0 ? Array(escapedKeys[b.escapedKey].utf8) : Array(out[b.keyStart..<b.keyStart + b.keyCount])
+            return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
+        }
+        if a.prefix != b.prefix { return a.prefix < b.prefix ? -1 : 1 }
+        return out.withUnsafeBufferPointer { bytes in
+            let common = min(a.keyCount, b.keyCount)
+            if common > 8 {
+                let order = memcmp(bytes.baseAddress! + a.keyStart + 8, bytes.baseAddress! + b.keyStart + 8, common - 8)
+                if order != 0 { return Int(order) }
             }
+            return a.keyCount - b.keyCount
         }
     }
 
     // MARK: Scalars
 
-    func writeString(_ string: String) {
+    /// Writes `string` quoted and escaped; returns whether anything needed an escape.
+    @discardableResult
+    func writeString(_ string: String) -> Bool {
         var string = string
+        var escaped = false
         out.append(UInt8(ascii: "\""))
         string.withUTF8 { bytes in
             var mark = 0
             for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                escaped = true
                 out.append(contentsOf: bytes[mark..<index])
                 mark = index + 1
                 out.append(UInt8(ascii: "\\"))
@@ -258,6 +289,7 @@ private final class JSONSink {
             out.append(contentsOf: bytes[mark...])
         }
         out.append(UInt8(ascii: "\""))
+        return escaped
     }
 
     func writeInteger<I: FixedWidthInteger>(_ value: I) {
@@ -335,6 +367,15 @@ private struct KeyedSink<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt32, forKey key: Key) throws { try member(key); sink.writeInteger(value) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { try member(key); sink.writeInteger(value) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try member(key); try sink.encodeValue(value) }
+    // The optional forms directly (the library's defaults take a generic detour): absent members are left out.
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) }
+    }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
         -> KeyedEncodingContainer<NestedKey> {
