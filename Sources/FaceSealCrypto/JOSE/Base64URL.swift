@@ -16,8 +16,7 @@ public enum Base64URL {
 
     /// The unpadded base64url text of `data`.
     public static func encode<D: DataProtocol>(_ data: D) -> String {
-        let bytes = [UInt8](data)
-        return String(decoding: bytes.withUnsafeBytes { symbols(of: $0) }, as: UTF8.self)
+        String(decoding: data.withContiguousBytes { symbols(of: $0) }, as: UTF8.self)
     }
 
     /// The unpadded base64url text of a secret, read in place (for a wire field that carries it: the text is as
@@ -30,7 +29,18 @@ public enum Base64URL {
 
     private static func symbols(of bytes: UnsafeRawBufferPointer) -> [UInt8] {
         var out = [UInt8]()
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
+        append(bytes, to: &out)
+        return out
+    }
+
+    /// Appends the unpadded base64url text of `data` to `out` (the JWS writer builds a compact serialisation in one
+    /// buffer).
+    static func append<D: DataProtocol>(_ data: D, to out: inout [UInt8]) {
+        data.withContiguousBytes { append($0, to: &out) }
+    }
+
+    private static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        out.reserveCapacity(out.count + (bytes.count * 4 + 2) / 3)
         var index = 0
         while index + 3 <= bytes.count {
             let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
@@ -53,7 +63,6 @@ public enum Base64URL {
         default:
             break
         }
-        return out
     }
 
     /// Decodes unpadded base64url.
