@@ -105,6 +105,30 @@ import Testing
         #expect(failures == 0)
     }
 
+    /// Exactly the canonical encodings are accepted: every (r, s) re-encodes to what was read, and nothing else reads.
+    @Test func derAcceptsExactlyCanonicalEncodings() throws {
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<2000 {
+            var raw = (0..<64).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            // Leading zero bytes and high bits at the edges of both halves.
+            for half in [0, 32] where round % 3 == 0 { for i in 0..<(round % 33) { raw[half + i] = 0 } }
+            if round % 5 == 0 { raw[0] |= 0x80 }
+            let canonical = [UInt8](try P256.Signing.ECDSASignature(rawRepresentation: raw).derRepresentation)
+            #expect(try P256.Signing.ECDSASignature(derRepresentation: canonical).rawRepresentation == Data(raw))
+            // Mutations: a byte changed, one inserted or removed; whatever still reads must be canonical.
+            var mutated = canonical
+            let position = Int.random(in: 0..<mutated.count, using: &generator)
+            switch round % 3 {
+            case 0: mutated[position] = [0x00, 0x80, 0x7F, 0x02, 0x30, 0x21, 0x20, UInt8.random(in: 0...255, using: &generator)][round % 8]
+            case 1: mutated.insert([0x00, 0x80, 0xFF][round % 3], at: position)
+            default: mutated.remove(at: position)
+            }
+            if let read = try? P256.Signing.ECDSASignature(derRepresentation: mutated) {
+                #expect([UInt8](read.derRepresentation) == mutated)
+            }
+        }
+    }
+
     @Test func rejectsNonCanonicalDER() throws {
         let der = OSSLTestBytes.hex(OSSLFixtures.p256DERSignatureOfABC)
         #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(derRepresentation: der + [0]) }
@@ -114,6 +138,19 @@ import Testing
         #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(derRepresentation: ber) }
         #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(rawRepresentation: [UInt8](repeating: 1, count: 63)) }
         #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(derRepresentation: [UInt8]()) }
+        // Well-formed structures whose integers are not canonical or not in 0..<2^256.
+        let one: [UInt8] = [0x02, 0x01, 0x01]
+        let wide = [0x02, 33, 0x01] + [UInt8](repeating: 0x80, count: 32)
+        for integer: [UInt8] in [[0x02, 0x02, 0x00, 0x01], [0x02, 0x01, 0x80], [0x02, 0x00], wide,
+                                 [0x02, 34, 0x00, 0x00] + [UInt8](repeating: 0x80, count: 32), [0x03, 0x01, 0x01]] {
+            for body in [integer + one, one + integer] {
+                #expect(throws: CryptoError.invalidSignatureEncoding) {
+                    try P256.Signing.ECDSASignature(derRepresentation: [0x30, UInt8(body.count)] + body)
+                }
+            }
+        }
+        #expect(try P256.Signing.ECDSASignature(derRepresentation: [0x30, 6, 0x02, 0x01, 0x00] + one).rawRepresentation
+                == Data([UInt8](repeating: 0, count: 63) + [1]))
     }
 }
 
