@@ -16,6 +16,7 @@ static const char *const fs_algorithm_names[FS_ALGORITHM_COUNT] = {
 static EVP_MD *fs_mds[FS_AES_128_GCM];
 static EVP_CIPHER *fs_ciphers[FS_ALGORITHM_COUNT - FS_AES_128_GCM];
 static EVP_KDF *fs_hkdf_kdf;
+static EVP_MAC *fs_hmac_mac;
 static CRYPTO_ONCE fs_fetch_once = CRYPTO_ONCE_STATIC_INIT;
 
 static void fs_fetch_all(void) {
@@ -24,6 +25,7 @@ static void fs_fetch_all(void) {
         fs_ciphers[i - FS_AES_128_GCM] = EVP_CIPHER_fetch(NULL, fs_algorithm_names[i], NULL);
     }
     fs_hkdf_kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
+    fs_hmac_mac = EVP_MAC_fetch(NULL, OSSL_MAC_NAME_HMAC, NULL);
 }
 
 const EVP_MD *fs_md(enum fs_algorithm which) {
@@ -150,6 +152,21 @@ int fs_pkey_get_bn(const EVP_PKEY *pkey, const char *name, uint8_t *out, size_t 
     }
     BN_clear_free(bn);
     return written;
+}
+
+size_t fs_hmac(const char *digest, const uint8_t *key, size_t key_len, const uint8_t *data, size_t data_len, uint8_t *out) {
+    static const uint8_t empty = 0;
+    EVP_MAC_CTX *ctx = CRYPTO_THREAD_run_once(&fs_fetch_once, fs_fetch_all) && fs_hmac_mac != NULL
+        ? EVP_MAC_CTX_new(fs_hmac_mac) : NULL;
+    OSSL_PARAM params[2];
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)digest, 0);
+    params[1] = OSSL_PARAM_construct_end();
+    size_t out_len = 0;
+    int ok = ctx != NULL && EVP_MAC_init(ctx, key_len ? key : &empty, key_len, params) == 1
+        && EVP_MAC_update(ctx, data_len ? data : &empty, data_len) == 1
+        && EVP_MAC_final(ctx, out, &out_len, EVP_MAX_MD_SIZE) == 1;
+    EVP_MAC_CTX_free(ctx);
+    return ok ? out_len : 0;
 }
 
 int fs_hkdf(const char *digest, int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,

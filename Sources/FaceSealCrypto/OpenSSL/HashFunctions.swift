@@ -181,6 +181,8 @@ public struct SHA256: HashFunction, OpenSSLHasher {
     public init() {}
     /// The digest of `data` in one OpenSSL call.
     public static func hash<D: DataProtocol>(data: D) -> HashDigest<Self> { oneShot(data) }
+    /// The digest of `data` in one OpenSSL call (bytes: no generic detour from another module).
+    public static func hash(data: [UInt8]) -> HashDigest<Self> { oneShot(data) }
 }
 
 /// SHA-384 (FIPS 180-4).
@@ -197,6 +199,8 @@ public struct SHA384: HashFunction, OpenSSLHasher {
     public init() {}
     /// The digest of `data` in one OpenSSL call.
     public static func hash<D: DataProtocol>(data: D) -> HashDigest<Self> { oneShot(data) }
+    /// The digest of `data` in one OpenSSL call (bytes: no generic detour from another module).
+    public static func hash(data: [UInt8]) -> HashDigest<Self> { oneShot(data) }
 }
 
 /// SHA-512 (FIPS 180-4).
@@ -213,6 +217,8 @@ public struct SHA512: HashFunction, OpenSSLHasher {
     public init() {}
     /// The digest of `data` in one OpenSSL call.
     public static func hash<D: DataProtocol>(data: D) -> HashDigest<Self> { oneShot(data) }
+    /// The digest of `data` in one OpenSSL call (bytes: no generic detour from another module).
+    public static func hash(data: [UInt8]) -> HashDigest<Self> { oneShot(data) }
 }
 
 /// SHA3-256 (FIPS 202).
@@ -229,6 +235,8 @@ public struct SHA3_256: HashFunction, OpenSSLHasher {
     public init() {}
     /// The digest of `data` in one OpenSSL call.
     public static func hash<D: DataProtocol>(data: D) -> HashDigest<Self> { oneShot(data) }
+    /// The digest of `data` in one OpenSSL call (bytes: no generic detour from another module).
+    public static func hash(data: [UInt8]) -> HashDigest<Self> { oneShot(data) }
 }
 
 /// SHA3-512 (FIPS 202).
@@ -245,6 +253,8 @@ public struct SHA3_512: HashFunction, OpenSSLHasher {
     public init() {}
     /// The digest of `data` in one OpenSSL call.
     public static func hash<D: DataProtocol>(data: D) -> HashDigest<Self> { oneShot(data) }
+    /// The digest of `data` in one OpenSSL call (bytes: no generic detour from another module).
+    public static func hash(data: [UInt8]) -> HashDigest<Self> { oneShot(data) }
 }
 
 /// SHAKE128 extendable-output function (FIPS 202), one-shot.
