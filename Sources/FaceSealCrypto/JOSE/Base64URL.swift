@@ -19,6 +19,11 @@ public enum Base64URL {
         String(decoding: data.withContiguousBytes { symbols(of: $0) }, as: UTF8.self)
     }
 
+    /// The unpadded base64url text of `bytes` (bytes: no generic detour from another module).
+    public static func encode(_ bytes: [UInt8]) -> String {
+        String(decoding: bytes.withUnsafeBytes { symbols(of: $0) }, as: UTF8.self)
+    }
+
     /// The unpadded base64url text of a secret, read in place (for a wire field that carries it: the text is as
     /// secret as the bytes, and the scratch buffer it was built in is wiped).
     public static func encode(_ secret: SecretBytes) -> String {
