@@ -9,6 +9,45 @@
 #include <openssl/obj_mac.h>
 #include <string.h>
 
+static const char *const fs_algorithm_names[FS_ALGORITHM_COUNT] = {
+    "SHA256", "SHA384", "SHA512", "SHA3-256", "SHA3-512", "SHAKE128", "SHAKE256",
+    "AES-128-GCM", "AES-192-GCM", "AES-256-GCM",
+};
+static EVP_MD *fs_mds[FS_AES_128_GCM];
+static EVP_CIPHER *fs_ciphers[FS_ALGORITHM_COUNT - FS_AES_128_GCM];
+static EVP_KDF *fs_hkdf_kdf;
+static EVP_MAC *fs_hmac_mac;
+static CRYPTO_ONCE fs_fetch_once = CRYPTO_ONCE_STATIC_INIT;
+
+static void fs_fetch_all(void) {
+    for (int i = 0; i < FS_AES_128_GCM; i++) fs_mds[i] = EVP_MD_fetch(NULL, fs_algorithm_names[i], NULL);
+    for (int i = FS_AES_128_GCM; i < FS_ALGORITHM_COUNT; i++) {
+        fs_ciphers[i - FS_AES_128_GCM] = EVP_CIPHER_fetch(NULL, fs_algorithm_names[i], NULL);
+    }
+    fs_hkdf_kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
+    fs_hmac_mac = EVP_MAC_fetch(NULL, OSSL_MAC_NAME_HMAC, NULL);
+}
+
+const EVP_MD *fs_md(enum fs_algorithm which) {
+    if ((int)which < 0 || which >= FS_AES_128_GCM || !CRYPTO_THREAD_run_once(&fs_fetch_once, fs_fetch_all)) return NULL;
+    return fs_mds[which];
+}
+
+const EVP_CIPHER *fs_cipher(enum fs_algorithm which) {
+    if (which < FS_AES_128_GCM || which >= FS_ALGORITHM_COUNT || !CRYPTO_THREAD_run_once(&fs_fetch_once, fs_fetch_all)) {
+        return NULL;
+    }
+    return fs_ciphers[which - FS_AES_128_GCM];
+}
+
+unsigned int fs_digest(enum fs_algorithm which, const void *data, size_t len, uint8_t *out) {
+    static const uint8_t empty = 0;
+    const EVP_MD *md = fs_md(which);
+    unsigned int out_len = 0;
+    if (md == NULL || EVP_Digest(len ? data : &empty, len, out, &out_len, md, NULL) != 1) return 0;
+    return out_len;
+}
+
 void fs_secure_zero(void *p, size_t len) { OPENSSL_cleanse(p, len); }
 
 void fs_openssl_free(void *p) { OPENSSL_free(p); }
@@ -115,10 +154,25 @@ int fs_pkey_get_bn(const EVP_PKEY *pkey, const char *name, uint8_t *out, size_t 
     return written;
 }
 
+size_t fs_hmac(const char *digest, const uint8_t *key, size_t key_len, const uint8_t *data, size_t data_len, uint8_t *out) {
+    static const uint8_t empty = 0;
+    EVP_MAC_CTX *ctx = CRYPTO_THREAD_run_once(&fs_fetch_once, fs_fetch_all) && fs_hmac_mac != NULL
+        ? EVP_MAC_CTX_new(fs_hmac_mac) : NULL;
+    OSSL_PARAM params[2];
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)digest, 0);
+    params[1] = OSSL_PARAM_construct_end();
+    size_t out_len = 0;
+    int ok = ctx != NULL && EVP_MAC_init(ctx, key_len ? key : &empty, key_len, params) == 1
+        && EVP_MAC_update(ctx, data_len ? data : &empty, data_len) == 1
+        && EVP_MAC_final(ctx, out, &out_len, EVP_MAX_MD_SIZE) == 1;
+    EVP_MAC_CTX_free(ctx);
+    return ok ? out_len : 0;
+}
+
 int fs_hkdf(const char *digest, int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
                    const uint8_t *info, size_t info_len, uint8_t *out, size_t out_len) {
-    EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
-    EVP_KDF_CTX *ctx = kdf != NULL ? EVP_KDF_CTX_new(kdf) : NULL;
+    EVP_KDF_CTX *ctx = CRYPTO_THREAD_run_once(&fs_fetch_once, fs_fetch_all) && fs_hkdf_kdf != NULL
+        ? EVP_KDF_CTX_new(fs_hkdf_kdf) : NULL;
     int kdf_mode = mode == 1 ? EVP_KDF_HKDF_MODE_EXPAND_ONLY : EVP_KDF_HKDF_MODE_EXTRACT_AND_EXPAND;
     static const uint8_t empty = 0;
     OSSL_PARAM params[6];
@@ -133,6 +187,5 @@ int fs_hkdf(const char *digest, int mode, const uint8_t *ikm, size_t ikm_len, co
     params[i] = OSSL_PARAM_construct_end();
     int ok = ctx != NULL && EVP_KDF_derive(ctx, out, out_len, params) == 1;
     EVP_KDF_CTX_free(ctx);
-    EVP_KDF_free(kdf);
     return ok;
 }

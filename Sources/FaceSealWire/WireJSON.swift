@@ -4,7 +4,9 @@ public import FaceSealCrypto
 /// A message that crosses a process boundary: a size limit, a closed set of top-level fields, and one
 /// canonical encoding (sorted keys) so that the bytes that are signed or hashed are reproducible.
 public protocol WireMessage: Codable, Sendable, Equatable {
-    /// The field names of the message, as `CodingKeys`; any other top-level field is refused.
+    /// The field names of the message, as `CodingKeys`; any other top-level field is refused. `init(stringValue:)`
+    /// must accept exactly the names of `allCases` (as a `String`-backed enum's does): ``decode(_:)`` asks it whether a
+    /// member is a field.
     associatedtype CodingKeys: CodingKey & CaseIterable
     /// The largest encoding accepted, in bytes.
     static var maxBytes: Int { get }
@@ -30,7 +32,7 @@ extension WireMessage {
     /// malformed value.
     public static func decode(_ bytes: some Collection<UInt8>) throws(WireError) -> Self {
         let message = try WireJSON.decode(Self.self, from: Array(bytes), limit: maxBytes,
-                                          fields: Set(CodingKeys.allCases.map(\.stringValue)), maximumDepth: maxDepth)
+                                          isField: { CodingKeys(stringValue: $0) != nil }, maximumDepth: maxDepth)
         try message.checkRanges()
         return message
     }
@@ -44,8 +46,16 @@ public enum WireJSON {
     /// The `reason` of ``WireError/invalidValue(field:reason:)`` when a member has the wrong JSON type (or is `null`).
     public static let wrongType = "wrong type"
 
-    /// JSON with sorted keys and unescaped slashes.
+    /// JSON with sorted keys and unescaped slashes: the bytes Foundation's `JSONEncoder` with `.sortedKeys` and
+    /// `.withoutEscapingSlashes` gives, written by FaceSeal's own encoder (``CanonicalJSONEncoder``, several times
+    /// faster); a value that encoder cannot reproduce with certainty goes through `JSONEncoder` itself.
     public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
+        if let bytes = CanonicalJSONEncoder.encode(value) { return bytes }
+        return foundationEncode(value)
+    }
+
+    /// The encoding by Foundation's `JSONEncoder` (the reference ``encode(_:)`` reproduces; the tests compare them).
+    static func foundationEncode<T: Encodable>(_ value: T) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding value types made only of strings, numbers, arrays and bools cannot fail.
@@ -59,16 +69,23 @@ public enum WireJSON {
     /// read through `Codable` (`JSONValueDecoder`: integers only from integer literals that fit).
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], limit: Int, fields: Set<String>? = nil,
                                             maximumDepth: Int = JSONValue.defaultMaximumDepth) throws(WireError) -> T {
+        try decode(type, from: bytes, limit: limit, isField: fields.map { fields in { fields.contains($0) } }, maximumDepth: maximumDepth)
+    }
+
+    /// ``decode(_:from:limit:fields:maximumDepth:)`` with the closed set of top-level fields given as a membership test.
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], limit: Int, isField: ((String) -> Bool)?,
+                                     maximumDepth: Int) throws(WireError) -> T {
         guard bytes.count <= limit else { throw WireError.tooLarge(limit: limit) }
         let tree: JSONValue
         do {
             tree = try JSONValue.parse(bytes, part: "message", maximumDepth: maximumDepth)
         } catch {
-            throw WireError.malformed(fields == nil ? "not valid JSON" : "expected a JSON object")
+            throw WireError.malformed(isField == nil ? "not valid JSON" : "expected a JSON object")
         }
-        if let fields {
+        if let isField {
             guard case .object(let members) = tree else { throw WireError.malformed("expected a JSON object") }
-            if let unknown = members.keys.sorted().first(where: { !fields.contains($0) }) {
+            // The first unknown member in sorted order is named, so the error does not depend on the hash order.
+            if let unknown = members.keys.filter({ !isField($0) }).min() {
                 throw WireError.unknownField(unknown)
             }
         }

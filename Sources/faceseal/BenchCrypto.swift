@@ -11,7 +11,8 @@ import Darwin
 /// FaceSeal's ML-KEM/ML-DSA against the portable C inside pycryptodome 4.4.0 and, when given, OpenSSL 4.0
 /// as bundled in PyPI's `cryptography` 50 (notes/pq-crypto.md), side by side in one process; FaceSeal's
 /// own portable path is measured as a third column. Ed25519 (libsodium) is measured beside the system's OpenSSL 3.0
-/// (`BenchEd25519`).
+/// (`BenchEd25519`). The ceremony's ES256/RS256 signatures, its JWS device-request and answer signatures and the
+/// wire JSON are measured on FaceSeal's side alone (`BenchSignatures`).
 ///
 /// Method: the same bytes-in/bytes-out work for every side (fixed inputs, the C libraries called directly,
 /// no Python), batches interleaved FaceSeal, peer, peer…, FaceSeal, …, one `ContinuousClock`, the median
@@ -94,7 +95,7 @@ enum BenchCrypto {
         for set in dsaSets {
             table += try BenchMLDSA.operations(set, peer: mldsa, openssl: evp, includeReusedKeys: set == MLDSA65.parameters)
         }
-        table = table.map { $0.withPortableColumn() } + (try BenchEd25519.operations())
+        table = table.map { $0.withPortableColumn() } + (try BenchEd25519.operations()) + (try BenchSignatures.operations())
         let rows = table.filter { options.only.map($0.name.contains) ?? true }
         return options.profile ? rows.map { BenchOperation(name: $0.name, faceSeal: $0.faceSeal, peers: []) } : rows
     }

@@ -32,6 +32,30 @@ EVP_PKEY *fs_rsa_public_key(const uint8_t *n, size_t n_len, const uint8_t *e, si
 /// when `pad` is 1, minimal length otherwise. Returns the number of bytes written, or -1.
 int fs_pkey_get_bn(const EVP_PKEY *pkey, const char *name, uint8_t *out, size_t out_len, int pad);
 
+/// The algorithms FaceSeal uses, fetched from the default provider once per process (each fetch is a locked name
+/// lookup, and an algorithm given as `EVP_sha256()` & co. is fetched again at every init). A fetched object is
+/// immutable and shared by every thread; it is never freed.
+enum fs_algorithm {
+    FS_SHA256 = 0, FS_SHA384, FS_SHA512, FS_SHA3_256, FS_SHA3_512, FS_SHAKE128, FS_SHAKE256,
+    FS_AES_128_GCM, FS_AES_192_GCM, FS_AES_256_GCM,
+    FS_ALGORITHM_COUNT
+};
+
+/// The digest `which` (FS_SHA256…FS_SHAKE256), or NULL if the provider lacks it or `which` is not a digest.
+const EVP_MD *fs_md(enum fs_algorithm which);
+
+/// The cipher `which` (FS_AES_128_GCM…FS_AES_256_GCM), or NULL.
+const EVP_CIPHER *fs_cipher(enum fs_algorithm which);
+
+/// One-shot digest of `len` bytes at `data` with digest `which` into `out` (EVP_MAX_MD_SIZE bytes). Returns the
+/// digest length, or 0 on failure.
+unsigned int fs_digest(enum fs_algorithm which, const void *data, size_t len, uint8_t *out);
+
+/// HMAC (RFC 2104) of `data_len` bytes at `data` under a `key_len`-byte key, with the digest named `digest`
+/// ("SHA256", …; read during the call only), through the provider's HMAC fetched once, into `out`
+/// (EVP_MAX_MD_SIZE bytes). Returns the MAC length, or 0 on failure.
+size_t fs_hmac(const char *digest, const uint8_t *key, size_t key_len, const uint8_t *data, size_t data_len, uint8_t *out);
+
 /// HKDF (RFC 5869) with the digest named `digest` ("SHA256", …; read during the call only).
 /// `mode` 0: extract-and-expand, 1: expand only (ikm is then the PRK). Returns 1 on success.
 int fs_hkdf(const char *digest, int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,

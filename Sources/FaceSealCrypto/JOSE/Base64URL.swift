@@ -16,8 +16,12 @@ public enum Base64URL {
 
     /// The unpadded base64url text of `data`.
     public static func encode<D: DataProtocol>(_ data: D) -> String {
-        let bytes = [UInt8](data)
-        return String(decoding: bytes.withUnsafeBytes { symbols(of: $0) }, as: UTF8.self)
+        String(decoding: data.withContiguousBytes { symbols(of: $0) }, as: UTF8.self)
+    }
+
+    /// The unpadded base64url text of `bytes` (bytes: no generic detour from another module).
+    public static func encode(_ bytes: [UInt8]) -> String {
+        String(decoding: bytes.withUnsafeBytes { symbols(of: $0) }, as: UTF8.self)
     }
 
     /// The unpadded base64url text of a secret, read in place (for a wire field that carries it: the text is as
@@ -30,30 +34,49 @@ public enum Base64URL {
 
     private static func symbols(of bytes: UnsafeRawBufferPointer) -> [UInt8] {
         var out = [UInt8]()
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var index = 0
-        while index + 3 <= bytes.count {
-            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            out.append(alphabet[Int(value >> 18 & 63)])
-            out.append(alphabet[Int(value >> 12 & 63)])
-            out.append(alphabet[Int(value >> 6 & 63)])
-            out.append(alphabet[Int(value & 63)])
-            index += 3
-        }
-        switch bytes.count - index {
-        case 1:
-            let value = UInt32(bytes[index]) << 16
-            out.append(alphabet[Int(value >> 18 & 63)])
-            out.append(alphabet[Int(value >> 12 & 63)])
-        case 2:
-            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
-            out.append(alphabet[Int(value >> 18 & 63)])
-            out.append(alphabet[Int(value >> 12 & 63)])
-            out.append(alphabet[Int(value >> 6 & 63)])
-        default:
-            break
-        }
+        out.reserveCapacity(encodedCount(bytes.count))  // exactly: a secret's text is never copied by growing
+        append(bytes, to: &out)
         return out
+    }
+
+    private static func encodedCount(_ count: Int) -> Int { count / 3 * 4 + (count % 3 == 0 ? 0 : count % 3 + 1) }
+
+    /// Appends the unpadded base64url text of `data` to `out` (the JWS writer builds a compact serialisation in one
+    /// buffer).
+    static func append<D: DataProtocol>(_ data: D, to out: inout [UInt8]) {
+        data.withContiguousBytes { append($0, to: &out) }
+    }
+
+    private static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: encodedCount(bytes.count)))
+        out.withUnsafeMutableBufferPointer { buffer in
+            alphabet.withUnsafeBufferPointer { table in
+                var index = 0, cursor = start
+                while index + 3 <= bytes.count {
+                    let value = Int(bytes[index]) << 16 | Int(bytes[index + 1]) << 8 | Int(bytes[index + 2])
+                    buffer[cursor] = table[value >> 18 & 63]
+                    buffer[cursor + 1] = table[value >> 12 & 63]
+                    buffer[cursor + 2] = table[value >> 6 & 63]
+                    buffer[cursor + 3] = table[value & 63]
+                    index += 3
+                    cursor += 4
+                }
+                switch bytes.count - index {
+                case 1:
+                    let value = Int(bytes[index]) << 16
+                    buffer[cursor] = table[value >> 18 & 63]
+                    buffer[cursor + 1] = table[value >> 12 & 63]
+                case 2:
+                    let value = Int(bytes[index]) << 16 | Int(bytes[index + 1]) << 8
+                    buffer[cursor] = table[value >> 18 & 63]
+                    buffer[cursor + 1] = table[value >> 12 & 63]
+                    buffer[cursor + 2] = table[value >> 6 & 63]
+                default:
+                    break
+                }
+            }
+        }
     }
 
     /// Decodes unpadded base64url.
@@ -99,6 +122,10 @@ public enum Base64URL {
     /// Writes the decoded bytes into `out`, which holds exactly ``decodedCount(_:part:maximumDecodedCount:)`` bytes.
     private static func decode<C: Collection>(_ text: C, into out: UnsafeMutableBufferPointer<UInt8>, part: String) throws(JOSEError)
     where C.Element == UInt8 {
+        if let decoded = text.withContiguousStorageIfAvailable({ decode($0, into: out) }) {
+            guard decoded else { throw .invalidBase64URL(part: part) }
+            return
+        }
         var written = 0
         var accumulator: UInt32 = 0
         var bits = 0
@@ -116,5 +143,41 @@ public enum Base64URL {
         }
         // Leftover bits (2 or 4) must be zero, otherwise two texts would decode to the same bytes.
         guard accumulator == 0 else { throw .invalidBase64URL(part: part) }
+    }
+
+    /// The same decoding over contiguous text, four symbols at a time; false on a symbol outside the alphabet or
+    /// non-zero leftover bits.
+    private static func decode(_ text: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Bool {
+        decodingTable.withUnsafeBufferPointer { table in
+            var index = 0, written = 0
+            while index + 4 <= text.count {
+                let a = table[Int(text[index])], b = table[Int(text[index + 1])]
+                let c = table[Int(text[index + 2])], d = table[Int(text[index + 3])]
+                guard (a | b | c | d) & 0x80 == 0 else { return false }  // 0xFF marks a symbol outside the alphabet
+                let value = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                out[written] = UInt8(truncatingIfNeeded: value >> 16)
+                out[written + 1] = UInt8(truncatingIfNeeded: value >> 8)
+                out[written + 2] = UInt8(truncatingIfNeeded: value)
+                index += 4
+                written += 3
+            }
+            switch text.count - index {
+            case 0:
+                return true
+            case 2:
+                let a = table[Int(text[index])], b = table[Int(text[index + 1])]
+                guard a != 0xFF, b != 0xFF, b & 0x0F == 0 else { return false }
+                out[written] = a << 2 | b >> 4
+                return true
+            case 3:
+                let a = table[Int(text[index])], b = table[Int(text[index + 1])], c = table[Int(text[index + 2])]
+                guard a != 0xFF, b != 0xFF, c != 0xFF, c & 0x03 == 0 else { return false }
+                out[written] = a << 2 | b >> 4
+                out[written + 1] = (b & 0x0F) << 4 | c >> 2
+                return true
+            default:
+                return false  // one symbol: refused before decoding
+            }
+        }
     }
 }

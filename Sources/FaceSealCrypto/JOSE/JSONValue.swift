@@ -46,12 +46,12 @@ public enum JSONValue: Sendable, Hashable {
 
     private func write(into out: inout [UInt8]) {
         switch self {
-        case .null: out += Array("null".utf8)
-        case .bool(let value): out += Array((value ? "true" : "false").utf8)
-        case .integer(let value): out += Array(String(value).utf8)
+        case .null: out += "null".utf8
+        case .bool(let value): out += (value ? "true" : "false").utf8
+        case .integer(let value): out += String(value).utf8
         case .double(let value):
             // Non-finite numbers have no JSON form; they cannot come from the parser.
-            out += Array((value.isFinite ? "\(value)" : "null").utf8)
+            out += (value.isFinite ? "\(value)" : "null").utf8
         case .string(let value): Self.writeString(value, into: &out)
         case .array(let values):
             out.append(UInt8(ascii: "["))
@@ -62,7 +62,7 @@ public enum JSONValue: Sendable, Hashable {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (index, key) in members.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }).enumerated() {
+            for (index, key) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
                 Self.writeString(key, into: &out)
                 out.append(UInt8(ascii: ":"))
@@ -72,7 +72,8 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
-    private static func writeString(_ value: String, into out: inout [UInt8]) {
+    /// `value` as a JSON string (quoted; `"`, `\\`, `\n`, `\r`, `\t` and `\u00xx` escapes) appended to `out`.
+    static func writeString(_ value: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {
@@ -153,7 +154,12 @@ struct JSONParser {
     }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
     }
 
     private mutating func parseValue(depth: Int) throws(JOSEError) -> JSONValue {
@@ -170,9 +176,9 @@ struct JSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: String) throws(JOSEError) {
-        let expected = Array(literal.utf8)
-        guard bytes.count - index >= expected.count, Array(bytes[index..<index + expected.count]) == expected else {
+    private mutating func expectLiteral(_ literal: StaticString) throws(JOSEError) {
+        let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+        guard bytes.count - index >= expected.count, bytes[index..<index + expected.count].elementsEqual(expected) else {
             throw fail("invalid literal")
         }
         index += expected.count
@@ -245,6 +251,19 @@ struct JSONParser {
 
     private mutating func parseString() throws(JOSEError) -> String {
         index += 1  // opening quote
+        // Most strings hold no escape: validated straight from the input.
+        let start = index
+        while index < bytes.count {
+            let c = bytes[index]
+            if c == UInt8(ascii: "\""), let string = String(validating: bytes[start..<index], as: UTF8.self) {
+                index += 1
+                return string
+            }
+            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
+            index += 1
+        }
+        // An escape, a control character, invalid UTF-8 or the end: byte by byte, for the exact error.
+        index = start
         var out = [UInt8]()
         while true {
             guard index < bytes.count else { throw fail("unterminated string") }
@@ -318,6 +337,13 @@ struct JSONParser {
             let digitsStart = index
             while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
             guard index > digitsStart else { throw fail("invalid exponent") }
+        }
+        // Up to 18 digits always fit Int64: read directly. Longer integers and every other number go through the text.
+        let digits = index - start - (bytes[start] == UInt8(ascii: "-") ? 1 : 0)
+        if isInteger, digits <= 18 {
+            var value: Int64 = 0
+            for byte in bytes[(index - digits)..<index] { value = value * 10 + Int64(byte - UInt8(ascii: "0")) }
+            return .integer(bytes[start] == UInt8(ascii: "-") ? -value : value)
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let value = Int64(text) { return .integer(value) }

@@ -10,14 +10,22 @@ public struct JSONValueDecoder: Sendable {
 
     /// Decodes `type` from `value`.
     public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        try T(from: TreeDecoder(value: value, codingPath: []))
+        try T(from: TreeDecoder(value: value, path: LazyPath(parent: [], last: nil)))
     }
+}
+
+/// A coding path assembled only when asked for (an error, a nested container): a scalar member costs no array.
+private struct LazyPath {
+    let parent: [any CodingKey]
+    let last: (any CodingKey)?
+    var keys: [any CodingKey] { last.map { parent + [$0] } ?? parent }
 }
 
 /// One position in the tree.
 private struct TreeDecoder: Decoder {
     let value: JSONValue
-    let codingPath: [any CodingKey]
+    let path: LazyPath
+    var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -30,7 +38,7 @@ private struct TreeDecoder: Decoder {
         return UnkeyedTree(elements: elements, codingPath: codingPath)
     }
 
-    func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleTree(value: value, codingPath: codingPath) }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleTree(value: value, path: path) }
 }
 
 /// The index key of an array element.
@@ -54,67 +62,64 @@ private func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: [any CodingK
     return DecodingError.typeMismatch(type, DecodingError.Context(codingPath: path, debugDescription: "expected \(type), found \(found)"))
 }
 
-/// Reads scalars from one value: the rules shared by every container.
+/// Reads scalars from one value: the rules shared by every container. The path is assembled only for an error.
 private enum Scalar {
-    static func bool(_ value: JSONValue, _ path: [any CodingKey]) throws -> Bool {
-        guard case .bool(let bool) = value else { throw mismatch(Bool.self, value, path) }
+    static func bool(_ value: JSONValue, _ path: LazyPath) throws -> Bool {
+        guard case .bool(let bool) = value else { throw mismatch(Bool.self, value, path.keys) }
         return bool
     }
 
-    static func string(_ value: JSONValue, _ path: [any CodingKey]) throws -> String {
-        guard case .string(let string) = value else { throw mismatch(String.self, value, path) }
+    static func string(_ value: JSONValue, _ path: LazyPath) throws -> String {
+        guard case .string(let string) = value else { throw mismatch(String.self, value, path.keys) }
         return string
     }
 
-    static func double(_ value: JSONValue, _ path: [any CodingKey]) throws -> Double {
+    static func double(_ value: JSONValue, _ path: LazyPath) throws -> Double {
         switch value {
         case .integer(let integer): return Double(integer)
         case .double(let double): return double
-        default: throw mismatch(Double.self, value, path)
+        default: throw mismatch(Double.self, value, path.keys)
         }
     }
 
-    static func float(_ value: JSONValue, _ path: [any CodingKey]) throws -> Float {
+    static func float(_ value: JSONValue, _ path: LazyPath) throws -> Float {
         let double = try double(value, path)
         let float = Float(double)
         guard float.isFinite || !double.isFinite else {
-            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: path, debugDescription: "\(double) does not fit Float"))
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: path.keys, debugDescription: "\(double) does not fit Float"))
         }
         return float
     }
 
-    static func integer<T: FixedWidthInteger>(_ type: T.Type, _ value: JSONValue, _ path: [any CodingKey]) throws -> T {
-        guard case .integer(let integer) = value else { throw mismatch(T.self, value, path) }
+    static func integer<T: FixedWidthInteger>(_ type: T.Type, _ value: JSONValue, _ path: LazyPath) throws -> T {
+        guard case .integer(let integer) = value else { throw mismatch(T.self, value, path.keys) }
         guard let exact = T(exactly: integer) else {
-            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: path, debugDescription: "\(integer) does not fit \(T.self)"))
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: path.keys, debugDescription: "\(integer) does not fit \(T.self)"))
         }
         return exact
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue, _ path: [any CodingKey]) throws -> T {
-        // The scalar types read directly; everything else (arrays, objects, wrappers) through its own init(from:).
-        let scalar: Any? = switch type {
-        case is Bool.Type: try bool(value, path)
-        case is String.Type: try string(value, path)
-        case is Double.Type: try double(value, path)
-        case is Float.Type: try float(value, path)
-        case is Int.Type: try integer(Int.self, value, path)
-        case is Int8.Type: try integer(Int8.self, value, path)
-        case is Int16.Type: try integer(Int16.self, value, path)
-        case is Int32.Type: try integer(Int32.self, value, path)
-        case is Int64.Type: try integer(Int64.self, value, path)
-        case is UInt.Type: try integer(UInt.self, value, path)
-        case is UInt8.Type: try integer(UInt8.self, value, path)
-        case is UInt16.Type: try integer(UInt16.self, value, path)
-        case is UInt32.Type: try integer(UInt32.self, value, path)
-        case is UInt64.Type: try integer(UInt64.self, value, path)
-        default: nil
+    static func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue, _ path: LazyPath) throws -> T {
+        guard value != .null else {
+            throw DecodingError.valueNotFound(T.self, DecodingError.Context(codingPath: path.keys, debugDescription: "null"))
         }
-        if let scalar {
-            guard let typed = scalar as? T else { throw mismatch(T.self, value, path) }
-            return typed
-        }
-        return try T(from: TreeDecoder(value: value, codingPath: path))
+        // The scalar types read directly (compared by metatype, no cast search); everything else (arrays, objects,
+        // wrappers) through its own init(from:).
+        if T.self == String.self { return try string(value, path) as! T }
+        if T.self == Int.self { return try integer(Int.self, value, path) as! T }
+        if T.self == Int64.self { return try integer(Int64.self, value, path) as! T }
+        if T.self == Bool.self { return try bool(value, path) as! T }
+        if T.self == Double.self { return try double(value, path) as! T }
+        if T.self == Float.self { return try float(value, path) as! T }
+        if T.self == Int8.self { return try integer(Int8.self, value, path) as! T }
+        if T.self == Int16.self { return try integer(Int16.self, value, path) as! T }
+        if T.self == Int32.self { return try integer(Int32.self, value, path) as! T }
+        if T.self == UInt.self { return try integer(UInt.self, value, path) as! T }
+        if T.self == UInt8.self { return try integer(UInt8.self, value, path) as! T }
+        if T.self == UInt16.self { return try integer(UInt16.self, value, path) as! T }
+        if T.self == UInt32.self { return try integer(UInt32.self, value, path) as! T }
+        if T.self == UInt64.self { return try integer(UInt64.self, value, path) as! T }
+        return try T(from: TreeDecoder(value: value, path: path))
     }
 }
 
@@ -153,27 +158,23 @@ private struct KeyedTree<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try typed(type, forKey: key) }
 
     private func typed<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        let value = try value(key)
-        guard value != .null else {
-            throw DecodingError.valueNotFound(T.self, DecodingError.Context(codingPath: codingPath + [key], debugDescription: "null"))
-        }
-        return try Scalar.decode(T.self, value, codingPath + [key])
+        try Scalar.decode(T.self, value(key), LazyPath(parent: codingPath, last: key))
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try TreeDecoder(value: value(key), codingPath: codingPath + [key]).container(keyedBy: type)
+        try TreeDecoder(value: value(key), path: LazyPath(parent: codingPath, last: key)).container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try TreeDecoder(value: value(key), codingPath: codingPath + [key]).unkeyedContainer()
+        try TreeDecoder(value: value(key), path: LazyPath(parent: codingPath, last: key)).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder {
-        TreeDecoder(value: members["super"] ?? .null, codingPath: codingPath)
+        TreeDecoder(value: members["super"] ?? .null, path: LazyPath(parent: codingPath, last: nil))
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        TreeDecoder(value: members[key.stringValue] ?? .null, codingPath: codingPath + [key])
+        TreeDecoder(value: members[key.stringValue] ?? .null, path: LazyPath(parent: codingPath, last: key))
     }
 }
 
@@ -190,11 +191,11 @@ private struct UnkeyedTree: UnkeyedDecodingContainer {
     var count: Int? { elements.count }
     var isAtEnd: Bool { currentIndex >= elements.count }
 
-    private var path: [any CodingKey] { codingPath + [IndexKey(currentIndex)] }
+    private var path: LazyPath { LazyPath(parent: codingPath, last: IndexKey(currentIndex)) }
 
     private func current<T>(_ type: T.Type) throws -> JSONValue {
         guard !isAtEnd else {
-            throw DecodingError.valueNotFound(type, DecodingError.Context(codingPath: path, debugDescription: "the array has ended"))
+            throw DecodingError.valueNotFound(type, DecodingError.Context(codingPath: path.keys, debugDescription: "the array has ended"))
         }
         return elements[currentIndex]
     }
@@ -222,29 +223,25 @@ private struct UnkeyedTree: UnkeyedDecodingContainer {
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try typed(type) }
 
     private mutating func typed<T: Decodable>(_ type: T.Type) throws -> T {
-        let value = try current(type)
-        guard value != .null else {
-            throw DecodingError.valueNotFound(T.self, DecodingError.Context(codingPath: path, debugDescription: "null"))
-        }
-        let decoded = try Scalar.decode(T.self, value, path)
+        let decoded = try Scalar.decode(T.self, current(type), path)
         currentIndex += 1
         return decoded
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        let container = try TreeDecoder(value: current(JSONValue.self), codingPath: path).container(keyedBy: type)
+        let container = try TreeDecoder(value: current(JSONValue.self), path: path).container(keyedBy: type)
         currentIndex += 1
         return container
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let container = try TreeDecoder(value: current(JSONValue.self), codingPath: path).unkeyedContainer()
+        let container = try TreeDecoder(value: current(JSONValue.self), path: path).unkeyedContainer()
         currentIndex += 1
         return container
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        let decoder = TreeDecoder(value: try current(JSONValue.self), codingPath: path)
+        let decoder = TreeDecoder(value: try current(JSONValue.self), path: path)
         currentIndex += 1
         return decoder
     }
@@ -252,7 +249,8 @@ private struct UnkeyedTree: UnkeyedDecodingContainer {
 
 private struct SingleTree: SingleValueDecodingContainer {
     let value: JSONValue
-    let codingPath: [any CodingKey]
+    let path: LazyPath
+    var codingPath: [any CodingKey] { path.keys }
 
     func decodeNil() -> Bool { value == .null }
 
@@ -272,10 +270,5 @@ private struct SingleTree: SingleValueDecodingContainer {
     func decode(_ type: UInt64.Type) throws -> UInt64 { try typed(type) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try typed(type) }
 
-    private func typed<T: Decodable>(_ type: T.Type) throws -> T {
-        guard value != .null else {
-            throw DecodingError.valueNotFound(T.self, DecodingError.Context(codingPath: codingPath, debugDescription: "null"))
-        }
-        return try Scalar.decode(T.self, value, codingPath)
-    }
+    private func typed<T: Decodable>(_ type: T.Type) throws -> T { try Scalar.decode(T.self, value, path) }
 }

@@ -20,6 +20,24 @@ public struct JWSHeader: Sendable, Hashable {
         self.additionalMembers = additionalMembers
     }
 
+    /// The serialised header: ``jsonValue``'s bytes, written directly when there are no additional members.
+    var serialized: [UInt8] {
+        guard additionalMembers.isEmpty else { return jsonValue.serialized }
+        // The members in sorted order: alg, kid, typ.
+        var out = Array(#"{"alg":"#.utf8)
+        JSONValue.writeString(algorithm.rawValue, into: &out)
+        if let keyID {
+            out += #","kid":"#.utf8
+            JSONValue.writeString(keyID, into: &out)
+        }
+        if let type {
+            out += #","typ":"#.utf8
+            JSONValue.writeString(type, into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
     /// The header as a JSON object.
     public var jsonValue: JSONValue {
         var members = additionalMembers
@@ -103,17 +121,25 @@ public enum JWS {
         guard header.algorithm == signer.algorithm else {
             throw .algorithmMismatch(header: header.algorithm.rawValue, key: signer.algorithm.rawValue)
         }
-        for reserved in ["alg", "kid", "typ", "crit"] where header.additionalMembers[reserved] != nil {
-            throw .invalidField(reserved)
+        if !header.additionalMembers.isEmpty {
+            for reserved in ["alg", "kid", "typ", "crit"] where header.additionalMembers[reserved] != nil {
+                throw .invalidField(reserved)
+            }
         }
-        let signingInput = Base64URL.encode(header.jsonValue.serialized) + "." + Base64URL.encode(payload)
+        // One buffer: the signing input, then the signature appended to it.
+        var compact: [UInt8] = []
+        Base64URL.append(header.serialized, to: &compact)
+        compact.append(UInt8(ascii: "."))
+        Base64URL.append(payload, to: &compact)
         let signature: [UInt8]
         do {
-            signature = try signer.sign(Array(signingInput.utf8))
+            signature = try signer.sign(compact)
         } catch {
             throw .signingFailed(String(describing: error))
         }
-        return signingInput + "." + Base64URL.encode(signature)
+        compact.append(UInt8(ascii: "."))
+        Base64URL.append(signature, to: &compact)
+        return String(decoding: compact, as: UTF8.self)
     }
 
     /// Signs `payload` with a header of the signer's algorithm and the given `kid` and `typ`.
@@ -128,21 +154,18 @@ public enum JWS {
     /// - Throws: ``JOSEError/inputTooLarge(limit:)``, ``JOSEError/wrongSegmentCount(_:)``,
     ///   ``JOSEError/invalidBase64URL(part:)``, header errors (``JOSEError/algorithmNone``, …).
     public static func parse<S: StringProtocol>(_ compact: S, options: JWSParsingOptions = .init()) throws(JOSEError) -> UnverifiedJWS {
+        guard compact.utf8.count <= options.maximumSize else { throw .inputTooLarge(limit: options.maximumSize) }
         let bytes = Array(compact.utf8)
-        guard bytes.count <= options.maximumSize else { throw .inputTooLarge(limit: options.maximumSize) }
-        let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard segments.count == 3 else { throw .wrongSegmentCount(segments.count) }
-        let headerBytes = try Base64URL.decode(utf8: segments[0], part: "header", maximumDecodedCount: options.maximumSize)
-        let payload = try Base64URL.decode(utf8: segments[1], part: "payload", maximumDecodedCount: options.maximumSize)
-        let signature = try Base64URL.decode(utf8: segments[2], part: "signature", maximumDecodedCount: options.maximumSize)
+        let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
+        guard dots.count == 2 else { throw .wrongSegmentCount(dots.count + 1) }
+        let headerBytes = try Base64URL.decode(utf8: bytes[..<dots[0]], part: "header", maximumDecodedCount: options.maximumSize)
+        let payload = try Base64URL.decode(utf8: bytes[(dots[0] + 1)..<dots[1]], part: "payload", maximumDecodedCount: options.maximumSize)
+        let signature = try Base64URL.decode(utf8: bytes[(dots[1] + 1)...], part: "signature", maximumDecodedCount: options.maximumSize)
         let header = try JWSHeader(json: headerBytes)
         if let allowed = options.allowedAlgorithms, !allowed.contains(header.algorithm) {
             throw .unsupportedAlgorithm(header.algorithm.rawValue)
         }
-        return UnverifiedJWS(
-            header: header, payload: payload, signature: signature,
-            signingInput: Array(bytes[..<(segments[0].count + 1 + segments[1].count)])
-        )
+        return UnverifiedJWS(header: header, payload: payload, signature: signature, signingInput: Array(bytes[..<dots[1]]))
     }
 
     /// Verifies a compact JWS with one key.

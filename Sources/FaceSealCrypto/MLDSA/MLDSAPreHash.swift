@@ -1,3 +1,4 @@
+import COpenSSL
 public import Foundation
 
 /// The hash functions HashML-DSA (FIPS 204 §5.4) can pre-hash with, each identified in M′ by its OID.
@@ -81,9 +82,13 @@ public enum MLDSAPreHash: String, Sendable, CaseIterable {
     }
 
     private func openSSL(_ name: String, _ message: UnsafeRawBufferPointer) -> [UInt8] {
-        let context = DigestContext(algorithmName: name)
-        context.update(message)
-        return context.finalizeCopy(byteCount: digestByteCount)
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        guard let md = EVP_get_digestbyname(name), EVP_Digest(message.uint8Base, message.count, &out, &length, md, nil) == 1,
+              Int(length) == digestByteCount else {
+            fatalError("EVP_Digest(\(name)) failed: \(LibCrypto.drainErrors())")
+        }
+        return Array(out.prefix(digestByteCount))
     }
 }
 

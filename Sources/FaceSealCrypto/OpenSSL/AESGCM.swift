@@ -1,4 +1,5 @@
 import COpenSSL
+import COpenSSLShims
 public import Foundation
 
 /// AES namespace, as in swift-crypto.
@@ -187,9 +188,9 @@ public enum AES {
         ) throws(CryptoError) {
             let cipher: OpaquePointer?
             switch key.secret.count {
-            case 16: cipher = EVP_aes_128_gcm()
-            case 24: cipher = EVP_aes_192_gcm()
-            case 32: cipher = EVP_aes_256_gcm()
+            case 16: cipher = fs_cipher(FS_AES_128_GCM)
+            case 24: cipher = fs_cipher(FS_AES_192_GCM)
+            case 32: cipher = fs_cipher(FS_AES_256_GCM)
             default: throw .incorrectKeySize(expected: 32, actual: key.secret.count)
             }
             guard input.count <= Int(Int32.max), aad.count <= Int(Int32.max) else {

@@ -1,21 +1,18 @@
 import COpenSSL
+import COpenSSLShims
 public import Foundation
 
 /// HMAC (RFC 2104) over a ``HashFunction``, one-shot, as in swift-crypto: `HMAC<SHA256>.authenticationCode(for:using:)`.
 public enum HMAC<H: HashFunction> {
     /// The MAC of `data` under `key`.
     public static func authenticationCode<D: DataProtocol>(for data: D, using key: SymmetricKey) -> HashedAuthenticationCode<H> {
-        guard let md = EVP_get_digestbyname(H.algorithmName) else {
-            fatalError("OpenSSL lacks digest \(H.algorithmName)")
-        }
         var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let ok = key.withUnsafeBytes { keyBytes in
+        let length = key.withUnsafeBytes { keyBytes in
             data.withContiguousBytes { message in
-                COpenSSL.HMAC(md, keyBytes.uint8Base, Int32(keyBytes.count), message.uint8Base, message.count, &out, &length) != nil
+                fs_hmac(H.algorithmName, keyBytes.uint8Base, keyBytes.count, message.uint8Base, message.count, &out)
             }
         }
-        guard ok, Int(length) == H.byteCount else {
+        guard length == H.byteCount else {
             fatalError("HMAC(\(H.algorithmName)) failed: \(LibCrypto.drainErrors())")
         }
         return HashedAuthenticationCode(bytes: Array(out.prefix(H.byteCount)))

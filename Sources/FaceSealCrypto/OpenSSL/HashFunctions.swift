@@ -1,4 +1,5 @@
 import COpenSSL
+import COpenSSLShims
 public import Foundation
 
 /// A cryptographic hash function (SHA-2, SHA3), usable one-shot or incrementally, as in swift-crypto.
@@ -22,10 +23,12 @@ public protocol HashFunction {
     mutating func update(bufferPointer: UnsafeRawBufferPointer)
     /// The digest of everything fed so far. The hasher itself is left unchanged and can keep going.
     func finalize() -> Digest
+    /// The digest of `data` in one call.
+    static func hash<D: DataProtocol>(data: D) -> Digest
 }
 
 extension HashFunction {
-    /// The digest of `data` in one call.
+    /// The digest of `data` in one call, through a hasher (FaceSeal's own hash functions digest in one OpenSSL call).
     public static func hash<D: DataProtocol>(data: D) -> Digest {
         var hasher = Self()
         hasher.update(data: data)
@@ -81,14 +84,24 @@ public typealias SHA3_512Digest = HashDigest<SHA3_512>
 final class DigestContext {
     let context: OpaquePointer
 
-    init(algorithmName: String) {
-        guard let md = EVP_get_digestbyname(algorithmName), let context = EVP_MD_CTX_new() else {
-            fatalError("OpenSSL lacks digest \(algorithmName)")
+    /// A context of the digest `algorithm` (fetched once per process, `fs_md`).
+    init(_ algorithm: fs_algorithm) {
+        guard let md = fs_md(algorithm), let context = EVP_MD_CTX_new() else {
+            fatalError("OpenSSL lacks digest \(algorithm.rawValue): \(LibCrypto.drainErrors())")
         }
         self.context = context
         guard EVP_DigestInit_ex(context, md, nil) == 1 else {
-            fatalError("EVP_DigestInit_ex(\(algorithmName)) failed: \(LibCrypto.drainErrors())")
+            fatalError("EVP_DigestInit_ex(\(algorithm.rawValue)) failed: \(LibCrypto.drainErrors())")
         }
+    }
+
+    /// The digest of `data` in one `EVP_Digest` call (no hasher, no context copy).
+    static func digest<D: DataProtocol>(_ algorithm: fs_algorithm, _ data: D, byteCount: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        let length = data.withContiguousBytes { raw in fs_digest(algorithm, raw.baseAddress, raw.count, &out) }
+        guard Int(length) == byteCount else { fatalError("EVP_Digest(\(algorithm.rawValue)) failed: \(LibCrypto.drainErrors())") }
+        out.removeLast(out.count - byteCount)
+        return out
     }
 
     private init(copying other: DigestContext) {
@@ -124,6 +137,8 @@ final class DigestContext {
 /// Shared implementation of the OpenSSL-backed hashers.
 protocol OpenSSLHasher: HashFunction where Digest == HashDigest<Self> {
     var state: DigestContext { get set }
+    /// The shim's index of the algorithm.
+    static var algorithm: fs_algorithm { get }
 }
 
 extension OpenSSLHasher {
@@ -145,11 +160,17 @@ extension OpenSSLHasher {
     public func finalize() -> HashDigest<Self> {
         HashDigest(bytes: state.finalizeCopy(byteCount: Self.byteCount))
     }
+
+    /// The digest of `data` in one OpenSSL call.
+    static func oneShot<D: DataProtocol>(_ data: D) -> HashDigest<Self> {
+        HashDigest(bytes: DigestContext.digest(algorithm, data, byteCount: byteCount))
+    }
 }
 
 /// SHA-256 (FIPS 180-4).
 public struct SHA256: HashFunction, OpenSSLHasher {
-    var state = DigestContext(algorithmName: Self.algorithmName)
+    var state = DigestContext(Self.algorithm)
+    static var algorithm: fs_algorithm { FS_SHA256 }
     /// "SHA256".
     public static let algorithmName = "SHA256"
     /// 32.
@@ -158,11 +179,16 @@ public struct SHA256: HashFunction, OpenSSLHasher {
     public static let blockByteCount = 64
     /// A hasher with empty input.
     public init() {}
+    /// The digest of `data` in one OpenSSL call.
+    public static func hash<D: DataProtocol>(data: D) -> HashDigest<Self> { oneShot(data) }
+    /// The digest of `data` in one OpenSSL call (bytes: no generic detour from another module).
+    public static func hash(data: [UInt8]) -> HashDigest<Self> { oneShot(data) }
 }
 
 /// SHA-384 (FIPS 180-4).
 public struct SHA384: HashFunction, OpenSSLHasher {
-    var state = DigestContext(algorithmName: Self.algorithmName)
+    var state = DigestContext(Self.algorithm)
+    static var algorithm: fs_algorithm { FS_SHA384 }
     /// "SHA384".
     public static let algorithmName = "SHA384"
     /// 48.
@@ -171,11 +197,16 @@ public struct SHA384: HashFunction, OpenSSLHasher {
     public static let blockByteCount = 128
     /// A hasher with empty input.
     public init() {}
+    /// The digest of `data` in one OpenSSL call.
+    public static func hash<D: DataProtocol>(data: D) -> HashDigest<Self> { oneShot(data) }
+    /// The digest of `data` in one OpenSSL call (bytes: no generic detour from another module).
+    public static func hash(data: [UInt8]) -> HashDigest<Self> { oneShot(data) }
 }
 
 /// SHA-512 (FIPS 180-4).
 public struct SHA512: HashFunction, OpenSSLHasher {
-    var state = DigestContext(algorithmName: Self.algorithmName)
+    var state = DigestContext(Self.algorithm)
+    static var algorithm: fs_algorithm { FS_SHA512 }
     /// "SHA512".
     public static let algorithmName = "SHA512"
     /// 64.
@@ -184,11 +215,16 @@ public struct SHA512: HashFunction, OpenSSLHasher {
     public static let blockByteCount = 128
     /// A hasher with empty input.
     public init() {}
+    /// The digest of `data` in one OpenSSL call.
+    public static func hash<D: DataProtocol>(data: D) -> HashDigest<Self> { oneShot(data) }
+    /// The digest of `data` in one OpenSSL call (bytes: no generic detour from another module).
+    public static func hash(data: [UInt8]) -> HashDigest<Self> { oneShot(data) }
 }
 
 /// SHA3-256 (FIPS 202).
 public struct SHA3_256: HashFunction, OpenSSLHasher {
-    var state = DigestContext(algorithmName: Self.algorithmName)
+    var state = DigestContext(Self.algorithm)
+    static var algorithm: fs_algorithm { FS_SHA3_256 }
     /// "SHA3-256".
     public static let algorithmName = "SHA3-256"
     /// 32.
@@ -197,11 +233,16 @@ public struct SHA3_256: HashFunction, OpenSSLHasher {
     public static let blockByteCount = 136
     /// A hasher with empty input.
     public init() {}
+    /// The digest of `data` in one OpenSSL call.
+    public static func hash<D: DataProtocol>(data: D) -> HashDigest<Self> { oneShot(data) }
+    /// The digest of `data` in one OpenSSL call (bytes: no generic detour from another module).
+    public static func hash(data: [UInt8]) -> HashDigest<Self> { oneShot(data) }
 }
 
 /// SHA3-512 (FIPS 202).
 public struct SHA3_512: HashFunction, OpenSSLHasher {
-    var state = DigestContext(algorithmName: Self.algorithmName)
+    var state = DigestContext(Self.algorithm)
+    static var algorithm: fs_algorithm { FS_SHA3_512 }
     /// "SHA3-512".
     public static let algorithmName = "SHA3-512"
     /// 64.
@@ -210,13 +251,17 @@ public struct SHA3_512: HashFunction, OpenSSLHasher {
     public static let blockByteCount = 72
     /// A hasher with empty input.
     public init() {}
+    /// The digest of `data` in one OpenSSL call.
+    public static func hash<D: DataProtocol>(data: D) -> HashDigest<Self> { oneShot(data) }
+    /// The digest of `data` in one OpenSSL call (bytes: no generic detour from another module).
+    public static func hash(data: [UInt8]) -> HashDigest<Self> { oneShot(data) }
 }
 
 /// SHAKE128 extendable-output function (FIPS 202), one-shot.
 public enum SHAKE128 {
     /// `outputByteCount` bytes of SHAKE128(`data`).
     public static func hash<D: DataProtocol>(data: D, outputByteCount: Int) -> [UInt8] {
-        ExtendableOutput.squeeze(algorithmName: "SHAKE128", data: data, outputByteCount: outputByteCount)
+        ExtendableOutput.squeeze(FS_SHAKE128, data: data, outputByteCount: outputByteCount)
     }
 }
 
@@ -224,14 +269,14 @@ public enum SHAKE128 {
 public enum SHAKE256 {
     /// `outputByteCount` bytes of SHAKE256(`data`).
     public static func hash<D: DataProtocol>(data: D, outputByteCount: Int) -> [UInt8] {
-        ExtendableOutput.squeeze(algorithmName: "SHAKE256", data: data, outputByteCount: outputByteCount)
+        ExtendableOutput.squeeze(FS_SHAKE256, data: data, outputByteCount: outputByteCount)
     }
 }
 
 enum ExtendableOutput {
-    static func squeeze<D: DataProtocol>(algorithmName: String, data: D, outputByteCount: Int) -> [UInt8] {
+    static func squeeze<D: DataProtocol>(_ algorithm: fs_algorithm, data: D, outputByteCount: Int) -> [UInt8] {
         precondition(outputByteCount >= 0, "SHAKE output length must not be negative")
-        let state = DigestContext(algorithmName: algorithmName)
+        let state = DigestContext(algorithm)
         for region in data.regions { region.withUnsafeBytes { state.update($0) } }
         var out = [UInt8](repeating: 0, count: outputByteCount)
         guard outputByteCount > 0 else { return out }

@@ -29,7 +29,7 @@ package enum OpenSSLEd25519 {
 
         /// The 64-byte signature of `message`.
         package func signature(for message: [UInt8]) throws(CryptoError) -> [UInt8] {
-            try key.sign(message: message, sha256: false)
+            try key.sign(message: message)
         }
     }
 
@@ -49,7 +49,7 @@ package enum OpenSSLEd25519 {
 
         /// Whether `signature` is a valid signature of `message` under this key, by OpenSSL's rules.
         package func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
-            signature.count == 64 && key.verify(message: message, signature: signature, sha256: false)
+            signature.count == 64 && key.verify(message: message, signature: signature)
         }
     }
 }

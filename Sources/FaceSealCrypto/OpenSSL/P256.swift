@@ -67,7 +67,7 @@ public enum P256 {
 
             /// An ECDSA signature of SHA-256(`data`), with a fresh random nonce.
             public func signature<D: DataProtocol>(for data: D) throws(CryptoError) -> ECDSASignature {
-                try ECDSASignature(derRepresentation: cache.sign(message: [UInt8](data), sha256: true))
+                try ECDSASignature(derRepresentation: cache.sign(sha256Digest: SHA256.hash(data: data).bytes))
             }
         }
 
@@ -167,7 +167,7 @@ public enum P256 {
 
             /// OpenSSL's verification (keys without a table; the reference of the tables' tests).
             func isValidSignatureWithOpenSSL<D: DataProtocol>(_ signature: ECDSASignature, for data: D) -> Bool {
-                verifier.verify(message: [UInt8](data), signature: [UInt8](signature.derRepresentation), sha256: true)
+                verifier.verify(sha256Digest: SHA256.hash(data: data).bytes, signature: signature.derBytes)
             }
         }
 
@@ -183,39 +183,54 @@ public enum P256 {
             }
 
             /// A signature from a strict DER `ECDSA-Sig-Value` (no trailing bytes, minimal integers).
+            ///
+            /// Exactly the canonical encodings of 0 ≤ r, s < 2²⁵⁶ are accepted: a SEQUENCE of two INTEGERs, short-form
+            /// lengths, each integer non-negative, in its fewest bytes (one leading 0x00 only before a high bit), at
+            /// most 33 bytes with the 33rd a 0x00 pad.
             public init<D: DataProtocol>(derRepresentation: D) throws(CryptoError) {
-                let der = [UInt8](derRepresentation)
-                guard der.count <= 80 else { throw .invalidSignatureEncoding }
+                guard derRepresentation.count <= 80 else { throw .invalidSignatureEncoding }
                 var raw = [UInt8](repeating: 0, count: 64)
-                let ok = der.withUnsafeBufferPointer { buffer -> Bool in
-                    var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-                    guard let sig = d2i_ECDSA_SIG(nil, &cursor, buffer.count) else { return false }
-                    defer { ECDSA_SIG_free(sig) }
-                    guard cursor == buffer.baseAddress.map({ $0 + buffer.count }) else { return false }
-                    guard let r = ECDSA_SIG_get0_r(sig), let s = ECDSA_SIG_get0_s(sig),
-                          BN_is_negative(r) == 0, BN_is_negative(s) == 0,
-                          BN_num_bits(r) <= 256, BN_num_bits(s) <= 256 else { return false }
-                    return raw.withUnsafeMutableBufferPointer { out in
-                        BN_bn2binpad(r, out.baseAddress, 32) == 32 && BN_bn2binpad(s, out.baseAddress! + 32, 32) == 32
+                let ok = derRepresentation.withContiguousBytes { der -> Bool in
+                    guard der.count >= 2, der[0] == 0x30, Int(der[1]) == der.count - 2 else { return false }
+                    var cursor = 2
+                    for half in 0..<2 {
+                        guard cursor + 2 <= der.count, der[cursor] == 0x02 else { return false }
+                        let length = Int(der[cursor + 1])
+                        let start = cursor + 2
+                        guard (1...33).contains(length), start + length <= der.count,
+                              der[start] & 0x80 == 0,  // non-negative
+                              length == 1 || der[start] != 0 || der[start + 1] & 0x80 != 0,  // minimal
+                              length < 33 || der[start] == 0 else { return false }  // at most 256 bits
+                        let digits = length == 33 ? 32 : length
+                        for i in 0..<digits { raw[half * 32 + 32 - digits + i] = der[start + length - digits + i] }
+                        cursor = start + length
                     }
+                    return cursor == der.count
                 }
-                LibCrypto.clearErrors()
                 guard ok else { throw .invalidSignatureEncoding }
                 rawRepresentation = Data(raw)
-                // Reject BER leniency: the canonical re-encoding must be byte for byte what we were given.
-                guard derRepresentation.elementsEqual(self.derRepresentation) else { throw .invalidSignatureEncoding }
             }
 
             /// The DER `ECDSA-Sig-Value` SEQUENCE { r INTEGER, s INTEGER }.
-            public var derRepresentation: Data {
-                func integer(_ bytes: Data.SubSequence) -> [UInt8] {
-                    var value = Array(bytes.drop { $0 == 0 })
-                    if value.isEmpty { value = [0] }
-                    if value[0] & 0x80 != 0 { value.insert(0, at: 0) }
-                    return [0x02, UInt8(value.count)] + value
+            public var derRepresentation: Data { Data(derBytes) }
+
+            /// ``derRepresentation`` as bytes, built in one buffer (at most 72 bytes).
+            var derBytes: [UInt8] {
+                var der = [UInt8]()
+                der.reserveCapacity(72)
+                der += [0x30, 0]
+                rawRepresentation.withUnsafeBytes { raw in
+                    for half in [raw[0..<32], raw[32..<64]] {
+                        // Minimal big-endian integer: no leading zeros, one 0x00 before a high bit, 0 as one byte.
+                        let digits = half.drop { $0 == 0 }
+                        let pad = digits.first.map { $0 & 0x80 != 0 } ?? true
+                        der += [0x02, UInt8(digits.count + (pad ? 1 : 0))]
+                        if pad { der.append(0) }
+                        der += digits
+                    }
                 }
-                let body = integer(rawRepresentation.prefix(32)) + integer(rawRepresentation.suffix(32))
-                return Data([0x30, UInt8(body.count)] + body)
+                der[1] = UInt8(der.count - 2)
+                return der
             }
         }
     }

@@ -98,7 +98,7 @@ public enum RSA {
 
             /// The RSASSA-PKCS1-v1_5 SHA-256 signature of `data` (as long as the modulus).
             public func signature<D: DataProtocol>(for data: D) throws(CryptoError) -> RSASignature {
-                RSASignature(rawRepresentation: try cache.sign(message: [UInt8](data), sha256: true))
+                RSASignature(rawRepresentation: try cache.sign(sha256Digest: SHA256.hash(data: data).bytes))
             }
         }
 
@@ -189,7 +189,7 @@ public enum RSA {
             /// Whether `signature` is a valid RSASSA-PKCS1-v1_5 SHA-256 signature of `data`.
             public func isValidSignature<D: DataProtocol>(_ signature: RSASignature, for data: D) -> Bool {
                 guard signature.rawRepresentation.count == modulus.count else { return false }
-                return verifier.verify(message: [UInt8](data), signature: [UInt8](signature.rawRepresentation), sha256: true)
+                return verifier.verify(sha256Digest: SHA256.hash(data: data).bytes, signature: signature.rawRepresentation)
             }
         }
 

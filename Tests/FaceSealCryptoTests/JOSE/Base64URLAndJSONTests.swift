@@ -29,6 +29,21 @@ import Testing
         }
     }
 
+    /// Contiguous text takes a faster decoder than any other collection: both answer the same, byte for byte.
+    @Test func contiguousAndGenericDecodingAgree() {
+        let symbols = Array("AZaz09-_=+/.\u{0}\u{80}Qg".utf8)
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<5000 {
+            let text = (0..<(round % 14)).map { _ in
+                round % 2 == 0 ? symbols[Int.random(in: 0..<symbols.count, using: &generator)]
+                               : Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8).randomElement(using: &generator)!
+            }
+            let contiguous = Result { () throws(JOSEError) in try Base64URL.decode(utf8: text) }
+            let generic = Result { () throws(JOSEError) in try Base64URL.decode(utf8: text.lazy.map { $0 }) }
+            #expect(contiguous == generic, "\(text)")
+        }
+    }
+
     @Test func sizeLimit() {
         let text = Base64URL.encode([UInt8](repeating: 7, count: 100))
         #expect(throws: JOSEError.inputTooLarge(limit: 99)) { try Base64URL.decode(text, maximumDecodedCount: 99) }

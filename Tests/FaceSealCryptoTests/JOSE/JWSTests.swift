@@ -227,6 +227,23 @@ enum JOSETestData {
         #expect(throws: Never.self) { try JWS.verify(valid, verifier: key.publicKey, options: .init(allowedAlgorithms: [.edDSA])) }
     }
 
+    /// The header written directly (no additional members) is the bytes of its JSON object, escapes included.
+    @Test func headersAreWrittenAsTheirJSONObject() throws {
+        let texts = ["", "k", "kid/1", "a\"b\\c", "tab\tnew\nline\r\u{0}\u{1f}\u{7f}", "é€😀", "faceseal-device+jwt"]
+        for algorithm in JWSAlgorithm.allCases {
+            for keyID in [nil] + texts {
+                for type in [nil] + texts {
+                    let header = JWSHeader(algorithm: algorithm, keyID: keyID, type: type)
+                    #expect(header.serialized == header.jsonValue.serialized)
+                }
+            }
+        }
+        let compact = try JWS.sign(payload: [1, 2, 3], signer: key, keyID: "k/1", type: "x+jwt")
+        let parts = compact.split(separator: ".")
+        #expect(try Base64URL.decode(parts[0]) == Array(#"{"alg":"EdDSA","kid":"k/1","typ":"x+jwt"}"#.utf8))
+        #expect(String(parts[1]) == "AQID")
+    }
+
     @Test func additionalHeaderMembersRoundTrip() throws {
         let header = JWSHeader(algorithm: .edDSA, keyID: "k", type: "dpop+jwt", additionalMembers: ["nonce": "n-1", "jwk": JWK(publicKey: key.publicKey).jsonValue])
         let jws = try JWS.sign(payload: [1, 2], header: header, signer: key)

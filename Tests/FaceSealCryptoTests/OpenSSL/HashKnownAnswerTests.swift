@@ -71,6 +71,20 @@ import Testing
         #expect(!HMAC<SHA256>.isValidAuthenticationCode(mac.bytes.prefix(16), authenticating: data, using: key))
     }
 
+    /// RFC 4231 case 6 (a key longer than the block, hashed first) over three hash functions, and the empty key and message.
+    @Test func hmacLongAndEmptyKeys() {
+        let key = SymmetricKey(data: [UInt8](repeating: 0xaa, count: 131))
+        let data = Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)
+        #expect(OSSLTestBytes.hexString(HMAC<SHA256>.authenticationCode(for: data, using: key))
+                == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        #expect(OSSLTestBytes.hexString(HMAC<SHA512>.authenticationCode(for: data, using: key))
+                == "80b24263c7c1a3ebb71493c1dd7be8b49b46d1f41b4aeec1121b013783f8f3526b56d037e05f2598bd0fd2215d6a1e5295e64f73f63f0aec8b915a985d786598")
+        #expect(OSSLTestBytes.hexString(HMAC<SHA3_256>.authenticationCode(for: data, using: key))
+                == "ed73a374b96c005235f948032f09674a58c0ce555cfc1f223b02356560312c3b")
+        #expect(OSSLTestBytes.hexString(HMAC<SHA256>.authenticationCode(for: [UInt8](), using: SymmetricKey(data: [UInt8]())))
+                == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
+    }
+
     @Test func hkdfRFC5869Case1() throws {
         let ikm = SymmetricKey(data: [UInt8](repeating: 0x0b, count: 22))
         let salt = OSSLTestBytes.hex("000102030405060708090a0b0c")

@@ -65,6 +65,70 @@ import Testing
         #expect(throws: CryptoError.incorrectKeySize(expected: 32, actual: 31)) { try P256.Signing.PrivateKey(rawRepresentation: n.dropLast()) }
     }
 
+    @Test func derIntegersAreMinimal() throws {
+        // r with leading zero bytes then a high bit (a 0x00 pad), s = 1, and r = 0.
+        let r = [0, 0, 0x80] + [UInt8](repeating: 0x11, count: 29)
+        let one = [UInt8](repeating: 0, count: 31) + [1]
+        let signature = try P256.Signing.ECDSASignature(rawRepresentation: r + one)
+        let expected: [UInt8] = [0x30, 36, 0x02, 31, 0x00, 0x80] + [UInt8](repeating: 0x11, count: 29) + [0x02, 1, 1]
+        #expect([UInt8](signature.derRepresentation) == expected)
+        #expect(try P256.Signing.ECDSASignature(derRepresentation: expected) == signature)
+        let zero = try P256.Signing.ECDSASignature(rawRepresentation: [UInt8](repeating: 0, count: 32) + one)
+        #expect([UInt8](zero.derRepresentation) == [0x30, 6, 0x02, 1, 0, 0x02, 1, 1])
+        let high = try P256.Signing.ECDSASignature(rawRepresentation: [UInt8](repeating: 0xFF, count: 64))
+        #expect([UInt8](high.derRepresentation) == [0x30, 70, 0x02, 33, 0] + [UInt8](repeating: 0xFF, count: 32) + [0x02, 33, 0]
+                + [UInt8](repeating: 0xFF, count: 32))
+    }
+
+    /// One key's kept OpenSSL contexts are shared by every thread that signs or verifies with it.
+    @Test func oneKeySignsAndVerifiesFromManyTasksAtOnce() async throws {
+        let key = P256.Signing.PrivateKey()
+        let rsa = try RSA.Signing.PrivateKey()
+        let failures = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var failures = 0
+                    for round in 0..<40 {
+                        let message = Array("task \(task) round \(round)".utf8)
+                        guard let signature = try? key.signature(for: message), key.publicKey.isValidSignature(signature, for: message),
+                              !key.publicKey.isValidSignature(signature, for: message + [0]) else { failures += 1; continue }
+                        if round % 8 == 0 {
+                            guard let rsaSignature = try? rsa.signature(for: message),
+                                  rsa.publicKey.isValidSignature(rsaSignature, for: message) else { failures += 1; continue }
+                        }
+                    }
+                    return failures
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(failures == 0)
+    }
+
+    /// Exactly the canonical encodings are accepted: every (r, s) re-encodes to what was read, and nothing else reads.
+    @Test func derAcceptsExactlyCanonicalEncodings() throws {
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<2000 {
+            var raw = (0..<64).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            // Leading zero bytes and high bits at the edges of both halves.
+            for half in [0, 32] where round % 3 == 0 { for i in 0..<(round % 33) { raw[half + i] = 0 } }
+            if round % 5 == 0 { raw[0] |= 0x80 }
+            let canonical = [UInt8](try P256.Signing.ECDSASignature(rawRepresentation: raw).derRepresentation)
+            #expect(try P256.Signing.ECDSASignature(derRepresentation: canonical).rawRepresentation == Data(raw))
+            // Mutations: a byte changed, one inserted or removed; whatever still reads must be canonical.
+            var mutated = canonical
+            let position = Int.random(in: 0..<mutated.count, using: &generator)
+            switch round % 3 {
+            case 0: mutated[position] = [0x00, 0x80, 0x7F, 0x02, 0x30, 0x21, 0x20, UInt8.random(in: 0...255, using: &generator)][round % 8]
+            case 1: mutated.insert([0x00, 0x80, 0xFF][round % 3], at: position)
+            default: mutated.remove(at: position)
+            }
+            if let read = try? P256.Signing.ECDSASignature(derRepresentation: mutated) {
+                #expect([UInt8](read.derRepresentation) == mutated)
+            }
+        }
+    }
+
     @Test func rejectsNonCanonicalDER() throws {
         let der = OSSLTestBytes.hex(OSSLFixtures.p256DERSignatureOfABC)
         #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(derRepresentation: der + [0]) }
@@ -74,6 +138,19 @@ import Testing
         #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(derRepresentation: ber) }
         #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(rawRepresentation: [UInt8](repeating: 1, count: 63)) }
         #expect(throws: CryptoError.invalidSignatureEncoding) { try P256.Signing.ECDSASignature(derRepresentation: [UInt8]()) }
+        // Well-formed structures whose integers are not canonical or not in 0..<2^256.
+        let one: [UInt8] = [0x02, 0x01, 0x01]
+        let wide = [0x02, 33, 0x01] + [UInt8](repeating: 0x80, count: 32)
+        for integer: [UInt8] in [[0x02, 0x02, 0x00, 0x01], [0x02, 0x01, 0x80], [0x02, 0x00], wide,
+                                 [0x02, 34, 0x00, 0x00] + [UInt8](repeating: 0x80, count: 32), [0x03, 0x01, 0x01]] {
+            for body in [integer + one, one + integer] {
+                #expect(throws: CryptoError.invalidSignatureEncoding) {
+                    try P256.Signing.ECDSASignature(derRepresentation: [0x30, UInt8(body.count)] + body)
+                }
+            }
+        }
+        #expect(try P256.Signing.ECDSASignature(derRepresentation: [0x30, 6, 0x02, 0x01, 0x00] + one).rawRepresentation
+                == Data([UInt8](repeating: 0, count: 63) + [1]))
     }
 }
 
