@@ -26,6 +26,8 @@ public final class SQLAuthorityStore: AuthorityStore {
     let database: any SQLDatabase
     let clock: any WallClock
     private let databaseErrors = Atomic<UInt64>(0)
+    /// When the replay cache's expired entries are next deleted (`insertJTI`), in milliseconds since 1970.
+    let nextJTISweep = Atomic<Int64>(0)
 
     init(database: any SQLDatabase, clock: any WallClock) {
         self.database = database
@@ -81,7 +83,7 @@ public final class SQLAuthorityStore: AuthorityStore {
         do {
             return try await database.transaction(readOnly: readOnly) { tx in
                 let now = clock.now()
-                if let replay, try !Self.insertJTI(tx, replay, now: now) { throw ReplayedRequest(jti: replay.jti) }
+                if let replay, try !self.insertJTI(tx, replay, now: now) { throw ReplayedRequest(jti: replay.jti) }
                 return try body(tx, now)
             }
         } catch SQLError.uniqueViolation(let message) {
