@@ -50,7 +50,6 @@ public final class SQLAuthorityStore: AuthorityStore {
         }
         do {
             try await SchemaMigrator.migrate(database, clock: clock)
-            try (database as? SQLiteDatabase)?.openReaders()
         } catch {
             await database.close()
             throw Self.storeError(error)
