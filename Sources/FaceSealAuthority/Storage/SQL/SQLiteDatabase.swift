@@ -176,6 +176,9 @@ final class SQLiteDatabase: SQLDatabase {
         (writesInFlight.load(ordering: .relaxed), batchedWrites.load(ordering: .relaxed))
     }
 
+    /// Whether a thread holds the connection (or its queue will), and the reads queued for it meanwhile.
+    var connectionQueue: (taken: Bool, reads: Int) { writerState.withLock { ($0.running, $0.reads.count) } }
+
     /// Takes the idle connection for the calling thread, which must then call `drainWrites(inline: true)`.
     private func takeWriter() -> Bool {
         writerState.withLock { state in
