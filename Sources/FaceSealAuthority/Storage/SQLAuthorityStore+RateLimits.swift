@@ -61,14 +61,12 @@ extension SQLAuthorityStore {
 
     /// The running windows of `keys` (checked by the caller), inside a transaction.
     static func loadFailureWindows(_ tx: any SQLTransaction, keys: [String], now: Date) throws -> [String: FailureWindow] {
-        let distinct = Array(Set(keys))
-        guard !distinct.isEmpty else { return [:] }
-        // One statement for all of them (an edge reads two at every signed device request).
-        let placeholders = Array(repeating: "?", count: distinct.count).joined(separator: ", ")
         var windows: [String: FailureWindow] = [:]
-        for row in try tx.query("SELECT * FROM rate_counters WHERE key IN (\(placeholders))", distinct.map { .text($0) }) {
+        // One lookup a key: an `IN (…)` list would cost SQLite a temporary b-tree at every call.
+        for key in Set(keys) {
+            guard let row = try tx.queryOne("SELECT * FROM rate_counters WHERE key = ?", [.text(key)]) else { continue }
             let window = FailureWindow(count: Int(try row.int("count")), endsAt: try row.date("window_ends_at"))
-            if window.endsAt > now { windows[try row.text("key")] = window }
+            if window.endsAt > now { windows[key] = window }
         }
         return windows
     }
