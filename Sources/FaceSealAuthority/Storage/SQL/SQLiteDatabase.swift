@@ -25,7 +25,7 @@ public enum SQLiteSynchronous: String, Sendable {
 ///   never waits for another process's lock: a batch answered busy moves to the connection's serial queue, whose
 ///   thread waits the busy timeout out (a busy wait blocks that thread, never Swift's pool).
 /// * **Reads** run on the same connection, each in a read transaction of its own: at once when it is idle, else queued
-///   and run before the next batch of writes. Its page cache stays warm across its own commits, where a second
+///   and run after the batch of writes that runs next (so a read queued after a write sees it). Its page cache stays warm across its own commits, where a second
 ///   connection's is emptied at every commit of the writer and read back page by page (the read-only connections of
 ///   session 6 cost ten times what a read on the writing connection does, docs/PERFORMANCE.md "Session 7: the store").
 /// * **Checkpoints** (copying the WAL back into the file, with its fsyncs) run every `checkpointInterval` write batches
@@ -118,7 +118,7 @@ final class SQLiteDatabase: SQLDatabase {
     static let closedError = SQLError.unavailable("the SQLite store is closed")
     /// Most writes in one batch (one transaction).
     static let batchLimit = 64
-    /// Rounds of queued work (the waiting reads, then a batch of writes) a caller's thread runs before it hands the rest
+    /// Rounds of queued work (a batch of writes, then the waiting reads) a caller's thread runs before it hands the rest
     /// to the connection's queue (its own request waits meanwhile).
     static let inlineBatches = 2
     /// Write batches between two checkpoints: about 1,000 WAL pages at the ceremony's 8–16 pages a commit, SQLite's default.
@@ -211,68 +211,67 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    /// Runs the queued work — the waiting reads, then a batch of writes — until none waits, then leaves the connection
-    /// idle. On a caller's thread (`inline`) it runs at most `inlineBatches` rounds, never waits for another process's
-    /// lock and never checkpoints: the rest, work SQLite answers busy and a checkpoint due move to the connection's
-    /// queue, which keeps the connection meanwhile.
+    /// Runs the queued work — a batch of writes, then the reads waiting by then — until none waits, then leaves the
+    /// connection idle: a read queued after a write is answered after that write's commit. On a caller's thread
+    /// (`inline`) it runs at most `inlineBatches` rounds, never waits for another process's lock and never
+    /// checkpoints: the rest, work SQLite answers busy and a checkpoint due move to the connection's queue, which keeps
+    /// the connection meanwhile.
     private func drainWrites(inline: Bool) {
         if !inline && batchesSinceCheckpoint.load(ordering: .relaxed) >= Self.checkpointInterval { checkpoint() }
         var rounds = 0
         while true {
-            let next = writerState.withLock { state -> (reads: [ReadJob], batch: [WriteJob])? in
+            let next = writerState.withLock { state -> [WriteJob]? in
                 if state.waiting.isEmpty && state.reads.isEmpty {
                     state.running = false
                     return nil
                 }
-                if inline && rounds == Self.inlineBatches { return ([], []) }
+                if inline && rounds == Self.inlineBatches { return [] }
                 let count = min(state.waiting.count, Self.batchLimit)
-                defer {
-                    state.reads.removeAll()
-                    state.waiting.removeFirst(count)
-                }
-                return (state.reads, Array(state.waiting.prefix(count)))
+                defer { state.waiting.removeFirst(count) }
+                return Array(state.waiting.prefix(count))
             }
-            guard let (reads, batch) = next else { return }
-            if reads.isEmpty && batch.isEmpty { break }
+            guard let batch = next else { return }
+            if inline && rounds == Self.inlineBatches { break }
             rounds += 1
-            if !reads.isEmpty {
-                let unread: [ReadJob]
+            if !batch.isEmpty {
+                // Counted before the batch answers its callers; what it did not run is taken back before anyone is answered.
+                if batch.count > 1 { batchedWrites.add(batch.count, ordering: .relaxed) }
+                let outcome: (committed: Bool, notRun: [WriteJob])
                 do {
-                    unread = try writer.runHere { connection in
-                        connection.waitsWhenBusy = !inline
-                        return reads.filter { !$0.run(connection) }
-                    }
+                    outcome = try writer.runHere { Self.runBatch(batch, on: $0, waitWhenBusy: !inline) }
                 } catch {
-                    for job in reads { job.fail(error) }
-                    unread = []
+                    for job in batch { job.fail(error) }
+                    outcome = (false, [])
                 }
-                if !unread.isEmpty {
-                    // Busy on a caller's thread: the queue's thread runs these and the batch, waiting as long as it takes.
-                    writerState.withLock { state in
-                        state.reads.insert(contentsOf: unread, at: 0)
-                        state.waiting.insert(contentsOf: batch, at: 0)
-                    }
-                    break
+                if batch.count > 1 { batchedWrites.subtract(outcome.notRun.count, ordering: .relaxed) }
+                if !outcome.notRun.isEmpty {
+                    writerState.withLock { $0.waiting.insert(contentsOf: outcome.notRun, at: 0) }
+                    if inline { break }
+                }
+                if outcome.committed, batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue >= Self.checkpointInterval {
+                    guard !inline else { break }
+                    checkpoint()
                 }
             }
-            if batch.isEmpty { continue }
-            // Counted before the batch answers its callers; what it did not run is taken back before anyone is answered.
-            if batch.count > 1 { batchedWrites.add(batch.count, ordering: .relaxed) }
-            let outcome: (committed: Bool, notRun: [WriteJob])
+            let reads = writerState.withLock { state in
+                defer { state.reads.removeAll() }
+                return state.reads
+            }
+            if reads.isEmpty { continue }
+            let unread: [ReadJob]
             do {
-                outcome = try writer.runHere { Self.runBatch(batch, on: $0, waitWhenBusy: !inline) }
+                unread = try writer.runHere { connection in
+                    connection.waitsWhenBusy = !inline
+                    return reads.filter { !$0.run(connection) }
+                }
             } catch {
-                for job in batch { job.fail(error) }
-                outcome = (false, [])
+                for job in reads { job.fail(error) }
+                unread = []
             }
-            if batch.count > 1 { batchedWrites.subtract(outcome.notRun.count, ordering: .relaxed) }
-            if !outcome.notRun.isEmpty {
-                writerState.withLock { $0.waiting.insert(contentsOf: outcome.notRun, at: 0) }
-                if inline { break }
-            }
-            if outcome.committed, batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue >= Self.checkpointInterval {
-                guard !inline else { break }
-                checkpoint()
+            if !unread.isEmpty {
+                // Busy on a caller's thread: the queue's thread runs them, waiting as long as it takes.
+                writerState.withLock { $0.reads.insert(contentsOf: unread, at: 0) }
+                break
             }
         }
         writer.queue.async { self.drainWrites(inline: false) }
