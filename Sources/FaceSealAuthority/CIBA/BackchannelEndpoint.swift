@@ -55,11 +55,17 @@ extension Authority {
             throw CIBAFailure(.unauthorizedClient, "face-PKI ceremonies need a delivery endpoint registered for the client")
         }
 
-        let subject = try await resolveUser(request, clientID: application.clientID, tenantID: application.tenantID)
+        let hint = try await userHint(request, clientID: application.clientID, tenantID: application.tenantID)
         // At once rather than a request that would expire unanswered. The same answer as for nobody: the client learns
         // only whether the hint names a user who can approve its requests (docs/PROTOCOL.md §3, "User enumeration").
-        let (tenant, hasActiveDevice) = try await store.requestAudience(subject: subject, clientID: application.clientID, tenantID: application.tenantID)
-        guard hasActiveDevice else { throw CIBAFailure(.unknownUserId, Self.noSuchUser) }
+        let audience: RequestAudience
+        do {
+            audience = try await store.requestAudience(hint, clientID: application.clientID, tenantID: application.tenantID)
+        } catch AuthorityStoreError.notFound(.user, _) {
+            throw CIBAFailure(.unknownUserId, Self.noSuchUser)
+        }
+        let (subject, tenant) = (audience.subject, audience.tenant)
+        guard audience.hasActiveDevice else { throw CIBAFailure(.unknownUserId, Self.noSuchUser) }
         let lifetime = tenant.policy.requestLifetimeSeconds > 0 ? tenant.policy.requestLifetimeSeconds : configuration.defaultRequestLifetime
         let expiresIn = min(request.requestedExpiry ?? lifetime, lifetime)
         let expiresAt = clock.now().addingTimeInterval(TimeInterval(expiresIn))
@@ -96,19 +102,18 @@ extension Authority {
     /// one without a device enrolled for the client, a deleted one — the same words, so none of them is told apart.
     static let noSuchUser = "the hint names no user with a device enrolled for this client"
 
-    /// The user the request names, in the client's tenant: `login_hint` is an email or a subject; `id_token_hint` an
-    /// ID token this authority issued to this client. A hint naming nobody is `unknown_user_id`.
-    private func resolveUser(_ request: BackchannelAuthenticationRequest, clientID: String, tenantID: String) async throws -> String {
+    /// Whom the request names, in the client's tenant: `login_hint` is an email or a subject (looked up with the
+    /// request's audience, `requestAudience`); `id_token_hint` an ID token this authority issued to this client. A hint
+    /// naming nobody is `unknown_user_id`.
+    private func userHint(_ request: BackchannelAuthenticationRequest, clientID: String, tenantID: String) async throws -> UserHint {
         if let hint = request.loginHint {
             guard Self.isPlausibleIdentifier(hint, maxBytes: 320) else {
                 throw CIBAFailure(.unknownUserId, Self.noSuchUser)
             }
-            if let user = try await userIfExists({ try await store.user(tenantID: tenantID, email: hint) }) { return user.subject }
-            if let user = try await userIfExists({ try await store.user(subject: hint) }), user.tenantID == tenantID { return user.subject }
-            throw CIBAFailure(.unknownUserId, Self.noSuchUser)
+            return .loginHint(hint)
         }
         if let hint = request.idTokenHint {
-            return try await subject(ofIDTokenHint: hint, clientID: clientID, tenantID: tenantID)
+            return .subject(try await subject(ofIDTokenHint: hint, clientID: clientID, tenantID: tenantID))
         }
         // The parser guarantees exactly one hint; login_hint_token was refused before.
         throw CIBAFailure(.invalidRequest, "a login_hint or id_token_hint is required")
@@ -137,18 +142,8 @@ extension Authority {
         }
         guard request.clientID == clientID, request.tenantID == tenantID, let issued = request.idToken,
               constantTimeEquals(Array(issued.utf8), Array(hint.utf8)) else { throw unknown }
-        guard try await userIfExists({ try await store.user(subject: request.subject) }) != nil else {
-            throw CIBAFailure(.unknownUserId, Self.noSuchUser)
-        }
+        // Whether the user still exists is `requestAudience`'s (a deleted one is `unknown_user_id`, as any missing user).
         return request.subject
-    }
-
-    private func userIfExists(_ lookup: () async throws -> UserRecord) async throws -> UserRecord? {
-        do {
-            return try await lookup()
-        } catch AuthorityStoreError.notFound {
-            return nil
-        }
     }
 
     /// The form body, or `invalid_request` (400) naming what is wrong with it.

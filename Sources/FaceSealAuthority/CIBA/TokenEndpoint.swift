@@ -48,9 +48,8 @@ extension Authority {
             case .stale:
                 throw CIBAFailure(.staleToken, "the token was rotated by another completion; start a new request")
             case .completed:
+                // A browser sign-in's request is redeemed only with its code and verifier: the store answered it unknown.
                 guard request.idToken == nil else { throw CIBAFailure(.invalidGrant, "auth_req_id was already redeemed") }
-                // A browser sign-in's request is redeemed only with its code and verifier.
-                guard try await !isBrowserSignIn(authReqID) else { throw CIBAFailure(.invalidGrant, "auth_req_id is unknown") }
                 return try await issueTokens(for: request, application: client.application)
             }
         }
@@ -79,15 +78,6 @@ extension Authority {
         let request = try await store.request(authReqID: signIn.id)
         guard RequestLifecycle.decide(.issueIDToken, request, now: clock.now()) == .storeIDToken else { throw invalid }
         return try await issueTokens(for: request, application: application, nonce: signIn.nonce)
-    }
-
-    private func isBrowserSignIn(_ id: String) async throws -> Bool {
-        do {
-            _ = try await store.browserSignIn(id: id)
-            return true
-        } catch AuthorityStoreError.notFound {
-            return false
-        }
     }
 
     /// Signs the ID token, stores it (the first of concurrent redemptions wins; the others get `invalid_grant`) and

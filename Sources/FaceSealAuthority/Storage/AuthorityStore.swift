@@ -116,9 +116,9 @@ public protocol AuthorityStore: Sendable {
     /// Stores a new pending request as `createRequest(_:pendingLimit:)` does and, in the same transaction, queues `link`
     /// for every device with an active enrolment of its user and application (announced to every process at commit).
     func createRequest(_ request: CIBARequestRecord, pendingLimit: Int?, announcing link: String) async throws -> AnnouncedRequest
-    /// The tenant of a new request and whether its user has a device with an active enrolment for `clientID`, in one
-    /// read (`.notFound(.tenant)`, `.notFound(.user)`).
-    func requestAudience(subject: String, clientID: String, tenantID: String) async throws -> (tenant: TenantRecord, hasActiveDevice: Bool)
+    /// The user `hint` names in `tenantID`, the tenant, and whether the user has a device with an active enrolment for
+    /// `clientID`, in one read (`.notFound(.tenant)`; `.notFound(.user)` when the hint names no user of the tenant).
+    func requestAudience(_ hint: UserHint, clientID: String, tenantID: String) async throws -> RequestAudience
     /// Face-token download (SPEC §5.1), in one transaction: the request must be pending and unexpired, and
     /// `keyID` a key of the request's user and application that is active (or the previous key within its rotation
     /// overlap). Returns the token (with the encrypted server share) and records the download against the request
@@ -143,7 +143,9 @@ public protocol AuthorityStore: Sendable {
     func complete(_ completion: CompletionCommit) async throws -> CompletionOutcome
     /// Token-endpoint bookkeeping for `clientID`'s poll: `slowDown` (interval + 5 s) when it came sooner
     /// than the interval after the previous poll, else records the poll (expiring an overdue pending
-    /// request). A request of another client is `.notFound(.cibaRequest)`.
+    /// request). A finished request's poll is answered without a write (nothing reads a finished request's
+    /// poll time). A request of another client, an approval request and a browser sign-in's completed request
+    /// not yet redeemed (only its code redeems it) are `.notFound(.cibaRequest)`.
     func recordPoll(authReqID: String, clientID: String) async throws -> PollOutcome
     /// Stores the ID token issued for a completed request (first one wins; returns the stored request).
     func storeIDToken(authReqID: String, idToken: String) async throws -> CIBARequestRecord

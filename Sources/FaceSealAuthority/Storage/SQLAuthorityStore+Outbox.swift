@@ -6,20 +6,36 @@ extension SQLAuthorityStore {
 
     public func registerJTI(_ jti: String, expiresAt: Date) async throws -> Bool {
         try Self.checkIdentifier(jti, field: "jti")
-        return try await transact { tx, now in try Self.insertJTI(tx, JTIRegistration(jti: jti, expiresAt: expiresAt), now: now) }
+        return try await transact { tx, now in try self.insertJTI(tx, JTIRegistration(jti: jti, expiresAt: expiresAt), now: now) }
     }
 
-    /// Remembers `replay` inside a transaction (its `jti` checked by the caller): `false` for a replay.
-    static func insertJTI(_ tx: any SQLTransaction, _ replay: JTIRegistration, now: Date) throws -> Bool {
+    /// Remembers `replay` inside a transaction (its `jti` checked by the caller): `false` for a replay, that is when the
+    /// `jti` is held by an entry that has not expired. An expired entry of the same `jti` is taken over, so the answer
+    /// does not depend on when expired entries are deleted: at most once a second per process, by the first
+    /// registration after that second began (a statement at every registration cost more than the rows it deleted).
+    func insertJTI(_ tx: any SQLTransaction, _ replay: JTIRegistration, now: Date) throws -> Bool {
         guard replay.expiresAt > now else {
             throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed")
         }
-        try tx.execute("DELETE FROM device_jtis WHERE expires_at <= ?", [.date(now)])
-        let inserted = try tx.execute(
-            "INSERT INTO device_jtis (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING",
-            [.text(replay.jti), .date(replay.expiresAt)]
+        if takeJTISweep(at: now) { try tx.execute("DELETE FROM device_jtis WHERE expires_at <= ?", [.date(now)]) }
+        let stored = try tx.execute(
+            """
+            INSERT INTO device_jtis (jti, expires_at) VALUES (?, ?)
+            ON CONFLICT (jti) DO UPDATE SET expires_at = excluded.expires_at WHERE device_jtis.expires_at <= ?
+            """,
+            [.text(replay.jti), .date(replay.expiresAt), .date(now)]
         )
-        return inserted == 1
+        return stored == 1
+    }
+
+    /// Whether the registration at `now` sweeps the expired entries: the first one a second or more after the last sweep
+    /// (or after the clock went back). A sweep rolled back with its transaction is made up by the next.
+    private func takeJTISweep(at now: Date) -> Bool {
+        let millis = SQLTime.millis(now)
+        let due = nextJTISweep.load(ordering: .relaxed)
+        // Wrapping arithmetic: the clock's instants are far from the bounds, and a wrapped bound only sweeps once more.
+        guard millis >= due || millis < due &- 1_000 else { return false }
+        return nextJTISweep.compareExchange(expected: due, desired: millis &+ 1_000, ordering: .relaxed).exchanged
     }
 
     // MARK: Link outbox

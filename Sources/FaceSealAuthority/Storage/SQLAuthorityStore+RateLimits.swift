@@ -62,6 +62,7 @@ extension SQLAuthorityStore {
     /// The running windows of `keys` (checked by the caller), inside a transaction.
     static func loadFailureWindows(_ tx: any SQLTransaction, keys: [String], now: Date) throws -> [String: FailureWindow] {
         var windows: [String: FailureWindow] = [:]
+        // One lookup a key: an `IN (…)` list would cost SQLite a temporary b-tree at every call.
         for key in Set(keys) {
             guard let row = try tx.queryOne("SELECT * FROM rate_counters WHERE key = ?", [.text(key)]) else { continue }
             let window = FailureWindow(count: Int(try row.int("count")), endsAt: try row.date("window_ends_at"))

@@ -117,10 +117,11 @@ extension SQLAuthorityStore {
         let channel = database.outboxChannel
         return try await transact(conflict: (.cibaRequest, request.authReqID)) { tx, now in
             let stored = try Self.storeNewRequest(tx, request, pendingLimit: pendingLimit, dialect: dialect, now: now)
-            let deviceIDs = try tx.query(
-                "SELECT DISTINCT device_id FROM enrolments WHERE subject = ? AND client_id = ? AND status = 'active' ORDER BY device_id",
+            // Distinct and in byte order, done here: in SQL they cost SQLite a sorter and a temporary b-tree at every request.
+            let deviceIDs = Set(try tx.query(
+                "SELECT device_id FROM enrolments WHERE subject = ? AND client_id = ? AND status = 'active'",
                 [.text(request.subject), .text(request.clientID)]
-            ).map { try $0.text("device_id") }
+            ).map { try $0.text("device_id") }).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             for deviceID in deviceIDs {
                 _ = try Self.insertLink(tx, OutboxLink(deviceID: deviceID, link: link, authReqID: request.authReqID, expiresAt: request.expiresAt),
                                         channel: channel, now: now)
@@ -169,13 +170,29 @@ extension SQLAuthorityStore {
         }
     }
 
-    public func requestAudience(subject: String, clientID: String, tenantID: String) async throws -> (tenant: TenantRecord, hasActiveDevice: Bool) {
+    public func requestAudience(_ hint: UserHint, clientID: String, tenantID: String) async throws -> RequestAudience {
         try await read { tx, _ in
+            let subject: String
+            switch hint {
+            case .subject(let named):
+                subject = try Self.loadUser(tx, subject: named).subject
+            case .loginHint(let text):
+                // An email first, then a subject, of the tenant's users (the same statements as `user(tenantID:email:)`
+                // and `loadUser`).
+                if let row = try tx.queryOne("SELECT * FROM users WHERE tenant_id = ? AND email = ? AND deleted_at IS NULL",
+                                             [.text(tenantID), .text(text)]) {
+                    subject = try row.text("subject")
+                } else if let row = try tx.queryOne("SELECT * FROM users WHERE subject = ? AND deleted_at IS NULL", [.text(text)]),
+                          try row.text("tenant_id") == tenantID {
+                    subject = text
+                } else {
+                    throw AuthorityStoreError.notFound(.user, id: text)
+                }
+            }
             let tenant = try Self.loadTenant(tx, id: tenantID)
-            _ = try Self.loadUser(tx, subject: subject)
             let active = try tx.queryOne("SELECT 1 AS one FROM enrolments WHERE subject = ? AND client_id = ? AND status = 'active' LIMIT 1",
                                          [.text(subject), .text(clientID)])
-            return (tenant, active != nil)
+            return RequestAudience(subject: subject, tenant: tenant, hasActiveDevice: active != nil)
         }
     }
 
@@ -339,13 +356,18 @@ extension SQLAuthorityStore {
     }
 
     public func recordPoll(authReqID: String, clientID: String) async throws -> PollOutcome {
-        try await transact { tx, now -> PollOutcome in
-            let request = try Self.loadRequest(tx, authReqID: authReqID, lock: self.database.dialect)
-            // Another client's request id is answered as unknown: it must learn nothing about it. An approval request is
-            // no application's (docs/PROTOCOL.md §8.1).
-            guard request.clientID == clientID, request.approvesEnrolment == nil else {
-                throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID)
-            }
+        // A finished request's poll changes nothing (a poll's time and the interval matter only while it is pending), so
+        // it is answered from a read; a pending one is decided again in a write transaction.
+        let finished = try await read { tx, now -> PollOutcome? in
+            let request = try Self.loadPolledRequest(tx, authReqID: authReqID, clientID: clientID, lock: nil)
+            guard request.state != .pending else { return nil }
+            var polled = request
+            polled.lastPolledAt = SQLTime.date(SQLTime.millis(now))
+            return .recorded(polled)
+        }
+        if let finished { return finished }
+        return try await transact { tx, now -> PollOutcome in
+            let request = try Self.loadPolledRequest(tx, authReqID: authReqID, clientID: clientID, lock: self.database.dialect)
             var polled = request
             polled.lastPolledAt = SQLTime.date(SQLTime.millis(now))
             switch try Self.decide(.poll, request, now: now) {
@@ -370,6 +392,26 @@ extension SQLAuthorityStore {
             }
             return .recorded(polled)
         }
+    }
+
+    /// The request `clientID` polls for. Another client's request id is answered as unknown: it must learn nothing
+    /// about it. An approval request is no application's (docs/PROTOCOL.md §8.1), and a browser sign-in's completed
+    /// request is redeemed only with its code and verifier (the same statement tells): unknown until it was redeemed.
+    static func loadPolledRequest(_ tx: any SQLTransaction, authReqID: String, clientID: String, lock: SQLDialect?) throws -> CIBARequestRecord {
+        guard let row = try tx.queryOne(
+            """
+            SELECT *, EXISTS (SELECT 1 FROM browser_sign_ins b WHERE b.id = ciba_requests.auth_req_id) AS browser_sign_in
+            FROM ciba_requests WHERE auth_req_id = ?
+            """ + (lock?.forUpdate ?? ""), [.text(authReqID)]
+        ) else {
+            throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID)
+        }
+        let request = try Self.request(from: row)
+        let unredeemedSignIn = try request.state == .completed && request.idToken == nil && row.bool("browser_sign_in")
+        guard request.clientID == clientID, request.approvesEnrolment == nil, !unredeemedSignIn else {
+            throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID)
+        }
+        return request
     }
 
     public func storeIDToken(authReqID: String, idToken: String) async throws -> CIBARequestRecord {

@@ -26,6 +26,8 @@ public final class SQLAuthorityStore: AuthorityStore {
     let database: any SQLDatabase
     let clock: any WallClock
     private let databaseErrors = Atomic<UInt64>(0)
+    /// When the replay cache's expired entries are next deleted (`insertJTI`), in milliseconds since 1970.
+    let nextJTISweep = Atomic<Int64>(0)
 
     init(database: any SQLDatabase, clock: any WallClock) {
         self.database = database
@@ -48,7 +50,6 @@ public final class SQLAuthorityStore: AuthorityStore {
         }
         do {
             try await SchemaMigrator.migrate(database, clock: clock)
-            try (database as? SQLiteDatabase)?.openReaders()
         } catch {
             await database.close()
             throw Self.storeError(error)
@@ -81,7 +82,7 @@ public final class SQLAuthorityStore: AuthorityStore {
         do {
             return try await database.transaction(readOnly: readOnly) { tx in
                 let now = clock.now()
-                if let replay, try !Self.insertJTI(tx, replay, now: now) { throw ReplayedRequest(jti: replay.jti) }
+                if let replay, try !self.insertJTI(tx, replay, now: now) { throw ReplayedRequest(jti: replay.jti) }
                 return try body(tx, now)
             }
         } catch SQLError.uniqueViolation(let message) {

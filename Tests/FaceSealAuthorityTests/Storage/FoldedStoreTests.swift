@@ -25,11 +25,22 @@ struct FoldedStoreTests {
             await expectStoreError(.notFound(.cibaRequest, id: "req-2")) { try await store.request(authReqID: "req-2") }
             #expect(try await store.links(deviceID: "device-1", afterSequence: 0, limit: 10).map(\.link) == ["jws-1"])
 
-            let audience = try await store.requestAudience(subject: "user-1", clientID: "app-1", tenantID: "acme")
+            let audience = try await store.requestAudience(.subject("user-1"), clientID: "app-1", tenantID: "acme")
+            #expect(audience.subject == "user-1")
             #expect(audience.tenant == (try await store.tenant(id: "acme")))
             #expect(audience.hasActiveDevice)
-            #expect(try await store.requestAudience(subject: "user-1", clientID: "app-2", tenantID: "acme").hasActiveDevice == false)
-            await expectStoreError(.notFound(.user, id: "ghost")) { try await store.requestAudience(subject: "ghost", clientID: "app-1", tenantID: "acme") }
+            #expect(try await store.requestAudience(.subject("user-1"), clientID: "app-2", tenantID: "acme").hasActiveDevice == false)
+            await expectStoreError(.notFound(.user, id: "ghost")) { try await store.requestAudience(.subject("ghost"), clientID: "app-1", tenantID: "acme") }
+            // A login hint is an email of the tenant's users, else a subject of one.
+            let email = try await store.user(subject: "user-1").email
+            #expect(try await store.requestAudience(.loginHint(email), clientID: "app-1", tenantID: "acme") == audience)
+            #expect(try await store.requestAudience(.loginHint("user-1"), clientID: "app-1", tenantID: "acme") == audience)
+            await expectStoreError(.notFound(.user, id: "user-1")) {
+                try await store.requestAudience(.loginHint("user-1"), clientID: "app-1", tenantID: "other")
+            }
+            await expectStoreError(.notFound(.user, id: "nobody@example.com")) {
+                try await store.requestAudience(.loginHint("nobody@example.com"), clientID: "app-1", tenantID: "acme")
+            }
         }
     }
 

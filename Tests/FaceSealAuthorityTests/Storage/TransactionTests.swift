@@ -125,6 +125,38 @@ struct TransactionTests {
         }
     }
 
+    @Test("an SQLite read that finds the connection taken queues, and is answered once the write before it committed")
+    func queuedReadSeesTheWriteBeforeIt() async throws {
+        try await withScratch(.sqlite) { scratch in
+            let store = try await scratch.open(clock: ManualClock())
+            guard case .sqlite(let path, _, _) = scratch.location, let database = store.database as? SQLiteDatabase else {
+                Issue.record("not an SQLite store")
+                return
+            }
+            // Another process's write lock keeps the connection's queue waiting in a write: the read must queue.
+            let other = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
+            try other.execute("BEGIN IMMEDIATE", [])
+            let write = Task {
+                try await database.transaction { tx in
+                    try tx.execute("INSERT INTO devices (id, label, created_at) VALUES ('queued', 'x', 0)", [])
+                }
+            }
+            // Taken from the write's submission until it commits.
+            while !database.connectionQueue.taken { await Task.yield() }
+            let read = Task {
+                try await database.transaction(readOnly: true) { tx in
+                    try tx.query("SELECT id FROM devices WHERE id = 'queued'", []).count
+                }
+            }
+            while database.connectionQueue.reads < 1 { await Task.yield() }
+            try other.execute("COMMIT", [])
+            try await write.value
+            #expect(try await read.value == 1)
+            #expect(database.connectionQueue.reads == 0)
+            await store.close()
+        }
+    }
+
     @Test("SQLite checkpoints let the WAL start over: 1,000 commits leave it the size of about 100")
     func walStartsOverAfterCheckpoints() async throws {
         try await withScratch(.sqlite) { scratch in

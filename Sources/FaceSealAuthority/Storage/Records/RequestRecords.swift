@@ -233,6 +233,24 @@ public enum PollOutcome: Sendable, Hashable {
     case recorded(CIBARequestRecord)
 }
 
+/// Whom a new request names (`requestAudience`).
+public enum UserHint: Sendable, Hashable {
+    /// A `login_hint`: the tenant's user with this email, else the tenant's user with this subject.
+    case loginHint(String)
+    /// A user already identified (by an `id_token_hint`).
+    case subject(String)
+}
+
+/// The user a new request names, their tenant, and whether they have a device with an active enrolment for the client.
+public struct RequestAudience: Sendable, Hashable {
+    /// The user's subject.
+    public var subject: String
+    /// The tenant.
+    public var tenant: TenantRecord
+    /// Whether a device of the user has an active enrolment for the client (else nobody could answer the request).
+    public var hasActiveDevice: Bool
+}
+
 /// A request with the records a device step decides on, read in one transaction.
 public struct RequestContext: Sendable, Hashable {
     /// The request.

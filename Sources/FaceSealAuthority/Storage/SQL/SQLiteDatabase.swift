@@ -13,27 +13,29 @@ public enum SQLiteSynchronous: String, Sendable {
     case full = "FULL"
 }
 
-/// SQLite through its C library in WAL mode. A transaction runs on the calling thread whenever its connection is
-/// free, so the common case costs no thread hand-off; callers that find it taken wait without blocking a thread.
+/// SQLite through its C library in WAL mode, on one connection. A transaction runs on the calling thread whenever the
+/// connection is free, so the common case costs no thread hand-off; callers that find it taken queue without blocking a
+/// thread, and the thread that holds the connection runs what queued before it lets go.
 ///
-/// * **Writes** go to the one writing connection. A caller that finds it idle runs its transaction at once and then
-///   every write that queued meanwhile, as one batch in one SQLite transaction (group commit: each queued write in a
-///   savepoint of its own, so one that throws is rolled back alone). No caller is answered before the batch commits,
-///   so a write acknowledged is stored whole, and one that is not is absent. Write transactions begin with
-///   `BEGIN IMMEDIATE`, so several processes on one file queue on the busy timeout instead of failing mid-transaction.
-///   On a caller's thread SQLite never waits for another process's lock: a batch answered busy moves to the writer's
-///   serial queue, whose thread waits the busy timeout out (a busy wait blocks that thread, never Swift's pool).
-/// * **Reads** run on the writing connection when it is idle (its page cache stays warm: SQLite empties a connection's
-///   cache whenever another connection committed), else on a free read-only connection (opened after migration;
-///   WAL readers see the last commit and never wait for the writer), else on a read-only connection's queue.
+/// * **Writes**: a caller that finds the connection idle runs its transaction at once and then every write that queued
+///   meanwhile, as one batch in one SQLite transaction (group commit: each queued write in a savepoint of its own, so
+///   one that throws is rolled back alone). No caller is answered before the batch commits, so a write acknowledged is
+///   stored whole, and one that is not is absent. Write transactions begin with `BEGIN IMMEDIATE`, so several
+///   processes on one file queue on the busy timeout instead of failing mid-transaction. On a caller's thread SQLite
+///   never waits for another process's lock: a batch answered busy moves to the connection's serial queue, whose
+///   thread waits the busy timeout out (a busy wait blocks that thread, never Swift's pool).
+/// * **Reads** run on the same connection, each in a read transaction of its own: at once when it is idle, else queued
+///   and run after the batch of writes that runs next (so a read queued after a write sees it). Its page cache stays warm across its own commits, where a second
+///   connection's is emptied at every commit of the writer and read back page by page (the read-only connections of
+///   session 6 cost ten times what a read on the writing connection does, docs/PERFORMANCE.md "Session 7: the store").
 /// * **Checkpoints** (copying the WAL back into the file, with its fsyncs) run every `checkpointInterval` write batches
-///   on the writing connection's queue, never on a caller's thread; writes queue meanwhile, so the next one starts
-///   the WAL over from its beginning (a checkpoint beside running writes would never catch up, and the WAL would grow).
+///   on the connection's queue, never on a caller's thread; work queues meanwhile, so the next write starts the WAL
+///   over from its beginning (a checkpoint beside running writes would never catch up, and the WAL would grow).
 ///
-/// Prepared statements are cached per connection.
+/// Prepared statements are cached on the connection.
 final class SQLiteDatabase: SQLDatabase {
-    /// One connection and the serial queue that runs work for it when it cannot run on the caller's thread. The mutex
-    /// makes every use exclusive: a caller takes it only when it is free, the queue's thread waits for it.
+    /// The connection and the serial queue that runs work for it when it cannot run on a caller's thread. The mutex
+    /// makes every use exclusive; `WriterState.running` says who may take it.
     private final class Lane: Sendable {
         let connection: Mutex<SQLiteConnection?>
         let queue: DispatchQueue
@@ -41,14 +43,6 @@ final class SQLiteDatabase: SQLDatabase {
         init(_ connection: sending SQLiteConnection, label: String) {
             self.connection = Mutex(connection)
             queue = DispatchQueue(label: label)
-        }
-
-        /// Runs `work` on the calling thread if the connection is free; nil when another thread is using it.
-        func runIfFree<T: Sendable>(_ work: (SQLiteConnection) throws -> T) throws -> T? {
-            try connection.withLockIfAvailable { slot -> T in
-                guard let connection = slot else { throw SQLiteDatabase.closedError }
-                return try work(connection)
-            }
         }
 
         /// Runs `work` with the connection, waiting for it if needed.
@@ -94,64 +88,62 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    /// Who is running writes on the writing connection, and what waits for it.
+    /// One caller's read, queued while the connection was taken.
+    private struct ReadJob: Sendable {
+        /// Runs the body in a read transaction of its own and answers the caller; false, answering nobody, when SQLite
+        /// was busy and the connection must not wait.
+        let run: @Sendable (SQLiteConnection) -> Bool
+        /// Answers the caller with `error` without running the body.
+        let fail: @Sendable (any Error) -> Void
+
+        init<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T, _ continuation: CheckedContinuation<T, any Error>) {
+            run = { connection in
+                let result = Result { try SQLiteDatabase.runRead(connection, body) }
+                if case .failure(SQLError.busy) = result, !connection.waitsWhenBusy { return false }
+                continuation.resume(with: result)
+                return true
+            }
+            fail = { continuation.resume(throwing: $0) }
+        }
+    }
+
+    /// Who is running work on the connection, and what waits for it.
     private struct WriterState {
         var running = false
         var closed = false
         var waiting: [WriteJob] = []
+        var reads: [ReadJob] = []
     }
 
     static let closedError = SQLError.unavailable("the SQLite store is closed")
     /// Most writes in one batch (one transaction).
     static let batchLimit = 64
-    /// Batches a caller's thread runs before it hands the rest to the writer's queue (its own request waits meanwhile).
+    /// Rounds of queued work (a batch of writes, then the waiting reads) a caller's thread runs before it hands the rest
+    /// to the connection's queue (its own request waits meanwhile).
     static let inlineBatches = 2
     /// Write batches between two checkpoints: about 1,000 WAL pages at the ceremony's 8–16 pages a commit, SQLite's default.
     static let checkpointInterval = 100
-    /// Write batches since the last checkpoint; only the thread running writes touches it.
+    /// Write batches since the last checkpoint; only the thread running work touches it.
     private let batchesSinceCheckpoint = Atomic<Int>(0)
 
     let dialect = SQLDialect.sqlite
-    private let path: String
-    private let busyTimeoutMilliseconds: Int32
     private let writer: Lane
     private let writerState = Mutex(WriterState())
-    /// The read-only lanes, opened by `openReaders()`; none before (and for in-memory databases, which a second
-    /// connection would not share).
-    private let readers = Mutex<[Lane]>([])
-    private let nextReader = Atomic<Int>(0)
     private let batchedWrites = Atomic<Int>(0)
     private let writesInFlight = Atomic<Int>(0)
 
-    /// Read-only connections opened after migration: one per core of this machine's two, more would only queue on the CPU.
-    static let readerCount = 2
-
     init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous) throws {
-        self.path = path
-        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous)
         // Checkpoints are the writer queue's (`drainWrites`), not a commit's.
         try connection.execute("PRAGMA wal_autocheckpoint = 0", [])
         writer = Lane(connection, label: "faceseal.store.sqlite")
     }
 
-    /// Opens the read-only connections (after the schema is migrated, so they never see a half-made schema).
-    func openReaders() throws {
-        guard path != ":memory:", !path.hasPrefix("file:") else { return }
-        let lanes = try (0..<Self.readerCount).map { index in
-            Lane(try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, readOnly: true),
-                 label: "faceseal.store.sqlite.read\(index)")
-        }
-        readers.withLock { $0 = lanes }
-    }
-
     func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
-        if readOnly, let result = try read(body) { return result }
-        let lanes = readOnly ? readers.withLock { $0 } : []
-        if !lanes.isEmpty {
-            return try await lanes[nextReader.add(1, ordering: .relaxed).oldValue % lanes.count].run { connection in
-                connection.waitsWhenBusy = true
-                return try Self.runTransaction(connection, readOnly: true, body)
+        if readOnly {
+            if let result = try read(body) { return result }
+            return try await withCheckedThrowingContinuation { continuation in
+                submit(read: ReadJob(body, continuation))
             }
         }
         writesInFlight.add(1, ordering: .relaxed)
@@ -161,28 +153,22 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    /// A read on the calling thread: on the writing connection if it is idle, else on a free reader. Nil when every
-    /// connection is taken or SQLite is busy (another process recovering the WAL): the caller then queues.
+    /// A read on the calling thread if the connection is idle. Nil when it is taken or SQLite is busy (another process
+    /// recovering the WAL): the caller then queues.
     private func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) throws -> T? {
-        let inline = { @Sendable (connection: SQLiteConnection) throws -> T? in
-            connection.waitsWhenBusy = false
-            do {
-                return try Self.runTransaction(connection, readOnly: true, body)
-            } catch SQLError.busy {
-                return nil
+        guard takeWriter() else { return nil }
+        let result = Result {
+            try writer.runHere { connection -> T? in
+                connection.waitsWhenBusy = false
+                do {
+                    return try Self.runRead(connection, body)
+                } catch SQLError.busy {
+                    return nil
+                }
             }
         }
-        if takeWriter() {
-            let result = Result { try writer.runHere(inline) }
-            drainWrites(inline: true)
-            if case .success(.none) = result {} else { return try result.get() }
-        }
-        let lanes = readers.withLock { $0 }
-        let first = nextReader.add(1, ordering: .relaxed).oldValue
-        for offset in lanes.indices {
-            if let result = try lanes[(first + offset) % lanes.count].runIfFree(inline), let value = result { return value }
-        }
-        return nil
+        drainWrites(inline: true)
+        return try result.get()
     }
 
     /// Write transactions asked for and not yet answered, and how many so far ran in a batch with others.
@@ -190,7 +176,10 @@ final class SQLiteDatabase: SQLDatabase {
         (writesInFlight.load(ordering: .relaxed), batchedWrites.load(ordering: .relaxed))
     }
 
-    /// Takes the idle writing connection for the calling thread, which must then call `drainWrites(inline: true)`.
+    /// Whether a thread holds the connection (or its queue will), and the reads queued for it meanwhile.
+    var connectionQueue: (taken: Bool, reads: Int) { writerState.withLock { ($0.running, $0.reads.count) } }
+
+    /// Takes the idle connection for the calling thread, which must then call `drainWrites(inline: true)`.
     private func takeWriter() -> Bool {
         writerState.withLock { state in
             guard !state.running, !state.closed else { return false }
@@ -199,66 +188,99 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    /// Queues `job`; runs the queue on this thread if the writing connection is idle.
+    /// Queues `job`; runs the queue on this thread if the connection is idle.
     private func submit(_ job: WriteJob) {
-        let (accepted, runsHere) = writerState.withLock { state -> (Bool, Bool) in
-            guard !state.closed else { return (false, false) }
-            state.waiting.append(job)
-            guard !state.running else { return (true, false) }
-            state.running = true
-            return (true, true)
-        }
-        guard accepted else { return job.fail(Self.closedError) }
+        guard let runsHere = enqueue({ $0.waiting.append(job) }) else { return job.fail(Self.closedError) }
         if runsHere { drainWrites(inline: true) }
     }
 
-    /// Runs the queued writes in batches until none wait, then leaves the writing connection idle. On a caller's
-    /// thread (`inline`) it runs at most `inlineBatches` batches, never waits for another process's lock and never
-    /// checkpoints: the rest, a batch SQLite answers busy and a checkpoint due move to the writer's queue, which keeps
+    /// Queues `read`; runs the queue on this thread if the connection is idle.
+    private func submit(read job: ReadJob) {
+        guard let runsHere = enqueue({ $0.reads.append(job) }) else { return job.fail(Self.closedError) }
+        if runsHere { drainWrites(inline: true) }
+    }
+
+    /// Adds a job to the queue: nil when the store is closed, else whether this thread now runs the queue.
+    private func enqueue(_ add: (inout WriterState) -> Void) -> Bool? {
+        writerState.withLock { state -> Bool? in
+            guard !state.closed else { return nil }
+            add(&state)
+            guard !state.running else { return false }
+            state.running = true
+            return true
+        }
+    }
+
+    /// Runs the queued work — a batch of writes, then the reads waiting by then — until none waits, then leaves the
+    /// connection idle: a read queued after a write is answered after that write's commit. On a caller's thread
+    /// (`inline`) it runs at most `inlineBatches` rounds, never waits for another process's lock and never
+    /// checkpoints: the rest, work SQLite answers busy and a checkpoint due move to the connection's queue, which keeps
     /// the connection meanwhile.
     private func drainWrites(inline: Bool) {
         if !inline && batchesSinceCheckpoint.load(ordering: .relaxed) >= Self.checkpointInterval { checkpoint() }
-        var batches = 0
+        var rounds = 0
         while true {
             let next = writerState.withLock { state -> [WriteJob]? in
-                if state.waiting.isEmpty {
+                if state.waiting.isEmpty && state.reads.isEmpty {
                     state.running = false
                     return nil
                 }
-                if inline && batches == Self.inlineBatches { return [] }
+                if inline && rounds == Self.inlineBatches { return [] }
                 let count = min(state.waiting.count, Self.batchLimit)
                 defer { state.waiting.removeFirst(count) }
                 return Array(state.waiting.prefix(count))
             }
             guard let batch = next else { return }
-            if batch.isEmpty { break }
-            batches += 1
-            // Counted before the batch answers its callers; what it did not run is taken back before anyone is answered.
-            if batch.count > 1 { batchedWrites.add(batch.count, ordering: .relaxed) }
-            let outcome: (committed: Bool, notRun: [WriteJob])
+            if inline && rounds == Self.inlineBatches { break }
+            rounds += 1
+            if !batch.isEmpty {
+                // Counted before the batch answers its callers; what it did not run is taken back before anyone is answered.
+                if batch.count > 1 { batchedWrites.add(batch.count, ordering: .relaxed) }
+                let outcome: (committed: Bool, notRun: [WriteJob])
+                do {
+                    outcome = try writer.runHere { Self.runBatch(batch, on: $0, waitWhenBusy: !inline) }
+                } catch {
+                    for job in batch { job.fail(error) }
+                    outcome = (false, [])
+                }
+                if batch.count > 1 { batchedWrites.subtract(outcome.notRun.count, ordering: .relaxed) }
+                if !outcome.notRun.isEmpty {
+                    writerState.withLock { $0.waiting.insert(contentsOf: outcome.notRun, at: 0) }
+                    if inline { break }
+                }
+                if outcome.committed, batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue >= Self.checkpointInterval {
+                    guard !inline else { break }
+                    checkpoint()
+                }
+            }
+            let reads = writerState.withLock { state in
+                defer { state.reads.removeAll() }
+                return state.reads
+            }
+            if reads.isEmpty { continue }
+            let unread: [ReadJob]
             do {
-                outcome = try writer.runHere { Self.runBatch(batch, on: $0, waitWhenBusy: !inline) }
+                unread = try writer.runHere { connection in
+                    connection.waitsWhenBusy = !inline
+                    return reads.filter { !$0.run(connection) }
+                }
             } catch {
-                for job in batch { job.fail(error) }
-                outcome = (false, [])
+                for job in reads { job.fail(error) }
+                unread = []
             }
-            if batch.count > 1 { batchedWrites.subtract(outcome.notRun.count, ordering: .relaxed) }
-            if !outcome.notRun.isEmpty {
-                writerState.withLock { $0.waiting.insert(contentsOf: outcome.notRun, at: 0) }
-                if inline { break }
-            }
-            if outcome.committed, batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue >= Self.checkpointInterval {
-                guard !inline else { break }
-                checkpoint()
+            if !unread.isEmpty {
+                // Busy on a caller's thread: the queue's thread runs them, waiting as long as it takes.
+                writerState.withLock { $0.reads.insert(contentsOf: unread, at: 0) }
+                break
             }
         }
         writer.queue.async { self.drainWrites(inline: false) }
     }
 
-    /// Copies the WAL back into the file on the writing connection (on the writer's queue, which holds it).
+    /// Copies the WAL back into the file (on the connection's queue, which holds it).
     private func checkpoint() {
         batchesSinceCheckpoint.store(0, ordering: .relaxed)
-        // PASSIVE copies what no reader still needs and never waits; what is left goes at the next one.
+        // PASSIVE never waits for another process's reader; what it cannot copy yet goes at the next one.
         _ = try? writer.runHere { try $0.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
     }
 
@@ -316,9 +338,9 @@ final class SQLiteDatabase: SQLDatabase {
         return (true, [])
     }
 
-    private static func runTransaction<T: Sendable>(_ connection: SQLiteConnection, readOnly: Bool,
-                                                    _ body: (any SQLTransaction) throws -> T) throws -> T {
-        try connection.execute(readOnly ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE", [])
+    /// Runs `body` in a read transaction of its own (one snapshot for all its statements).
+    private static func runRead<T: Sendable>(_ connection: SQLiteConnection, _ body: (any SQLTransaction) throws -> T) throws -> T {
+        try connection.execute("BEGIN DEFERRED", [])
         do {
             let result = try body(connection)
             try connection.execute("COMMIT", [])
@@ -343,13 +365,16 @@ final class SQLiteDatabase: SQLDatabase {
     func observeOutbox(_ handler: @escaping @Sendable (String) -> Void) async {}
 
     func close() async {
-        let waiting = writerState.withLock { state in
+        let (waiting, reads) = writerState.withLock { state in
             state.closed = true
-            defer { state.waiting.removeAll() }
-            return state.waiting
+            defer {
+                state.waiting.removeAll()
+                state.reads.removeAll()
+            }
+            return (state.waiting, state.reads)
         }
         for job in waiting { job.fail(Self.closedError) }
-        for reader in readers.withLock({ lanes in defer { lanes = [] }; return lanes }) { await reader.close() }
+        for job in reads { job.fail(Self.closedError) }
         await writer.close()
     }
 }
@@ -394,11 +419,11 @@ final class SQLiteConnection: SQLTransaction {
     private static let constraintForeignKey: Int32 = 787 // SQLITE_CONSTRAINT_FOREIGNKEY
     private static let preparePersistent: UInt32 = 0x01 // SQLITE_PREPARE_PERSISTENT
 
-    /// A connection; `readOnly` opens an existing file for reading only (its WAL mode and pragmas are the writer's).
-    init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous = .normal, readOnly: Bool = false) throws {
+    /// A connection to the file at `path` (created if missing), switched to WAL mode.
+    init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous = .normal) throws {
         var handle: OpaquePointer?
         // NOMUTEX: the Swift mutex around the connection already serialises every use.
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -409,12 +434,11 @@ final class SQLiteConnection: SQLTransaction {
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         // The file holds encrypted server shares and credential hashes: owner-only, like the master key.
         // SQLite gives the -wal and -shm files the database file's permissions.
-        if !readOnly && path != ":memory:" && !path.hasPrefix("file:") {
+        if path != ":memory:" && !path.hasPrefix("file:") {
             try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         }
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
-        guard !readOnly else { return }
         do {
             let mode = try switchToWAL(busyTimeoutMilliseconds: busyTimeoutMilliseconds)
             guard case .text(let granted)? = mode.first?["journal_mode"], granted.lowercased() == "wal" else {
@@ -422,6 +446,9 @@ final class SQLiteConnection: SQLTransaction {
             }
             try execute("PRAGMA synchronous = \(synchronous.rawValue)", [])
             try execute("PRAGMA foreign_keys = ON", [])
+            // Savepoint and statement journals (group commit's savepoints) stay in memory instead of spilling to a
+            // temporary file past 64 KiB; they hold at most one batch's pages.
+            try execute("PRAGMA temp_store = MEMORY", [])
             // A deleted row's bytes are overwritten, not left in free pages: a deleted user's face token is gone from the file.
             _ = try query("PRAGMA secure_delete = ON", [])
         } catch {

@@ -2,7 +2,8 @@ import FaceSealWire
 import Foundation
 
 /// One versioned schema change. Statements use `{INT}`, `{BLOB}` and `{SERIAL}` for the column types
-/// that differ between SQLite and PostgreSQL; everything else is common SQL.
+/// that differ between SQLite and PostgreSQL, and `{WITHOUT_ROWID}` after a table whose primary key is its only
+/// b-tree on SQLite (nothing on PostgreSQL); everything else is common SQL.
 struct SchemaMigration: Sendable {
     let version: Int
     let name: String
@@ -16,11 +17,13 @@ struct SchemaMigration: Sendable {
                     .replacingOccurrences(of: "{INT}", with: "INTEGER")
                     .replacingOccurrences(of: "{BLOB}", with: "BLOB")
                     .replacingOccurrences(of: "{SERIAL}", with: "INTEGER PRIMARY KEY AUTOINCREMENT")
+                    .replacingOccurrences(of: "{WITHOUT_ROWID}", with: " WITHOUT ROWID")
             case .postgres:
                 return statement
                     .replacingOccurrences(of: "{INT}", with: "BIGINT")
                     .replacingOccurrences(of: "{BLOB}", with: "BYTEA")
                     .replacingOccurrences(of: "{SERIAL}", with: "BIGSERIAL PRIMARY KEY")
+                    .replacingOccurrences(of: "{WITHOUT_ROWID}", with: "")
             }
         }
     }
@@ -210,6 +213,39 @@ enum SchemaMigrator {
             // A device-response key carries the rollover statement its predecessor signed over it.
             "ALTER TABLE signing_keys ADD COLUMN rollover TEXT",
             "ALTER TABLE signing_keys ADD COLUMN rollover_expires_at {INT}",
+        ]),
+        SchemaMigration(version: 12, name: "fewer pages written per sign-in", statements: [
+            // docs/PERFORMANCE.md, "Session 7: the store". The replay cache and the token downloads are looked up by
+            // their primary key only: on SQLite one b-tree keyed by it instead of a rowid table beside the key's index.
+            "CREATE TABLE device_jtis_keyed (jti TEXT PRIMARY KEY, expires_at {INT} NOT NULL){WITHOUT_ROWID}",
+            "INSERT INTO device_jtis_keyed (jti, expires_at) SELECT jti, expires_at FROM device_jtis",
+            "DROP TABLE device_jtis",
+            "ALTER TABLE device_jtis_keyed RENAME TO device_jtis",
+            "CREATE INDEX device_jtis_by_expiry ON device_jtis (expires_at)",
+            """
+            CREATE TABLE token_downloads_keyed (
+                auth_req_id TEXT NOT NULL REFERENCES ciba_requests(auth_req_id), key_id TEXT NOT NULL,
+                generation {INT} NOT NULL, downloaded_at {INT} NOT NULL, PRIMARY KEY (auth_req_id, key_id)){WITHOUT_ROWID}
+            """,
+            """
+            INSERT INTO token_downloads_keyed (auth_req_id, key_id, generation, downloaded_at)
+            SELECT auth_req_id, key_id, generation, downloaded_at FROM token_downloads
+            """,
+            "DROP TABLE token_downloads",
+            "ALTER TABLE token_downloads_keyed RENAME TO token_downloads",
+            // Only pending requests are looked up by expiry (the sweep, the pending gauge): a request leaves the index
+            // when it finishes instead of moving within it, and the index holds the pending ones only.
+            "DROP INDEX ciba_requests_by_state",
+            "CREATE INDEX ciba_requests_pending_by_expiry ON ciba_requests (expires_at) WHERE state = 'pending'",
+            // The pending limit counts a user's pending requests of a client and their first expiry from the index alone.
+            "DROP INDEX ciba_requests_by_user",
+            "CREATE INDEX ciba_requests_by_user ON ciba_requests (subject, client_id, state, expires_at)",
+            // Approval requests only: a sign-in's request no longer adds an entry for its NULL.
+            "DROP INDEX ciba_requests_by_enrolment",
+            "CREATE INDEX ciba_requests_by_enrolment ON ciba_requests (approves_enrolment) WHERE approves_enrolment IS NOT NULL",
+            // The one lookup by target is a deleted user's `user.created` event: the request events stay out of the index.
+            "DROP INDEX audit_events_by_target",
+            "CREATE INDEX audit_events_user_created ON audit_events (target) WHERE kind = 'user.created'",
         ]),
     ]
 
