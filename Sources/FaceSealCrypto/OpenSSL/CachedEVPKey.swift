@@ -1,32 +1,45 @@
 import Foundation
 import Synchronization
 
-/// A key's OpenSSL object, built on first use and kept for the life of the key value, with its signing and
+/// A key's OpenSSL objects, built on first use and kept for the life of the key value, with their signing and
 /// verifying contexts.
 ///
 /// Rebuilding an `EVP_PKEY` per signature costs as much as the signature itself (Ed25519 and P-256
 /// recompute the public point, RSA re-parses DER and redoes its Montgomery set-up), and initialising a context per
 /// call (`EVP_DigestSignInit`: algorithm fetches, a context duplicated at the final step) a few microseconds more.
-/// The object lives inside a lock and never leaves it, so the owning key type stays `Sendable`; signatures with one
-/// key are serialised, which OpenSSL's contexts need anyway. Messages are hashed (SHA-256) before the lock is taken.
+/// Each object lives inside a lock and never leaves it, so the owning key type stays `Sendable`; OpenSSL's contexts
+/// need one user at a time. There are a few of them (`slots`), each built when first needed, so concurrent
+/// signatures with one key (the authority's ID-token key: RS256 takes a quarter of a millisecond) run side by side
+/// instead of queueing on one lock. Messages are hashed (SHA-256) before a lock is taken.
 final class CachedEVPKey: Sendable {
-    private let slot: Mutex<EVPKey?>
+    private final class Slot: Sendable {
+        let key = Mutex<EVPKey?>(nil)
+    }
+
+    private let slots: [Slot]
+    private let nextSlot = Atomic<Int>(0)
     private let make: @Sendable () throws(CryptoError) -> EVPKey
 
-    /// The key is built on first use. (Seeding the slot with a key passed in as `sending` made the debug build
-    /// crash intermittently in `Mutex` with Swift 6.3: the futex word was found holding garbage.)
-    init(make: @escaping @Sendable () throws(CryptoError) -> EVPKey) {
-        self.slot = Mutex(nil)
+    /// The keys are built on first use, one per slot. (Seeding a slot with a key passed in as `sending` made the debug
+    /// build crash intermittently in `Mutex` with Swift 6.3: the futex word was found holding garbage.)
+    init(slots: Int = 4, make: @escaping @Sendable () throws(CryptoError) -> EVPKey) {
+        self.slots = (0..<max(1, slots)).map { _ in Slot() }
         self.make = make
     }
 
-    /// Runs `body` on the key, building it first if needed.
+    /// Runs `body` on a free slot's key (building it first if needed), or waits for the slots in turn when all are
+    /// taken.
     private func withKey<R>(_ body: @Sendable (EVPKey) throws(CryptoError) -> R) throws(CryptoError) -> R {
         let make = self.make
-        return try slot.withLock { (key) throws(CryptoError) -> R in
+        let use: (inout sending EVPKey?) throws(CryptoError) -> sending R = { (key) throws(CryptoError) -> sending R in
             if key == nil { key = try make() }
             return try body(key!)
         }
+        for slot in slots {
+            if let result = try slot.key.withLockIfAvailable(use) { return result }
+        }
+        let index = nextSlot.wrappingAdd(1, ordering: .relaxed).oldValue
+        return try slots[Int(UInt(bitPattern: index) % UInt(slots.count))].key.withLock(use)
     }
 
     /// Signs the SHA-256 digest of a message (ECDSA P-256, RSA PKCS#1 v1.5).
