@@ -5,7 +5,6 @@
 #include <openssl/params.h>
 #include <openssl/ec.h>
 #include <openssl/bn.h>
-#include <openssl/kdf.h>
 #include <openssl/obj_mac.h>
 #include <string.h>
 
@@ -15,8 +14,6 @@ static const char *const fs_algorithm_names[FS_ALGORITHM_COUNT] = {
 };
 static EVP_MD *fs_mds[FS_AES_128_GCM];
 static EVP_CIPHER *fs_ciphers[FS_ALGORITHM_COUNT - FS_AES_128_GCM];
-static EVP_KDF *fs_hkdf_kdf;
-static EVP_MAC *fs_hmac_mac;
 static CRYPTO_ONCE fs_fetch_once = CRYPTO_ONCE_STATIC_INIT;
 
 static void fs_fetch_all(void) {
@@ -24,8 +21,6 @@ static void fs_fetch_all(void) {
     for (int i = FS_AES_128_GCM; i < FS_ALGORITHM_COUNT; i++) {
         fs_ciphers[i - FS_AES_128_GCM] = EVP_CIPHER_fetch(NULL, fs_algorithm_names[i], NULL);
     }
-    fs_hkdf_kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
-    fs_hmac_mac = EVP_MAC_fetch(NULL, OSSL_MAC_NAME_HMAC, NULL);
 }
 
 const EVP_MD *fs_md(enum fs_algorithm which) {
@@ -154,38 +149,86 @@ int fs_pkey_get_bn(const EVP_PKEY *pkey, const char *name, uint8_t *out, size_t 
     return written;
 }
 
+// The fetched digest named `name` (a SHA-2 or SHA3 name of fs_algorithm_names), or NULL.
+static const EVP_MD *fs_md_named(const char *name) {
+    if (!CRYPTO_THREAD_run_once(&fs_fetch_once, fs_fetch_all)) return NULL;
+    for (int i = 0; i < FS_SHAKE128; i++) {
+        if (strcmp(fs_algorithm_names[i], name) == 0) return fs_mds[i];
+    }
+    return NULL;
+}
+
+enum { FS_HMAC_MAX_BLOCK = 144 };  // SHA3-256's rate, the largest block of the digests above
+
+// HMAC (RFC 2104) of the concatenation of `count` parts: H((K ^ opad) || H((K ^ ipad) || parts)), with K the key
+// (hashed first when longer than a block) zero-padded to the block. On the fetched digest's own contexts: OpenSSL
+// 3.0's HMAC provider (and its HKDF, which calls EVP_Q_mac) looks the digest up by name at every call. The padded key
+// and the inner hash are wiped before returning. Returns the MAC length, or 0.
+static size_t fs_hmac_parts(const EVP_MD *md, const uint8_t *key, size_t key_len, const uint8_t *const *parts,
+                            const size_t *lengths, int count, uint8_t *out) {
+    int block = md == NULL ? 0 : EVP_MD_get_block_size(md);
+    if (block <= 0 || block > FS_HMAC_MAX_BLOCK) return 0;
+    uint8_t padded[FS_HMAC_MAX_BLOCK], inner[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    memset(padded, 0, sizeof padded);
+    int ok = 1;
+    if (key_len > (size_t)block) {
+        ok = EVP_Digest(key, key_len, padded, &length, md, NULL) == 1;
+    } else if (key_len > 0) {
+        memcpy(padded, key, key_len);
+    }
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    ok = ok && ctx != NULL;
+    for (int i = 0; i < block; i++) padded[i] ^= 0x36;
+    ok = ok && EVP_DigestInit_ex(ctx, md, NULL) == 1 && EVP_DigestUpdate(ctx, padded, (size_t)block) == 1;
+    for (int i = 0; ok && i < count; i++) {
+        if (lengths[i] > 0) ok = EVP_DigestUpdate(ctx, parts[i], lengths[i]) == 1;
+    }
+    ok = ok && EVP_DigestFinal_ex(ctx, inner, &length) == 1;
+    for (int i = 0; i < block; i++) padded[i] ^= 0x36 ^ 0x5c;
+    ok = ok && EVP_DigestInit_ex(ctx, md, NULL) == 1 && EVP_DigestUpdate(ctx, padded, (size_t)block) == 1
+        && EVP_DigestUpdate(ctx, inner, length) == 1 && EVP_DigestFinal_ex(ctx, out, &length) == 1;
+    EVP_MD_CTX_free(ctx);
+    OPENSSL_cleanse(padded, sizeof padded);
+    OPENSSL_cleanse(inner, sizeof inner);
+    return ok ? length : 0;
+}
+
 size_t fs_hmac(const char *digest, const uint8_t *key, size_t key_len, const uint8_t *data, size_t data_len, uint8_t *out) {
-    static const uint8_t empty = 0;
-    EVP_MAC_CTX *ctx = CRYPTO_THREAD_run_once(&fs_fetch_once, fs_fetch_all) && fs_hmac_mac != NULL
-        ? EVP_MAC_CTX_new(fs_hmac_mac) : NULL;
-    OSSL_PARAM params[2];
-    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)digest, 0);
-    params[1] = OSSL_PARAM_construct_end();
-    size_t out_len = 0;
-    int ok = ctx != NULL && EVP_MAC_init(ctx, key_len ? key : &empty, key_len, params) == 1
-        && EVP_MAC_update(ctx, data_len ? data : &empty, data_len) == 1
-        && EVP_MAC_final(ctx, out, &out_len, EVP_MAX_MD_SIZE) == 1;
-    EVP_MAC_CTX_free(ctx);
-    return ok ? out_len : 0;
+    const uint8_t *parts[1] = {data};
+    size_t lengths[1] = {data_len};
+    return fs_hmac_parts(fs_md_named(digest), key, key_len, parts, lengths, 1, out);
 }
 
 int fs_hkdf(const char *digest, int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
                    const uint8_t *info, size_t info_len, uint8_t *out, size_t out_len) {
-    EVP_KDF_CTX *ctx = CRYPTO_THREAD_run_once(&fs_fetch_once, fs_fetch_all) && fs_hkdf_kdf != NULL
-        ? EVP_KDF_CTX_new(fs_hkdf_kdf) : NULL;
-    int kdf_mode = mode == 1 ? EVP_KDF_HKDF_MODE_EXPAND_ONLY : EVP_KDF_HKDF_MODE_EXTRACT_AND_EXPAND;
-    static const uint8_t empty = 0;
-    OSSL_PARAM params[6];
-    size_t i = 0;
-    params[i++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)digest, 0);
-    params[i++] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &kdf_mode);
-    params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)(ikm_len ? ikm : &empty), ikm_len);
+    const EVP_MD *md = fs_md_named(digest);
+    int size = md == NULL ? 0 : EVP_MD_get_size(md);
+    if (size <= 0 || out_len == 0 || out_len > 255 * (size_t)size) return 0;
+    uint8_t prk[EVP_MAX_MD_SIZE], block[EVP_MAX_MD_SIZE];
+    const uint8_t *key = ikm;
+    size_t key_len = ikm_len;
+    int ok = 1;
     if (mode != 1) {
-        params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)(salt_len ? salt : &empty), salt_len);
+        // Extract: PRK = HMAC(salt, IKM); an empty salt is HashLen zero bytes, which HMAC pads to the same key.
+        const uint8_t *parts[1] = {ikm};
+        size_t lengths[1] = {ikm_len};
+        ok = fs_hmac_parts(md, salt, salt_len, parts, lengths, 1, prk) == (size_t)size;
+        key = prk;
+        key_len = (size_t)size;
     }
-    params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)(info_len ? info : &empty), info_len);
-    params[i] = OSSL_PARAM_construct_end();
-    int ok = ctx != NULL && EVP_KDF_derive(ctx, out, out_len, params) == 1;
-    EVP_KDF_CTX_free(ctx);
+    // Expand: T(i) = HMAC(PRK, T(i-1) || info || i), the output their concatenation.
+    size_t done = 0;
+    for (unsigned int counter = 1; ok && done < out_len; counter++) {
+        uint8_t index = (uint8_t)counter;
+        const uint8_t *parts[3] = {block, info, &index};
+        size_t lengths[3] = {counter == 1 ? 0 : (size_t)size, info_len, 1};
+        ok = fs_hmac_parts(md, key, key_len, parts, lengths, 3, block) == (size_t)size;
+        size_t take = out_len - done < (size_t)size ? out_len - done : (size_t)size;
+        if (ok) memcpy(out + done, block, take);
+        done += take;
+    }
+    OPENSSL_cleanse(prk, sizeof prk);
+    OPENSSL_cleanse(block, sizeof block);
     return ok;
 }

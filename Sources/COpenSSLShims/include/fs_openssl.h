@@ -52,11 +52,11 @@ const EVP_CIPHER *fs_cipher(enum fs_algorithm which);
 unsigned int fs_digest(enum fs_algorithm which, const void *data, size_t len, uint8_t *out);
 
 /// HMAC (RFC 2104) of `data_len` bytes at `data` under a `key_len`-byte key, with the digest named `digest`
-/// ("SHA256", …; read during the call only), through the provider's HMAC fetched once, into `out`
+/// ("SHA256", …, a SHA-2 or SHA3 digest; read during the call only), built on the digest fetched once, into `out`
 /// (EVP_MAX_MD_SIZE bytes). Returns the MAC length, or 0 on failure.
 size_t fs_hmac(const char *digest, const uint8_t *key, size_t key_len, const uint8_t *data, size_t data_len, uint8_t *out);
 
-/// HKDF (RFC 5869) with the digest named `digest` ("SHA256", …; read during the call only).
+/// HKDF (RFC 5869) with the digest named `digest` ("SHA256", …; read during the call only), on fs_hmac's HMAC.
 /// `mode` 0: extract-and-expand, 1: expand only (ikm is then the PRK). Returns 1 on success.
 int fs_hkdf(const char *digest, int mode, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
                    const uint8_t *info, size_t info_len, uint8_t *out, size_t out_len);

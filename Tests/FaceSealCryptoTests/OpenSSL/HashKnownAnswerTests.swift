@@ -71,6 +71,16 @@ import Testing
         #expect(!HMAC<SHA256>.isValidAuthenticationCode(mac.bytes.prefix(16), authenticating: data, using: key))
     }
 
+    /// RFC 4231 case 2 on the SHA-2 functions with 128-byte blocks.
+    @Test func hmacSHA384AndSHA512RFC4231Case2() {
+        let key = SymmetricKey(data: Array("Jefe".utf8))
+        let data = Array("what do ya want for nothing?".utf8)
+        #expect(OSSLTestBytes.hexString(HMAC<SHA384>.authenticationCode(for: data, using: key))
+                == "af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e8e2240ca5e69e2c78b3239ecfab21649")
+        #expect(OSSLTestBytes.hexString(HMAC<SHA512>.authenticationCode(for: data, using: key))
+                == "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737")
+    }
+
     /// RFC 4231 case 6 (a key longer than the block, hashed first) over three hash functions, and the empty key and message.
     @Test func hmacLongAndEmptyKeys() {
         let key = SymmetricKey(data: [UInt8](repeating: 0xaa, count: 131))
