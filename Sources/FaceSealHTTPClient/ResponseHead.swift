@@ -5,7 +5,8 @@ struct ResponseHead {
     /// The fields of the latest head, in order.
     var headers: HTTPHeaders { HTTPHeaders(fields) }
     private var fields: [(String, String)] = []
-    private let limit: Int
+    /// Largest head accepted, in bytes.
+    let limit: Int
     private var received = 0
     /// The latest head ended; what follows is trailers (counted, not kept) or the next head.
     private var ended = false
