@@ -309,6 +309,8 @@ final class ServerCore: Sendable {
 
     private static func requestHeaders(of connection: OpaquePointer) -> HTTPHeaders {
         var headers = HTTPHeaders()
+        // Without an iterator libmicrohttpd only counts them.
+        headers.reserveCapacity(max(0, Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil))))
         // The iterator calls back synchronously, so the local's address is valid throughout.
         withUnsafeMutablePointer(to: &headers) { headers in
             _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in

@@ -58,6 +58,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.contains { Self.namesEqual($0.name, name) }
     }
 
+    /// Makes room for `count` fields in all (a server that knows how many it is about to add).
+    package mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
+    }
+
     /// Appends a field, keeping any existing field of the same name.
     public mutating func add(name: String, value: String) {
         fields.append(Field(name: name, value: value))
