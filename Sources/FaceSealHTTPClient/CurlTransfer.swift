@@ -110,7 +110,8 @@ final class CurlTransfer {
         let implied = isHead ? "HEAD" : request.body != nil ? "POST" : "GET"
         ok = ok && (request.method == implied ? set(CURLOPT_CUSTOMREQUEST, pointer: nil) : set(CURLOPT_CUSTOMREQUEST, string: request.method))
         for line in request.headerLines {
-            guard let list = curl_slist_append(headerList, line) else { return refused() }
+            // `withCString`: a short line passed as a plain argument would be copied to the heap first.
+            guard let list = line.withCString({ curl_slist_append(headerList, $0) }) else { return refused() }
             headerList = list
         }
         return ok && set(CURLOPT_HTTPHEADER, pointer: headerList) ? nil : refused()
@@ -214,7 +215,7 @@ final class CurlTransfer {
 
     /// libcurl copies string options.
     private func set(_ option: CURLoption, string: String) -> Bool {
-        fs_curl_easy_setopt_pointer(handle, option, string) == CURLE_OK
+        string.withCString { fs_curl_easy_setopt_pointer(handle, option, $0) } == CURLE_OK
     }
 
     private func set(_ option: CURLoption, pointer: UnsafeRawPointer?) -> Bool {

@@ -285,7 +285,8 @@ final class ServerCore: Sendable {
                 || HTTPHeaders.namesEqual(field.name, "X-Request-Id") {
                 continue
             }
-            guard MHD_add_response_header(created, field.name, field.value) == MHD_Result.YES else {
+            // `withCString`: a short name passed as a plain argument would be copied to the heap first.
+            guard field.name.withCString({ name in field.value.withCString { MHD_add_response_header(created, name, $0) } }) == MHD_Result.YES else {
                 MHD_destroy_response(created)
                 return nil
             }

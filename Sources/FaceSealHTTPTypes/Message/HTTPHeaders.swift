@@ -28,6 +28,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields = pairs.map { Field(name: $0.0, value: $0.1) }
     }
 
+    /// Headers from fields already made, in order.
+    package init(fields: [Field]) {
+        self.fields = fields
+    }
+
     /// `["Content-Type": "application/json"]`, in literal order.
     public init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements)
