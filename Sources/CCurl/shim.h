@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -88,31 +89,71 @@ static inline CURLcode fs_curl_public_addresses_only(CURL *handle, int *refused)
 
 /// The sockets a multi handle's transfers wait on, as an epoll set libcurl keeps up to date itself
 /// (CURLMOPT_SOCKETFUNCTION), so each wake-up costs only the sockets that are ready, not every running transfer.
+///
+/// A socket libcurl is done with (CURL_POLL_REMOVE: usually a kept-alive connection whose transfer ended) stays in
+/// the epoll set, marked idle, because the next transfer on that connection most often wants it again: re-arming it
+/// is then one EPOLL_CTL_MOD instead of a DEL and an ADD. An idle socket that becomes ready (its server closed it) is
+/// taken out of the set then and not reported. Arming always makes a call (MOD, or ADD when the kernel no longer
+/// knows the descriptor: a closed socket leaves the set by itself, and its number may come back as a new socket), so
+/// a mark outliving its socket costs nothing but that fallback.
 typedef struct {
     CURLM *multi;
     int epoll;
+    /// idle[fd] is 1 while `fd` is in the epoll set but libcurl is done with it; `idle_capacity` entries.
+    unsigned char *idle;
+    int idle_capacity;
 } fs_curl_socket_set;
 
+/// Records whether `socket` is in the set without libcurl waiting on it; 0, or -1 when there was no memory for it.
+static inline int fs_curl_socket_set_mark_idle(fs_curl_socket_set *sockets, curl_socket_t socket, unsigned char idle) {
+    if (socket < 0) return -1;
+    if (socket >= sockets->idle_capacity) {
+        if (!idle) return 0;
+        int capacity = sockets->idle_capacity > 0 ? sockets->idle_capacity : 64;
+        while (capacity <= socket) capacity *= 2;
+        unsigned char *grown = (unsigned char *)realloc(sockets->idle, (size_t)capacity);
+        if (grown == NULL) return -1;
+        memset(grown + sockets->idle_capacity, 0, (size_t)(capacity - sockets->idle_capacity));
+        sockets->idle = grown;
+        sockets->idle_capacity = capacity;
+    }
+    sockets->idle[socket] = idle;
+    return 0;
+}
+
+static inline int fs_curl_socket_set_is_idle(const fs_curl_socket_set *sockets, int socket) {
+    return socket >= 0 && socket < sockets->idle_capacity && sockets->idle[socket];
+}
+
+/// Frees the set's own memory (the epoll descriptor is its owner's).
+static inline void fs_curl_socket_set_free(fs_curl_socket_set *sockets) {
+    free(sockets->idle);
+    sockets->idle = NULL;
+    sockets->idle_capacity = 0;
+}
+
 /// CURLMOPT_SOCKETFUNCTION: libcurl says which events a socket now waits for (or that it is done with it). A
-/// socket libcurl has not assigned yet is added; `curl_multi_assign` marks it, and libcurl forgets the mark on REMOVE.
+/// socket libcurl has not assigned yet is armed; `curl_multi_assign` marks it, and libcurl forgets the mark on REMOVE.
 static inline int fs_curl_socket_changed(CURL *easy, curl_socket_t socket, int what, void *set, void *assigned) {
     (void)easy;
     fs_curl_socket_set *sockets = (fs_curl_socket_set *)set;
     if (what == CURL_POLL_REMOVE) {
-        epoll_ctl(sockets->epoll, EPOLL_CTL_DEL, socket, NULL);
+        // Kept in the set, idle; without memory for the mark, removed at once.
+        if (fs_curl_socket_set_mark_idle(sockets, socket, 1) != 0) epoll_ctl(sockets->epoll, EPOLL_CTL_DEL, socket, NULL);
         return 0;
     }
     struct epoll_event event;
     memset(&event, 0, sizeof event);
     event.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
     event.data.fd = socket;
-    int operation = assigned ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    int operation = assigned || fs_curl_socket_set_is_idle(sockets, socket) ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
     if (epoll_ctl(sockets->epoll, operation, socket, &event) != 0) {
         // A closed socket leaves the set by itself, so its number may come back new or still registered.
         if (errno == EEXIST) epoll_ctl(sockets->epoll, EPOLL_CTL_MOD, socket, &event);
         else if (errno == ENOENT) epoll_ctl(sockets->epoll, EPOLL_CTL_ADD, socket, &event);
         else return -1;
     }
+    fs_curl_socket_set_mark_idle(sockets, socket, 0);
     if (!assigned) curl_multi_assign(sockets->multi, socket, sockets);
     return 0;
 }
@@ -125,17 +166,26 @@ static inline CURLMcode fs_curl_multi_use_socket_set(CURLM *multi, fs_curl_socke
 
 /// Waits up to `timeout_ms` (-1: until something happens) for the set's sockets (and any other descriptor added with
 /// `fs_epoll_add_readable`); writes each ready one to `ready` with its events as CURL_CSELECT_* bits to `events`.
-/// Returns how many, 0 when the time ran out or a signal interrupted, -1 on another error.
-static inline int fs_curl_socket_set_wait(const fs_curl_socket_set *sockets, int timeout_ms, int *ready, int *events, int capacity) {
+/// An idle socket that is ready leaves the set instead. Returns how many, 0 when the time ran out, a signal
+/// interrupted or only idle sockets were ready, -1 on another error.
+static inline int fs_curl_socket_set_wait(fs_curl_socket_set *sockets, int timeout_ms, int *ready, int *events, int capacity) {
     struct epoll_event found[64];
     int count = epoll_wait(sockets->epoll, found, capacity < 64 ? capacity : 64, timeout_ms);
     if (count < 0) return errno == EINTR ? 0 : -1;
+    int reported = 0;
     for (int i = 0; i < count; i++) {
-        ready[i] = found[i].data.fd;
-        events[i] = ((found[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((found[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0)
+        int socket = found[i].data.fd;
+        if (fs_curl_socket_set_is_idle(sockets, socket)) {
+            epoll_ctl(sockets->epoll, EPOLL_CTL_DEL, socket, NULL);
+            sockets->idle[socket] = 0;
+            continue;
+        }
+        ready[reported] = socket;
+        events[reported] = ((found[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((found[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0)
             | ((found[i].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+        reported++;
     }
-    return count;
+    return reported;
 }
 
 /// Adds `descriptor` (the loop's wake-up eventfd) to the set, for reading.

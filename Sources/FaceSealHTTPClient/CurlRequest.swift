@@ -21,8 +21,6 @@ struct CurlRequest: Sendable {
     let maxBodySize: Int
     /// Largest response head accepted.
     let maxHeadSize: Int
-    /// Whether only public addresses may be connected to.
-    let publicAddressesOnly: Bool
 
     /// Framing fields libcurl computes from the body itself; a caller's value would contradict it.
     private static let framingFields = ["Content-Length", "Transfer-Encoding"]
@@ -44,7 +42,11 @@ struct CurlRequest: Sendable {
             lines.append(value.isEmpty ? "\(field.name);" : "\(field.name): \(value)")
         }
         let method = request.method.rawValue
-        let sendsBody = method != "HEAD" && (!request.body.isEmpty || !["GET", "DELETE", "OPTIONS"].contains(method))
+        let sendsBody = switch method {
+        case "HEAD": false
+        case "GET", "DELETE", "OPTIONS": !request.body.isEmpty
+        default: true
+        }
         // No `Expect: 100-continue` round trip, and no form Content-Type the caller did not choose.
         lines.append("Expect:")
         if sendsBody, !request.headers.contains("Content-Type") { lines.append("Content-Type:") }
@@ -52,14 +54,14 @@ struct CurlRequest: Sendable {
         self.url = url.absoluteString
         self.host = host
         let port = url.port ?? (scheme == "https" ? 443 : 80)
-        address = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        // Byte tests: `String.contains(_:)` on text goes through Foundation's NSString search.
+        address = host.utf8.contains(UInt8(ascii: ":")) && host.utf8.first != UInt8(ascii: "[") ? "[\(host)]:\(port)" : "\(host):\(port)"
         self.method = method
         headerLines = lines
         body = sendsBody ? request.body : nil
         timeoutMilliseconds = Self.milliseconds(request.timeout)
         maxBodySize = max(0, request.maxResponseBodySize ?? configuration.maxResponseBodySize)
         maxHeadSize = max(0, configuration.maxResponseHeadSize)
-        publicAddressesOnly = configuration.destinations == .publicOnly
     }
 
     /// `duration` in whole milliseconds, rounded up, within 1 ms … 24 days (libcurl's `long` and `int` polls).
@@ -78,17 +80,23 @@ struct CurlRequest: Sendable {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 true
+            case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+                 UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+                 UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+                true
             default:
-                Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+                false
             }
         }
     }
 
     /// Without leading and trailing spaces and tabs (optional whitespace around a field value).
     static func trimmed(_ text: String) -> String {
-        let bytes = Array(text.utf8)
+        let bytes = text.utf8
         let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
         guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(decoding: bytes[first...last], as: UTF8.self)
+        // Most values have nothing to trim: no copy then.
+        if first == bytes.startIndex && bytes.index(after: last) == bytes.endIndex { return text }
+        return String(Substring(text.utf8[first...last]))
     }
 }

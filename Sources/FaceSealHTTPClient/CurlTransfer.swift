@@ -3,20 +3,24 @@ import CCurl
 import Glibc
 #endif
 
-/// One request as a libcurl easy handle: its options, the head and body as they arrive, and the outcome.
-/// Lives only on the transfer loop's thread, which keeps it alive while libcurl may call back into it.
+/// A libcurl easy handle and what one request on it collects: the head and body as they arrive, and the outcome.
+///
+/// The handle outlives its requests: the options every request shares are set once, when it is created, and
+/// `start` sets every option a request may change — URL, deadline, method, body, headers, body limit — each time,
+/// to the request's value or back to libcurl's default, so nothing of one request reaches the next. `finish`
+/// clears what a finished request left behind (its URL, header list and body copy) before the handle waits for its
+/// next request. Lives only on the transfer loop's thread, which keeps it alive while libcurl may call back into it.
 final class CurlTransfer {
-    let ticket: TransferTicket
-    /// The easy handle; freed with the transfer (after the loop removed it from the multi handle) unless the loop
-    /// took it back for the next transfer (`recycle()`).
+    /// The easy handle, freed with this object (after the loop removed it from the multi handle).
     let handle: UnsafeMutableRawPointer
-    private var ownsHandle = true
+    /// The request running on the handle, nil between requests.
+    private(set) var ticket: TransferTicket?
     private var headerList: UnsafeMutablePointer<curl_slist>?
-    /// libcurl writes the detailed reason of a failure here (`CURLOPT_ERRORBUFFER`).
+    /// libcurl writes the detailed reason of a failure here (`CURLOPT_ERRORBUFFER`; emptied when a transfer starts).
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
     /// Set to 1 by the socket callback when it refused a non-public address (`Destinations.publicOnly`).
     private let refusedAddress = UnsafeMutablePointer<CInt>.allocate(capacity: 1)
-    private var head: ResponseHead
+    private var head = ResponseHead(limit: 0)
     private var body: [UInt8] = []
     /// Set when a callback ends the transfer itself (a limit): the outcome, whatever libcurl then reports.
     private var failure: HTTPClientError?
@@ -27,40 +31,31 @@ final class CurlTransfer {
     /// The protocols libcurl may speak, for the request and (were redirects ever followed) for a redirect.
     private static let protocols = "http,https"
 
-    private init(ticket: TransferTicket, handle: UnsafeMutableRawPointer) {
-        self.ticket = ticket
+    private init(handle: UnsafeMutableRawPointer) {
         self.handle = handle
-        head = ResponseHead(limit: ticket.request.maxHeadSize)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         refusedAddress.initialize(to: 0)
     }
 
     deinit {
-        if ownsHandle { curl_easy_cleanup(handle) }
+        curl_easy_cleanup(handle)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
         refusedAddress.deallocate()
     }
 
-    /// An easy handle (`spare`, a recycled one, or a new one) set up for `ticket`'s request with `timeoutMilliseconds`
-    /// left of its deadline, or why libcurl would not take it.
-    static func make(_ ticket: TransferTicket, timeoutMilliseconds: Int,
-                     spare: UnsafeMutableRawPointer? = nil) -> Result<CurlTransfer, HTTPClientError> {
-        guard let handle = spare ?? curl_easy_init() else { return .failure(.transport("libcurl could not create a transfer")) }
-        let transfer = CurlTransfer(ticket: ticket, handle: handle)
-        guard transfer.configure(timeoutMilliseconds: timeoutMilliseconds) else {
-            let reason = String(cString: transfer.errorBuffer)
-            return .failure(.transport("libcurl refused an option\(reason.isEmpty ? "" : ": \(reason)")"))
-        }
-        return .success(transfer)
+    /// A new easy handle with the options every request shares, or nil when libcurl would not make one.
+    /// `publicAddressesOnly` is the client's `Destinations.publicOnly`.
+    static func make(publicAddressesOnly: Bool) -> CurlTransfer? {
+        guard let handle = curl_easy_init() else { return nil }
+        let transfer = CurlTransfer(handle: handle)
+        return transfer.configure(publicAddressesOnly: publicAddressesOnly) ? transfer : nil
     }
 
-    /// Every option, or false at the first one libcurl refuses.
-    private func configure(timeoutMilliseconds: Int) -> Bool {
-        let request = ticket.request
+    /// The options every request shares, or false at the first one libcurl refuses.
+    private func configure(publicAddressesOnly: Bool) -> Bool {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        var ok = set(CURLOPT_ERRORBUFFER, pointer: errorBuffer)
-            && set(CURLOPT_URL, string: request.url)
+        let ok = set(CURLOPT_ERRORBUFFER, pointer: errorBuffer)
             && set(CURLOPT_PROTOCOLS_STR, string: Self.protocols)
             && set(CURLOPT_REDIR_PROTOCOLS_STR, string: Self.protocols)
             && set(CURLOPT_FOLLOWLOCATION, 0)
@@ -72,38 +67,74 @@ final class CurlTransfer {
             && set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
             // The loop thread is not the main thread: no SIGALRM-based DNS timeouts, no signals at all.
             && set(CURLOPT_NOSIGNAL, 1)
-            && set(CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
             && set(CURLOPT_HEADERDATA, pointer: context)
             && set(CURLOPT_WRITEDATA, pointer: context)
             && fs_curl_easy_setopt_write(handle, CURLOPT_HEADERFUNCTION) { line, size, count, context in
-                CurlTransfer.callback(line, size, count, context) { $0.head.consume($1) ? nil : .responseHeadTooLarge(limit: $0.ticket.request.maxHeadSize) }
+                CurlTransfer.callback(line, size, count, context) { transfer, line in
+                    transfer.head.consume(line) ? nil : .responseHeadTooLarge(limit: transfer.head.limit)
+                }
             } == CURLE_OK
             && fs_curl_easy_setopt_write(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
                 CurlTransfer.callback(data, size, count, context) { $0.receive($1) }
             } == CURLE_OK
-        if request.publicAddressesOnly {
-            ok = ok && fs_curl_public_addresses_only(handle, refusedAddress) == CURLE_OK
-        }
-        if request.method == "HEAD" {
+        return ok && (!publicAddressesOnly || fs_curl_public_addresses_only(handle, refusedAddress) == CURLE_OK)
+    }
+
+    /// Sets the handle up for `ticket`'s request with `timeoutMilliseconds` left of its deadline: every option a
+    /// request may change, whatever the previous request set. Fails with why libcurl refused an option (the handle
+    /// must then not be added to the multi handle, and `finish` must still be called).
+    func start(_ ticket: TransferTicket, timeoutMilliseconds: Int) -> HTTPClientError? {
+        let request = ticket.request
+        self.ticket = ticket
+        head = ResponseHead(limit: request.maxHeadSize)
+        errorBuffer[0] = 0
+        refusedAddress.pointee = 0
+        let isHead = request.method == "HEAD"
+        // Back to a GET without body first (HTTPGET also clears NOBODY and UPLOAD), then what this request needs.
+        var ok = set(CURLOPT_URL, string: request.url)
+            && set(CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
+            && set(CURLOPT_POSTFIELDS, pointer: nil)
+            && fs_curl_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, -1) == CURLE_OK
+            && set(CURLOPT_HTTPGET, 1)
+            // A larger announced Content-Length is refused before the body is read (0: no limit, for HEAD, whose
+            // Content-Length announces a body that never comes).
+            && fs_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, isHead ? 0 : curl_off_t(request.maxBodySize)) == CURLE_OK
+        if isHead {
             ok = ok && set(CURLOPT_NOBODY, 1)
-        } else {
-            // A larger announced Content-Length is refused before the body is read.
-            ok = ok && fs_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBodySize)) == CURLE_OK
         }
         if let body = request.body {
             ok = ok && fs_curl_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)) == CURLE_OK
                 && body.withUnsafeBytes { set(CURLOPT_COPYPOSTFIELDS, pointer: $0.baseAddress ?? Self.noBytes) }
         }
         // libcurl's own choice of method is HEAD with NOBODY, POST with a body, else GET.
-        let implied = request.method == "HEAD" ? "HEAD" : request.body != nil ? "POST" : "GET"
-        if request.method != implied {
-            ok = ok && set(CURLOPT_CUSTOMREQUEST, string: request.method)
-        }
+        let implied = isHead ? "HEAD" : request.body != nil ? "POST" : "GET"
+        ok = ok && (request.method == implied ? set(CURLOPT_CUSTOMREQUEST, pointer: nil) : set(CURLOPT_CUSTOMREQUEST, string: request.method))
         for line in request.headerLines {
-            guard let list = curl_slist_append(headerList, line) else { return false }
+            // `withCString`: a short line passed as a plain argument would be copied to the heap first.
+            guard let list = line.withCString({ curl_slist_append(headerList, $0) }) else { return refused() }
             headerList = list
         }
-        return ok && set(CURLOPT_HTTPHEADER, pointer: headerList)
+        return ok && set(CURLOPT_HTTPHEADER, pointer: headerList) ? nil : refused()
+    }
+
+    /// Why an option was refused.
+    private func refused() -> HTTPClientError {
+        let reason = String(cString: errorBuffer)
+        return .transport("libcurl refused an option\(reason.isEmpty ? "" : ": \(reason)")")
+    }
+
+    /// Ends the request on the handle (after the loop removed it from the multi handle and read the outcome):
+    /// the handle keeps no URL, header or body of it, and waits for the next request.
+    func finish() {
+        _ = set(CURLOPT_URL, pointer: nil)
+        _ = set(CURLOPT_POSTFIELDS, pointer: nil)
+        _ = set(CURLOPT_HTTPHEADER, pointer: nil)
+        curl_slist_free_all(headerList)
+        headerList = nil
+        ticket = nil
+        head = ResponseHead(limit: 0)
+        body = []
+        failure = nil
     }
 
     /// Runs `body` on the transfer behind `context` with the `size × count` bytes libcurl passed; a failure it
@@ -123,21 +154,13 @@ final class CurlTransfer {
 
     /// Appends body bytes within the limit.
     private func receive(_ bytes: UnsafeRawBufferPointer) -> HTTPClientError? {
-        guard bytes.count <= ticket.request.maxBodySize - body.count else {
+        let limit = ticket?.request.maxBodySize ?? 0
+        guard bytes.count <= limit - body.count else {
             body = []
-            return .responseTooLarge(limit: ticket.request.maxBodySize)
+            return .responseTooLarge(limit: limit)
         }
         body.append(contentsOf: bytes)
         return nil
-    }
-
-    /// The handle with every option back at libcurl's defaults (`curl_easy_reset`, which keeps no request state), for
-    /// the next transfer: creating and freeing a handle per request cost more than resetting it. Call once, after the
-    /// handle left the multi handle and the outcome was read.
-    func recycle() -> UnsafeMutableRawPointer {
-        curl_easy_reset(handle)
-        ownsHandle = false
-        return handle
     }
 
     /// New connections this transfer opened (0 when it reused one).
@@ -146,10 +169,10 @@ final class CurlTransfer {
         return fs_curl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &count) == CURLE_OK ? count : 0
     }
 
-    /// The response, or the typed reason there is none, once libcurl reported `code` for the transfer.
-    func outcome(_ code: CURLcode) -> Result<HTTPClientResponse, HTTPClientError> {
+    /// The response to `request`, or the typed reason there is none, once libcurl reported `code` for the transfer.
+    func outcome(_ code: CURLcode, of request: CurlRequest) -> Result<HTTPClientResponse, HTTPClientError> {
         if let failure { return .failure(failure) }
-        guard code == CURLE_OK else { return .failure(error(code)) }
+        guard code == CURLE_OK else { return .failure(error(code, request)) }
         var status = 0
         guard fs_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK, (100...999).contains(status) else {
             return .failure(.transport("no valid status code in the response"))
@@ -158,24 +181,24 @@ final class CurlTransfer {
     }
 
     /// libcurl's result as the client's error, with libcurl's detailed reason where it helps.
-    private func error(_ code: CURLcode) -> HTTPClientError {
+    private func error(_ code: CURLcode, _ request: CurlRequest) -> HTTPClientError {
         let detail = String(cString: errorBuffer)
         let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
-            return .invalidURL(ticket.request.url)
+            return .invalidURL(request.url)
         case CURLE_COULDNT_RESOLVE_HOST:
-            return .hostNotFound(ticket.request.host)
+            return .hostNotFound(request.host)
         case CURLE_COULDNT_CONNECT where refusedAddress.pointee != 0:
-            return .destinationNotPublic(ticket.request.address)
+            return .destinationNotPublic(request.address)
         case CURLE_COULDNT_CONNECT:
             var osError = 0
             _ = fs_curl_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &osError)
-            return osError == Int(ECONNREFUSED) ? .connectionRefused(ticket.request.address) : .unreachable(reason)
+            return osError == Int(ECONNREFUSED) ? .connectionRefused(request.address) : .unreachable(reason)
         case CURLE_OPERATION_TIMEDOUT:
             return .timeout
         case CURLE_FILESIZE_EXCEEDED:
-            return .responseTooLarge(limit: ticket.request.maxBodySize)
+            return .responseTooLarge(limit: request.maxBodySize)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
              CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED,
              CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
@@ -192,7 +215,7 @@ final class CurlTransfer {
 
     /// libcurl copies string options.
     private func set(_ option: CURLoption, string: String) -> Bool {
-        fs_curl_easy_setopt_pointer(handle, option, string) == CURLE_OK
+        string.withCString { fs_curl_easy_setopt_pointer(handle, option, $0) } == CURLE_OK
     }
 
     private func set(_ option: CURLoption, pointer: UnsafeRawPointer?) -> Bool {

@@ -16,14 +16,17 @@ final class CurlTransferLoop: Sendable {
         var queued: [TransferTicket] = []
         /// A caller gave up since the thread last looked: it must check its transfers.
         var cancellations = false
-        /// The eventfd was poked since the thread last looked (one poke per round is enough).
-        var woken = false
+        /// The thread is about to sleep, or sleeps, in `epoll_wait` with nothing left to do: the next caller pokes the
+        /// eventfd (and clears this). While the thread is awake nobody pokes: it looks again before it sleeps.
+        var asleep = false
         var started = false
         var stopping = false
     }
 
     private let shared = Mutex(Shared())
     private let maxConnectionsPerHost: Int
+    /// Whether the client may connect to public addresses only (`Destinations.publicOnly`): an option of every easy handle.
+    private let publicAddressesOnly: Bool
     /// What callers poke to wake the thread: created with the loop and closed with it, so it is valid whenever a
     /// caller holds the loop (-1 when the kernel refused one: the loop then fails every request).
     private let wakeDescriptor: Int32
@@ -32,8 +35,9 @@ final class CurlTransferLoop: Sendable {
     /// Whether libcurl's process-wide state is set up; done once, before the first handle.
     private static let libraryReady = fs_curl_global_init() == CURLE_OK
 
-    init(maxConnectionsPerHost: Int) {
+    init(maxConnectionsPerHost: Int, publicAddressesOnly: Bool) {
         self.maxConnectionsPerHost = min(max(1, maxConnectionsPerHost), 1 << 16)
+        self.publicAddressesOnly = publicAddressesOnly
         wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
     }
 
@@ -74,11 +78,11 @@ final class CurlTransferLoop: Sendable {
     /// New connections opened by finished transfers.
     var connectionsOpened: Int { opened.load(ordering: .relaxed) }
 
-    /// Whether this caller must poke the eventfd: only the first since the thread last looked (the write happens
+    /// Whether this caller must poke the eventfd: only the first since the thread went to sleep (the write happens
     /// outside the lock, which callers otherwise contend for).
     private static func takePoke(_ shared: inout Shared) -> Bool {
-        defer { shared.woken = true }
-        return !shared.woken
+        defer { shared.asleep = false }
+        return shared.asleep
     }
 
     private func poke() {
@@ -95,8 +99,11 @@ final class CurlTransferLoop: Sendable {
             return drain(failure: .transport("libcurl could not be initialised"), restartable: true)
         }
         let sockets = UnsafeMutablePointer<fs_curl_socket_set>.allocate(capacity: 1)
-        sockets.initialize(to: fs_curl_socket_set(multi: multi, epoll: epoll))
-        defer { sockets.deallocate() }
+        sockets.initialize(to: fs_curl_socket_set(multi: multi, epoll: epoll, idle: nil, idle_capacity: 0))
+        defer {
+            fs_curl_socket_set_free(sockets)
+            sockets.deallocate()
+        }
         // libcurl keeps 4 idle connections per transfer it runs at that moment, so when a burst ended it closed the
         // connections the next burst then opened anew: keep as many as may run to one host.
         guard fs_curl_multi_use_socket_set(multi, sockets) == CURLM_OK,
@@ -104,7 +111,7 @@ final class CurlTransferLoop: Sendable {
             curl_multi_cleanup(multi)
             return drain(failure: .transport("libcurl could not be initialised"), restartable: true)
         }
-        var transfers = Transfers(multi: multi, admission: HostAdmission(limit: maxConnectionsPerHost))
+        var transfers = Transfers(multi: multi, publicAddressesOnly: publicAddressesOnly, admission: HostAdmission(limit: maxConnectionsPerHost))
         let capacity = 64
         var ready = [Int32](repeating: 0, count: capacity), events = [Int32](repeating: 0, count: capacity)
         var running: Int32 = 0
@@ -113,7 +120,7 @@ final class CurlTransferLoop: Sendable {
                 defer {
                     shared.queued = []
                     shared.cancellations = false
-                    shared.woken = false
+                    shared.asleep = false
                 }
                 return (shared.queued, shared.cancellations, shared.stopping)
             }
@@ -125,8 +132,8 @@ final class CurlTransferLoop: Sendable {
                 }
             }
             if cancellations || stopping {
-                for (handle, transfer) in transfers.active where stopping || transfer.ticket.isCancelled {
-                    transfers.end(handle, .failure(.cancelled), now: now)
+                for (handle, transfer) in transfers.active where stopping || transfer.ticket?.isCancelled != false {
+                    transfers.end(handle, now: now) { _, _ in .failure(.cancelled) }
                 }
             }
             if stopping { break }
@@ -141,7 +148,13 @@ final class CurlTransferLoop: Sendable {
             now = ContinuousClock.now
             finishDone(&transfers, now: now)
             if curl_multi_timeout(multi, &timer) != CURLM_OK { timer = -1 }
-            let wait = Self.earlier(timer, transfers.waitMilliseconds(now: now))
+            // Sleep only when nothing came in meanwhile; from here on a caller pokes.
+            let idle = shared.withLock { shared in
+                guard shared.queued.isEmpty, !shared.cancellations, !shared.stopping else { return false }
+                shared.asleep = true
+                return true
+            }
+            let wait = idle ? Self.earlier(timer, transfers.waitMilliseconds(now: now)) : 0
             let count = fs_curl_socket_set_wait(sockets, wait, &ready, &events, Int32(capacity))
             for index in 0..<Int(max(0, count)) {
                 if ready[index] == wakeDescriptor {
@@ -153,7 +166,7 @@ final class CurlTransferLoop: Sendable {
             }
             finishDone(&transfers, now: ContinuousClock.now)
         }
-        transfers.spare.forEach { curl_easy_cleanup($0) }
+        transfers.spare = []
         curl_multi_cleanup(multi)
         drain(failure: .cancelled, restartable: false)
     }
@@ -165,7 +178,8 @@ final class CurlTransferLoop: Sendable {
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle,
                   let transfer = transfers.active[handle] else { continue }
             opened.add(transfer.connectionsOpened, ordering: .relaxed)
-            transfers.end(handle, transfer.outcome(message.pointee.data.result), now: now)
+            let code = message.pointee.data.result
+            transfers.end(handle, now: now) { $0.outcome(code, of: $1) }
         }
     }
 
@@ -181,9 +195,10 @@ final class CurlTransferLoop: Sendable {
     /// The loop thread's own state: the transfers libcurl runs, and the tickets waiting for a connection to their host.
     private struct Transfers {
         let multi: UnsafeMutableRawPointer
+        let publicAddressesOnly: Bool
         var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-        /// Easy handles of finished transfers, reset, for the next ones (at most `maxSpare`).
-        var spare: [UnsafeMutableRawPointer] = []
+        /// Easy handles of finished transfers, for the next ones (at most `maxSpare`).
+        var spare: [CurlTransfer] = []
         static let maxSpare = 256
         var admission: HostAdmission<TransferTicket>
 
@@ -193,14 +208,22 @@ final class CurlTransferLoop: Sendable {
             if !start(ticket, now: now) { release(ticket.request.address, now: now) }
         }
 
-        /// Removes a running transfer, resumes its caller with `result` and gives its slot to the next ticket waiting.
-        mutating func end(_ handle: UnsafeMutableRawPointer, _ result: Result<HTTPClientResponse, HTTPClientError>,
-                          now: ContinuousClock.Instant) {
+        /// Removes a running transfer, resumes its caller with what `result` makes of the transfer and its request,
+        /// and gives its slot to the next ticket waiting.
+        mutating func end(_ handle: UnsafeMutableRawPointer, now: ContinuousClock.Instant,
+                          _ result: (CurlTransfer, CurlRequest) -> Result<HTTPClientResponse, HTTPClientError>) {
             guard let transfer = active.removeValue(forKey: handle) else { return }
             curl_multi_remove_handle(multi, handle)
-            transfer.ticket.finish(result)
-            if spare.count < Self.maxSpare { spare.append(transfer.recycle()) }
-            release(transfer.ticket.request.address, now: now)
+            guard let ticket = transfer.ticket else { return }
+            ticket.finish(result(transfer, ticket.request))
+            keep(transfer)
+            release(ticket.request.address, now: now)
+        }
+
+        /// Takes a handle back once its request is over: emptied of it, for the next one.
+        private mutating func keep(_ transfer: CurlTransfer) {
+            transfer.finish()
+            if spare.count < Self.maxSpare { spare.append(transfer) }
         }
 
         /// How long the thread may sleep: until the earliest deadline of a waiting ticket, else until woken.
@@ -225,18 +248,21 @@ final class CurlTransferLoop: Sendable {
                 ticket.finish(.failure(.timeout))
                 return false
             }
-            switch CurlTransfer.make(ticket, timeoutMilliseconds: CurlRequest.milliseconds(ticket.deadline - now), spare: spare.popLast()) {
-            case .success(let transfer):
-                guard curl_multi_add_handle(multi, transfer.handle) == CURLM_OK else {
-                    ticket.finish(.failure(.transport("libcurl could not start the transfer")))
-                    return false
-                }
-                active[transfer.handle] = transfer
-                return true
-            case .failure(let error):
-                ticket.finish(.failure(error))
+            guard let transfer = spare.popLast() ?? CurlTransfer.make(publicAddressesOnly: publicAddressesOnly) else {
+                ticket.finish(.failure(.transport("libcurl could not create a transfer")))
                 return false
             }
+            var failure = transfer.start(ticket, timeoutMilliseconds: CurlRequest.milliseconds(ticket.deadline - now))
+            if failure == nil, curl_multi_add_handle(multi, transfer.handle) != CURLM_OK {
+                failure = .transport("libcurl could not start the transfer")
+            }
+            if let failure {
+                keep(transfer)
+                ticket.finish(.failure(failure))
+                return false
+            }
+            active[transfer.handle] = transfer
+            return true
         }
     }
 

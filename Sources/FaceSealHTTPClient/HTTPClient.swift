@@ -49,7 +49,8 @@ public final class HTTPClient: Sendable {
     /// first request and ends with the client.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        loop = CurlTransferLoop(maxConnectionsPerHost: configuration.maxConnectionsPerHost)
+        loop = CurlTransferLoop(maxConnectionsPerHost: configuration.maxConnectionsPerHost,
+                                publicAddressesOnly: configuration.destinations == .publicOnly)
     }
 
     deinit {

@@ -3,9 +3,10 @@
 /// line starts; every line counts toward the size limit, so an endless stream of interim heads is refused too.
 struct ResponseHead {
     /// The fields of the latest head, in order.
-    var headers: HTTPHeaders { HTTPHeaders(fields) }
-    private var fields: [(String, String)] = []
-    private let limit: Int
+    var headers: HTTPHeaders { HTTPHeaders(fields: fields) }
+    private var fields: [HTTPHeaders.Field] = []
+    /// Largest head accepted, in bytes.
+    let limit: Int
     private var received = 0
     /// The latest head ended; what follows is trailers (counted, not kept) or the next head.
     private var ended = false
@@ -35,12 +36,16 @@ struct ResponseHead {
     /// `name: value`, or an obsolete folded continuation (leading space or tab) of the previous value.
     private mutating func field(_ content: UnsafeRawBufferPointer) {
         if content[0] == 0x20 || content[0] == 0x09, let last = fields.indices.last {
-            fields[last].1 += " " + CurlRequest.trimmed(String(decoding: content, as: UTF8.self))
+            fields[last].value += " " + CurlRequest.trimmed(String(decoding: content, as: UTF8.self))
             return
         }
         guard let colon = content.firstIndex(of: UInt8(ascii: ":")) else { return }
         let name = String(decoding: content[..<colon], as: UTF8.self)
-        let value = CurlRequest.trimmed(String(decoding: content[(colon + 1)...], as: UTF8.self))
-        fields.append((name, value))
+        // Trimmed as bytes, so the value is made once (most have a space after the colon).
+        var value = content[(colon + 1)...]
+        while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
+        while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
+        if fields.isEmpty { fields.reserveCapacity(8) }
+        fields.append(HTTPHeaders.Field(name: name, value: String(decoding: value, as: UTF8.self)))
     }
 }

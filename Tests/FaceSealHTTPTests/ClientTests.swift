@@ -68,6 +68,34 @@ import Testing
         }
     }
 
+    /// One client reuses its easy handles: a request's method, body, headers and limits never reach the next one.
+    @Test func optionsOfOneRequestNeverReachTheNext() async throws {
+        try await withServer(Self.router(gate: Gate())) { _, url in
+            let client = HTTPClient(configuration: .init(maxResponseBodySize: 4096, maxConnectionsPerHost: 1))
+            func inspect(_ method: HTTPMethod, _ body: String = "", headers: HTTPHeaders = [:]) async throws -> [String: String] {
+                try await client.send(HTTPClientRequest(method: method, url: url.path("/inspect"), headers: headers, body: Array(body.utf8)))
+                    .decodeJSON([String: String].self)
+            }
+            let posted = try await inspect(.post, "secret=1", headers: ["Authorization": "Bearer t", "Content-Type": "text/plain"])
+            #expect(posted["method"] == "POST" && posted["body"] == "secret=1" && posted["authorization"] == "Bearer t")
+            let head = try await client.send(HTTPClientRequest(method: .head, url: url.path("/big/5000")))
+            #expect(head.status == .ok && head.body.isEmpty)
+            for (method, body) in [(HTTPMethod.get, ""), (.patch, "p"), (.delete, ""), (.post, ""), (.get, "")] {
+                let seen = try await inspect(method, body)
+                #expect(seen["method"] == method.rawValue)
+                #expect(seen["body"] == body)
+                #expect(seen["authorization"] == "-")
+                #expect(seen["content-type"] == "-")
+                #expect(seen["content-length"] == (body.isEmpty && method != .post ? "-" : String(body.utf8.count)))
+            }
+            // The HEAD request's lifted body limit is not left behind either.
+            await #expect(throws: HTTPClientError.responseTooLarge(limit: 4096)) {
+                try await client.send(HTTPClientRequest(url: url.path("/big/5000")))
+            }
+            #expect(try await client.send(HTTPClientRequest(url: url.path("/big/4096"))).body.count == 4096)
+        }
+    }
+
     @Test func emptyHeaderValueIsSentAndCallerFramingHeadersAreReplaced() async throws {
         try await withServer(Self.router(gate: Gate())) { _, url in
             let request = HTTPClientRequest(method: .post, url: url.path("/inspect"),

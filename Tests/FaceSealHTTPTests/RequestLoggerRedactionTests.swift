@@ -20,6 +20,7 @@ import Testing
         let cases = [
             ("/enrolments/enrolments/x", "/enrolments/-/x"),
             ("/l//x", "/l/-/x"),
+            ("/a/l/x/l/y/z", "/a/l/-/l/-/z"),
             ("//l/\(bearer)/l", "//l/-/l"),
             ("/\(bearer)/l/\(bearer)", "/\(bearer)/l/-"),
             ("/", "/"),

@@ -106,7 +106,13 @@ public struct EventLog: Sendable {
         guard level >= self.level else { return }
         switch format {
         case .text:
-            write("\(RequestLogger.timestamp(clock.now())) \(level.rawValue) http \(entry.line)\n")
+            var text = RequestLogger.timestamp(clock.now())
+            text += " "
+            text += level.rawValue
+            text += " http "
+            entry.appendLine(to: &text)
+            text += "\n"
+            write(text)
         case .json:
             let parts = entry.duration.components
             let micros = max(0, parts.seconds * 1_000_000 + parts.attoseconds / 1_000_000_000_000)

@@ -25,22 +25,35 @@ public struct RequestLogger: Sendable {
 
         /// `rid=… POST /path 200 1.234ms`, with ` error=Type` when a handler threw an unknown error.
         public var line: String {
+            var line = ""
+            appendLine(to: &line)
+            return line
+        }
+
+        /// Appends `line` to `text` (a log line built in one string, its prefix first).
+        public func appendLine(to text: inout String) {
             // Whole microseconds, printed as milliseconds with three decimals (no `String(format:)`: one line per request).
             let components = duration.components
             let micros = max(0, components.seconds * 1_000_000 + (components.attoseconds + 500_000_000_000) / 1_000_000_000_000)
             let fraction = micros % 1000
-            var line = "rid="
-            line.reserveCapacity(96 + path.utf8.count)
-            line += requestID
-            line += " "
-            line += method
-            line += " "
-            line += Self.printable(path)
-            line += " \(status) \(micros / 1000)."
-            line += fraction < 10 ? "00" : fraction < 100 ? "0" : ""
-            line += "\(fraction)ms"
-            if let errorType { line += " error=\(errorType)" }
-            return line
+            text.reserveCapacity(text.utf8.count + 96 + path.utf8.count + (errorType?.utf8.count ?? 0))
+            text += "rid="
+            text += requestID
+            text += " "
+            text += method
+            text += " "
+            text += Self.printable(path)
+            text += " "
+            text += String(status)
+            text += " "
+            text += String(micros / 1000)
+            text += fraction < 10 ? ".00" : fraction < 100 ? ".0" : "."
+            text += String(fraction)
+            text += "ms"
+            if let errorType {
+                text += " error="
+                text += errorType
+            }
         }
 
         /// Control characters and spaces are escaped so a crafted path cannot forge log lines.
@@ -66,7 +79,16 @@ public struct RequestLogger: Sendable {
 
     /// Writes `<ISO-8601 time> http <line>` to standard error, one `write` per line.
     public static let standardError = RequestLogger { entry in
-        writeLine("\(timestamp(Date())) http \(entry.line)\n", to: STDERR_FILENO)
+        writeLine(timestampedLine(entry), to: STDERR_FILENO)
+    }
+
+    /// `<ISO-8601 time> http <line>` and a newline, in one string.
+    static func timestampedLine(_ entry: Entry) -> String {
+        var text = timestamp(Date())
+        text += " http "
+        entry.appendLine(to: &text)
+        text += "\n"
+        return text
     }
 
     /// Writes `text` to `descriptor` whole (a short write continues, EINTR retries); errors are dropped, as a log
@@ -127,7 +149,7 @@ public struct RequestLogger: Sendable {
         guard descriptor >= 0 else { throw .invalidConfiguration("cannot open the log file \(path)") }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         return RequestLogger { entry in
-            writeLine("\(timestamp(Date())) http \(entry.line)\n", to: handle.fileDescriptor)
+            writeLine(timestampedLine(entry), to: handle.fileDescriptor)
         }
     }
 
@@ -144,22 +166,39 @@ public struct RequestLogger: Sendable {
     }
 
     /// `path` with the segment after each marker replaced by `-` (a replaced segment is no marker itself). Only
-    /// segments no longer than the `longest` marker are compared, so a long bearer is never copied.
+    /// segments no longer than the `longest` marker are compared, so a long bearer is never copied; a path with
+    /// nothing to replace is returned as it is.
     static func redacting(_ path: String, after markers: Set<String>, longest: Int) -> String {
+        let bytes = path.utf8
         var out = ""
-        out.reserveCapacity(path.utf8.count)
+        var redacted = false
+        // `path` up to `copied` is in `out` already (once something was replaced).
+        var copied = bytes.startIndex
         var redactNext = false
-        for (index, segment) in path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).enumerated() {
-            if index > 0 { out += "/" }
-            if redactNext {
-                out += "-"
-                redactNext = false
-            } else {
-                let text = Substring(segment)
-                out += text
-                redactNext = text.utf8.count <= longest && markers.contains(String(text))
+        var start = bytes.startIndex
+        var index = start
+        while true {
+            let atEnd = index == bytes.endIndex
+            if atEnd || bytes[index] == UInt8(ascii: "/") {
+                if redactNext {
+                    if !redacted {
+                        out.reserveCapacity(bytes.count)
+                        redacted = true
+                    }
+                    out += Substring(bytes[copied..<start])
+                    out += "-"
+                    copied = index
+                    redactNext = false
+                } else {
+                    redactNext = bytes.distance(from: start, to: index) <= longest && markers.contains(String(Substring(bytes[start..<index])))
+                }
+                if atEnd { break }
+                start = bytes.index(after: index)
             }
+            index = bytes.index(after: index)
         }
+        guard redacted else { return path }
+        out += Substring(bytes[copied...])
         return out
     }
 

@@ -285,7 +285,8 @@ final class ServerCore: Sendable {
                 || HTTPHeaders.namesEqual(field.name, "X-Request-Id") {
                 continue
             }
-            guard MHD_add_response_header(created, field.name, field.value) == MHD_Result.YES else {
+            // `withCString`: a short name passed as a plain argument would be copied to the heap first.
+            guard field.name.withCString({ name in field.value.withCString { MHD_add_response_header(created, name, $0) } }) == MHD_Result.YES else {
                 MHD_destroy_response(created)
                 return nil
             }
@@ -309,6 +310,8 @@ final class ServerCore: Sendable {
 
     private static func requestHeaders(of connection: OpaquePointer) -> HTTPHeaders {
         var headers = HTTPHeaders()
+        // Without an iterator libmicrohttpd only counts them.
+        headers.reserveCapacity(max(0, Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil))))
         // The iterator calls back synchronously, so the local's address is valid throughout.
         withUnsafeMutablePointer(to: &headers) { headers in
             _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in

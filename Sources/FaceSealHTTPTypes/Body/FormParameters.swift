@@ -98,6 +98,11 @@ public struct FormParameters: Sendable, Equatable, Sequence {
     }
 
     package static func decode(_ raw: some Collection<UInt8>) throws(FormDecodingError) -> String {
+        // Most names and values have nothing to decode: no intermediate copy then.
+        if !raw.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) {
+            guard let string = String(validating: raw, as: UTF8.self) else { throw .invalidUTF8 }
+            return string
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(raw.count)
         var index = raw.startIndex

@@ -6,10 +6,13 @@ package enum MediaType {
     /// `application/json; charset=utf-8` → `application/json`; nil when there is no usable value.
     package static func essence(of contentType: String?) -> String? {
         guard let contentType else { return nil }
-        let head = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        let essence = head.trimmingWhitespace().lowercased()
-        guard essence.contains("/") else { return nil }
-        return essence
+        // On the bytes (`;`, `/`, space and tab are ASCII): no array of parts, no Foundation string search.
+        let bytes = contentType.utf8
+        var head = bytes[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex)]
+        while let first = head.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { head = head.dropFirst() }
+        while let last = head.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { head = head.dropLast() }
+        guard head.contains(UInt8(ascii: "/")) else { return nil }
+        return String(Substring(head)).lowercased()
     }
 
     /// True for `application/json` and any `…/…+json` structured-syntax type (e.g. `application/jwk-set+json`).
@@ -21,15 +24,5 @@ package enum MediaType {
     /// True for `application/x-www-form-urlencoded`.
     package static func isFormURLEncoded(_ contentType: String?) -> Bool {
         essence(of: contentType) == "application/x-www-form-urlencoded"
-    }
-}
-
-extension StringProtocol {
-    /// Trims spaces and horizontal tabs (HTTP's optional whitespace), nothing else.
-    package func trimmingWhitespace() -> String {
-        var view = Substring(self)
-        while let first = view.first, first == " " || first == "\t" { view.removeFirst() }
-        while let last = view.last, last == " " || last == "\t" { view.removeLast() }
-        return String(view)
     }
 }

@@ -28,6 +28,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields = pairs.map { Field(name: $0.0, value: $0.1) }
     }
 
+    /// Headers from fields already made, in order.
+    package init(fields: [Field]) {
+        self.fields = fields
+    }
+
     /// `["Content-Type": "application/json"]`, in literal order.
     public init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements)
@@ -56,6 +61,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// True if a field named `name` exists.
     public func contains(_ name: String) -> Bool {
         fields.contains { Self.namesEqual($0.name, name) }
+    }
+
+    /// Makes room for `count` fields in all (a server that knows how many it is about to add).
+    package mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
     }
 
     /// Appends a field, keeping any existing field of the same name.

@@ -116,10 +116,29 @@ package struct RequestTarget: Sendable {
         let path = queryStart.map { String(target[..<$0]) } ?? target
         guard path.utf8.first == UInt8(ascii: "/") else { throw .notOriginForm }
         self.path = path
+        // One pass over the bytes: a segment without `%` is a slice of the path (valid UTF-8 already, being a String).
+        let bytes = path.utf8
         var segments: [String] = []
-        for raw in path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
-            guard let segment = Self.percentDecode(raw) else { throw .invalidPath }
-            segments.append(segment)
+        segments.reserveCapacity(8)
+        var start = bytes.index(after: bytes.startIndex)
+        var escaped = false
+        var index = start
+        while true {
+            let atEnd = index == bytes.endIndex
+            if atEnd || bytes[index] == UInt8(ascii: "/") {
+                if escaped {
+                    guard let segment = Self.percentDecode(bytes[start..<index]) else { throw .invalidPath }
+                    segments.append(segment)
+                } else {
+                    segments.append(String(Substring(bytes[start..<index])))
+                }
+                if atEnd { break }
+                start = bytes.index(after: index)
+                escaped = false
+            } else if bytes[index] == UInt8(ascii: "%") {
+                escaped = true
+            }
+            index = bytes.index(after: index)
         }
         self.segments = segments
         if let queryStart {
@@ -136,9 +155,8 @@ package struct RequestTarget: Sendable {
         }
     }
 
-    /// Percent-decoding of a path segment: unlike forms, `+` stays a plus.
-    private static func percentDecode(_ raw: some Collection<UInt8>) -> String? {
-        guard raw.contains(UInt8(ascii: "%")) else { return String(validating: raw, as: UTF8.self) }
+    /// Percent-decoding of a path segment with a `%` in it: unlike forms, `+` stays a plus.
+    private static func percentDecode(_ raw: Substring.UTF8View) -> String? {
         var escaped: [UInt8] = []
         for byte in raw { escaped.append(contentsOf: byte == UInt8(ascii: "+") ? Array("%2B".utf8) : [byte]) }
         return try? FormParameters.decode(escaped)
