@@ -400,8 +400,29 @@ final class SQLiteConnection: SQLTransaction {
         }
     }
 
+    /// A statement's text as the cache's key, hashed on its length and a few of its bytes rather than all of them: the
+    /// texts run to hundreds of bytes and one is looked up at every statement. Keys still compare whole.
+    private struct StatementKey: Hashable {
+        let text: String
+
+        init(_ text: String) { self.text = text }
+
+        static func == (lhs: StatementKey, rhs: StatementKey) -> Bool { lhs.text == rhs.text }
+
+        func hash(into hasher: inout Hasher) {
+            var text = text
+            text.withUTF8 { bytes in
+                hasher.combine(bytes.count)
+                // Eight bytes at eight places spread over the text (texts that share them only share a bucket).
+                guard bytes.count >= 8, let base = UnsafeRawPointer(bytes.baseAddress) else { return hasher.combine(bytes: UnsafeRawBufferPointer(bytes)) }
+                let last = bytes.count - 8
+                for sample in 0..<8 { hasher.combine(base.loadUnaligned(fromByteOffset: last * sample / 7, as: UInt64.self)) }
+            }
+        }
+    }
+
     private let db: OpaquePointer
-    private var statements: [String: Statement] = [:]
+    private var statements: [StatementKey: Statement] = [:]
     private let busyTimeoutMilliseconds: Int32
     /// Whether a statement waits up to the busy timeout for another process's lock (`false`: it fails at once with
     /// `SQLError.busy`, for work on a thread that must not wait).
@@ -498,41 +519,47 @@ final class SQLiteConnection: SQLTransaction {
     }
 
     private func prepare(_ sql: String) throws -> Statement {
-        if let cached = statements[sql] { return cached }
+        let key = StatementKey(sql)
+        if let cached = statements[key] { return cached }
         var handle: OpaquePointer?
         let rc = sqlite3_prepare_v3(db, sql, -1, Self.preparePersistent, &handle, nil)
         guard rc == SQLITE_OK, let handle else { throw error(rc) }
         let statement = Statement(handle)
-        statements[sql] = statement
+        statements[key] = statement
         return statement
     }
 
-    private func bind(_ parameters: [SQLValue], to statement: OpaquePointer) throws {
-        guard Int(sqlite3_bind_parameter_count(statement)) == parameters.count else {
-            throw SQLError.failed("statement expects \(sqlite3_bind_parameter_count(statement)) parameters, got \(parameters.count)")
-        }
-        for (offset, value) in parameters.enumerated() {
-            let index = Int32(offset + 1)
-            let rc: Int32
-            switch value {
-            case .null:
-                rc = sqlite3_bind_null(statement, index)
-            case .integer(let v):
-                rc = sqlite3_bind_int64(statement, index, v)
-            case .text(let s):
-                var s = s
-                rc = s.withUTF8 { utf8 in
-                    utf8.withMemoryRebound(to: CChar.self) { chars in
-                        fs_sqlite_bind_text(statement, index, chars.baseAddress, Int32(chars.count))
-                    }
+    /// Binds `parameters[index...]` to `statement`, then runs `body` while every bound buffer is still alive: text and
+    /// blobs are bound without a copy (`SQLITE_STATIC`), each from inside its own buffer's scope, so `body` must step,
+    /// reset and clear the bindings before it returns.
+    private func withBindings<R>(_ parameters: [SQLValue], from index: Int, to statement: OpaquePointer,
+                                 _ body: () throws -> R) throws -> R {
+        guard index < parameters.count else { return try body() }
+        let position = Int32(index + 1)
+        let next = index + 1
+        switch parameters[index] {
+        case .null:
+            try check(sqlite3_bind_null(statement, position))
+        case .integer(let v):
+            try check(sqlite3_bind_int64(statement, position, v))
+        case .text(var text):
+            return try text.withUTF8 { utf8 in
+                try utf8.withMemoryRebound(to: CChar.self) { chars in
+                    try check(fs_sqlite_bind_text(statement, position, chars.baseAddress, Int32(chars.count)))
                 }
-            case .blob(let bytes):
-                rc = bytes.withUnsafeBytes { raw in
-                    fs_sqlite_bind_blob(statement, index, raw.baseAddress, Int32(raw.count))
-                }
+                return try withBindings(parameters, from: next, to: statement, body)
             }
-            guard rc == SQLITE_OK else { throw error(rc) }
+        case .blob(let bytes):
+            return try bytes.withUnsafeBytes { raw in
+                try check(fs_sqlite_bind_blob(statement, position, raw.baseAddress, Int32(raw.count)))
+                return try withBindings(parameters, from: next, to: statement, body)
+            }
         }
+        return try withBindings(parameters, from: next, to: statement, body)
+    }
+
+    private func check(_ rc: Int32) throws {
+        guard rc == SQLITE_OK else { throw error(rc) }
     }
 
     private func readRow(_ statement: OpaquePointer, _ columns: SQLColumns) -> SQLRow {
@@ -568,26 +595,37 @@ final class SQLiteConnection: SQLTransaction {
     private func run(_ sql: String, _ parameters: [SQLValue], collect: Bool) throws -> [SQLRow] {
         let prepared = try prepare(sql)
         let statement = prepared.handle
-        defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+        guard Int(sqlite3_bind_parameter_count(statement)) == parameters.count else {
+            throw SQLError.failed("statement expects \(sqlite3_bind_parameter_count(statement)) parameters, got \(parameters.count)")
         }
-        try bind(parameters, to: statement)
-        var rows: [SQLRow] = []
-        var columns: SQLColumns?
-        while true {
-            let rc = sqlite3_step(statement)
-            if rc == SQLITE_ROW {
-                if collect {
-                    let names = columns ?? prepared.columns
-                    columns = names
-                    rows.append(readRow(statement, names))
+        do {
+            return try withBindings(parameters, from: 0, to: statement) {
+                // Inside the bound buffers' scopes: SQLite lets go of them before they end.
+                defer {
+                    sqlite3_reset(statement)
+                    sqlite3_clear_bindings(statement)
                 }
-            } else if rc == SQLITE_DONE {
-                return rows
-            } else {
-                throw error(rc)
+                var rows: [SQLRow] = []
+                var columns: SQLColumns?
+                while true {
+                    let rc = sqlite3_step(statement)
+                    if rc == SQLITE_ROW {
+                        if collect {
+                            let names = columns ?? prepared.columns
+                            columns = names
+                            rows.append(readRow(statement, names))
+                        }
+                    } else if rc == SQLITE_DONE {
+                        return rows
+                    } else {
+                        throw error(rc)
+                    }
+                }
             }
+        } catch {
+            // A bind that failed midway left the earlier ones bound: SQLite lets go of them without reading them.
+            sqlite3_clear_bindings(statement)
+            throw error
         }
     }
 
