@@ -158,7 +158,7 @@ extension SQLAuthorityStore {
     }
 
     public func request(authReqID: String) async throws -> CIBARequestRecord {
-        try await read { tx, _ in try Self.loadRequest(tx, authReqID: authReqID) }
+        try await readStatement { tx, _ in try Self.loadRequest(tx, authReqID: authReqID) }
     }
 
     public func requestContext(authReqID: String, faceToken: Bool) async throws -> RequestContext {
@@ -229,7 +229,7 @@ extension SQLAuthorityStore {
     }
 
     public func tokenDownloads(authReqID: String) async throws -> [TokenDownloadRecord] {
-        try await read { tx, _ in
+        try await readStatement { tx, _ in
             try tx.query("SELECT * FROM token_downloads WHERE auth_req_id = ? ORDER BY key_id", [.text(authReqID)]).map { row in
                 TokenDownloadRecord(authReqID: try row.text("auth_req_id"), keyID: try row.text("key_id"),
                                     generation: try row.int("generation"), downloadedAt: try row.date("downloaded_at"))
@@ -358,7 +358,7 @@ extension SQLAuthorityStore {
     public func recordPoll(authReqID: String, clientID: String) async throws -> PollOutcome {
         // A finished request's poll changes nothing (a poll's time and the interval matter only while it is pending), so
         // it is answered from a read; a pending one is decided again in a write transaction.
-        let finished = try await read { tx, now -> PollOutcome? in
+        let finished = try await readStatement { tx, now -> PollOutcome? in
             let request = try Self.loadPolledRequest(tx, authReqID: authReqID, clientID: clientID, lock: nil)
             guard request.state != .pending else { return nil }
             var polled = request

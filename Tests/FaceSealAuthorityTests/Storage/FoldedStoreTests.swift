@@ -79,7 +79,14 @@ struct FoldedStoreTests {
             #expect(read.key == (try await store.deviceKey(keyID: "k1-present")))
             #expect(read.windows == (try await store.failureWindows(keys: ["source", "total", "other"])))
             #expect(read.windows["source"]?.count == 1)
+            // The edge's usual two keys (one statement of its own), a key twice, none; then windows that ran out.
+            #expect(try await store.deviceKey(keyID: "k1-present", failureKeys: ["source", "total"]).windows == read.windows)
+            #expect(try await store.deviceKey(keyID: "k1-present", failureKeys: ["source", "source"]).windows.keys.sorted() == ["source"])
+            #expect(try await store.deviceKey(keyID: "k1-present", failureKeys: []).windows.isEmpty)
+            clock.advance(by: 61)
+            #expect(try await store.deviceKey(keyID: "k1-present", failureKeys: ["source", "total"]).windows.isEmpty)
             await expectStoreError(.notFound(.deviceKey, id: "k9")) { try await store.deviceKey(keyID: "k9", failureKeys: []) }
+            await expectStoreError(.notFound(.deviceKey, id: "k9")) { try await store.deviceKey(keyID: "k9", failureKeys: ["source", "total"]) }
         }
     }
 

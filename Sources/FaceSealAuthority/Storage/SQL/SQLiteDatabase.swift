@@ -96,9 +96,10 @@ final class SQLiteDatabase: SQLDatabase {
         /// Answers the caller with `error` without running the body.
         let fail: @Sendable (any Error) -> Void
 
-        init<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T, _ continuation: CheckedContinuation<T, any Error>) {
+        init<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T, statement: Bool,
+                          _ continuation: CheckedContinuation<T, any Error>) {
             run = { connection in
-                let result = Result { try SQLiteDatabase.runRead(connection, body) }
+                let result = Result { try SQLiteDatabase.runRead(connection, statement: statement, body) }
                 if case .failure(SQLError.busy) = result, !connection.waitsWhenBusy { return false }
                 continuation.resume(with: result)
                 return true
@@ -140,12 +141,7 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
-        if readOnly {
-            if let result = try read(body) { return result }
-            return try await withCheckedThrowingContinuation { continuation in
-                submit(read: ReadJob(body, continuation))
-            }
-        }
+        if readOnly { return try await read(statement: false, body) }
         writesInFlight.add(1, ordering: .relaxed)
         defer { writesInFlight.subtract(1, ordering: .relaxed) }
         return try await withCheckedThrowingContinuation { continuation in
@@ -153,15 +149,28 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
+    func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
+        try await read(statement: true, body)
+    }
+
+    /// A read: on the calling thread when the connection is idle, else queued. With `statement`, `body` runs one
+    /// statement and no transaction is opened around it.
+    private func read<T: Sendable>(statement: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
+        if let result = try readHere(statement: statement, body) { return result }
+        return try await withCheckedThrowingContinuation { continuation in
+            submit(read: ReadJob(body, statement: statement, continuation))
+        }
+    }
+
     /// A read on the calling thread if the connection is idle. Nil when it is taken or SQLite is busy (another process
     /// recovering the WAL): the caller then queues.
-    private func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) throws -> T? {
+    private func readHere<T: Sendable>(statement: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) throws -> T? {
         guard takeWriter() else { return nil }
         let result = Result {
             try writer.runHere { connection -> T? in
                 connection.waitsWhenBusy = false
                 do {
-                    return try Self.runRead(connection, body)
+                    return try Self.runRead(connection, statement: statement, body)
                 } catch SQLError.busy {
                     return nil
                 }
@@ -338,8 +347,10 @@ final class SQLiteDatabase: SQLDatabase {
         return (true, [])
     }
 
-    /// Runs `body` in a read transaction of its own (one snapshot for all its statements).
-    private static func runRead<T: Sendable>(_ connection: SQLiteConnection, _ body: (any SQLTransaction) throws -> T) throws -> T {
+    /// Runs `body` in a read transaction of its own (one snapshot for all its statements); with `statement`, its one
+    /// statement alone (a statement is one snapshot by itself).
+    private static func runRead<T: Sendable>(_ connection: SQLiteConnection, statement: Bool, _ body: (any SQLTransaction) throws -> T) throws -> T {
+        if statement { return try body(SingleStatement(connection)) }
         try connection.execute("BEGIN DEFERRED", [])
         do {
             let result = try body(connection)
