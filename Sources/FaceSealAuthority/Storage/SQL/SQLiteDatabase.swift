@@ -293,58 +293,77 @@ final class SQLiteDatabase: SQLDatabase {
         _ = try? writer.runHere { try $0.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
     }
 
-    /// Runs `batch` in one write transaction, each job in a savepoint of its own when there are several, and answers
-    /// every job once the transaction's fate is known. Returns whether it committed and the jobs it did not run: all
-    /// of them when SQLite is busy and `waitWhenBusy` is false, the rest when a failure ended the transaction midway.
+    /// Runs `batch` in one write transaction and answers every job once the transaction's fate is known. Returns whether
+    /// it committed and the jobs it did not run: all of them when SQLite is busy and `waitWhenBusy` is false, the rest
+    /// when a failure ended the transaction midway.
+    ///
+    /// Several jobs first run one after the other with nothing between them: nearly always every one succeeds and the
+    /// batch commits as one. When one fails, the transaction is rolled back with no job answered and the batch runs
+    /// again, each job in a savepoint of its own, so the one that throws is rolled back alone (a body may run twice, as
+    /// on PostgreSQL after a serialization failure; nothing of its first run was stored or answered).
     private static func runBatch(_ batch: [WriteJob], on connection: SQLiteConnection, waitWhenBusy: Bool) -> (committed: Bool, notRun: [WriteJob]) {
         connection.waitsWhenBusy = waitWhenBusy
-        do {
-            try connection.execute("BEGIN IMMEDIATE", [])
-        } catch SQLError.busy where !waitWhenBusy {
-            return (false, batch)
-        } catch {
-            for job in batch { job.fail(error) }
-            return (false, [])
-        }
-        let savepoints = batch.count > 1
-        var answers: [@Sendable ((any Error)?) -> Void] = []
-        var allSucceeded = true
-        for (index, job) in batch.enumerated() {
+        var savepoints = false
+        while true {
             do {
-                if savepoints { try connection.execute("SAVEPOINT faceseal_write", []) }
-                let (succeeded, answer) = job.run(connection)
-                answers.append(answer)
-                allSucceeded = allSucceeded && succeeded
-                if savepoints {
-                    if !succeeded { try connection.execute("ROLLBACK TO faceseal_write", []) }
-                    try connection.execute("RELEASE faceseal_write", [])
-                }
-                // A failure SQLite answers by rolling back the whole transaction (I/O error, full disk) took the
-                // earlier jobs' work with it: none of them is stored, so none may be answered as stored.
-                guard connection.inTransaction else { throw SQLError.failed("SQLite rolled the transaction back") }
+                try connection.execute("BEGIN IMMEDIATE", [])
+            } catch SQLError.busy where !waitWhenBusy {
+                return (false, batch)
             } catch {
-                _ = try? connection.execute("ROLLBACK", [])
-                // A job whose savepoint could not begin is answered with that error; the ones after it run again.
-                if answers.count == index { job.fail(error) }
-                for answer in answers { answer(error) }
-                return (false, Array(batch[(index + 1)...]))
-            }
-        }
-        do {
-            if !savepoints && !allSucceeded {
-                try connection.execute("ROLLBACK", [])
-                for answer in answers { answer(nil) }
+                for job in batch { job.fail(error) }
                 return (false, [])
             }
-            try connection.execute("COMMIT", [])
-        } catch {
-            // A failed COMMIT leaves the transaction open; ROLLBACK ends it either way.
-            _ = try? connection.execute("ROLLBACK", [])
-            for answer in answers { answer(error) }
-            return (false, [])
+            var answers: [@Sendable ((any Error)?) -> Void] = []
+            answers.reserveCapacity(batch.count)
+            var allSucceeded = true
+            var runAgain = false
+            for (index, job) in batch.enumerated() {
+                do {
+                    if savepoints { try connection.execute("SAVEPOINT faceseal_write", []) }
+                    let (succeeded, answer) = job.run(connection)
+                    if !succeeded && batch.count > 1 && !savepoints {
+                        runAgain = true
+                        break
+                    }
+                    answers.append(answer)
+                    allSucceeded = allSucceeded && succeeded
+                    if savepoints {
+                        if !succeeded { try connection.execute("ROLLBACK TO faceseal_write", []) }
+                        try connection.execute("RELEASE faceseal_write", [])
+                    }
+                    // A failure SQLite answers by rolling back the whole transaction (I/O error, full disk) took the
+                    // earlier jobs' work with it: none of them is stored, so none may be answered as stored.
+                    guard connection.inTransaction else { throw SQLError.failed("SQLite rolled the transaction back") }
+                } catch {
+                    _ = try? connection.execute("ROLLBACK", [])
+                    // A job whose savepoint could not begin is answered with that error; the ones after it run again.
+                    if answers.count == index { job.fail(error) }
+                    for answer in answers { answer(error) }
+                    return (false, Array(batch[(index + 1)...]))
+                }
+            }
+            if runAgain {
+                _ = try? connection.execute("ROLLBACK", [])
+                savepoints = true
+                continue
+            }
+            do {
+                if !allSucceeded && !savepoints {
+                    // One job alone, which failed.
+                    try connection.execute("ROLLBACK", [])
+                    for answer in answers { answer(nil) }
+                    return (false, [])
+                }
+                try connection.execute("COMMIT", [])
+            } catch {
+                // A failed COMMIT leaves the transaction open; ROLLBACK ends it either way.
+                _ = try? connection.execute("ROLLBACK", [])
+                for answer in answers { answer(error) }
+                return (false, [])
+            }
+            for answer in answers { answer(nil) }
+            return (true, [])
         }
-        for answer in answers { answer(nil) }
-        return (true, [])
     }
 
     /// Runs `body` in a read transaction of its own (one snapshot for all its statements); with `statement`, its one
