@@ -24,6 +24,10 @@ public enum StoreLocation: Sendable, Hashable {
 /// embedded default) and PostgreSQL. Open it with `open(_:clock:)`; the schema is migrated on open.
 public final class SQLAuthorityStore: AuthorityStore {
     let database: any SQLDatabase
+    /// `database` when it is SQLite, called as such: its generic transactions are then specialised for each result type
+    /// (through the existential they ran unspecialised, looking up type metadata and copying results through witness
+    /// tables at every call).
+    private let sqlite: SQLiteDatabase?
     let clock: any WallClock
     private let databaseErrors = Atomic<UInt64>(0)
     /// When the replay cache's expired entries are next deleted (`insertJTI`), in milliseconds since 1970.
@@ -31,6 +35,7 @@ public final class SQLAuthorityStore: AuthorityStore {
 
     init(database: any SQLDatabase, clock: any WallClock) {
         self.database = database
+        sqlite = database as? SQLiteDatabase
         self.clock = clock
     }
 
@@ -85,6 +90,7 @@ public final class SQLAuthorityStore: AuthorityStore {
             return try body(tx, now)
         }
         do {
+            if let sqlite { return try await statement ? sqlite.readStatement(run) : sqlite.transaction(readOnly: readOnly, run) }
             return try await statement ? database.readStatement(run) : database.transaction(readOnly: readOnly, run)
         } catch SQLError.uniqueViolation(let message) {
             if let conflict { throw AuthorityStoreError.conflict(conflict.0, id: conflict.1) }
