@@ -73,6 +73,12 @@ struct FoldedStoreTests {
             #expect(context.faceToken == (try await store.faceToken(subject: "user-1")))
             #expect(try await store.requestContext(authReqID: "req-1", faceToken: false).faceToken == nil)
             await expectStoreError(.notFound(.cibaRequest, id: "req-9")) { try await store.requestContext(authReqID: "req-9", faceToken: false) }
+            // A user without a token reads nil.
+            _ = try await store.createUser(UserRecord(subject: "user-2", tenantID: "acme", email: "two@example.com", createdAt: clock.now()))
+            var another = StoreFixtures.pendingRequest("req-2", clock: clock)
+            another.subject = "user-2"
+            _ = try await store.createRequest(another)
+            #expect(try await store.requestContext(authReqID: "req-2", faceToken: true).faceToken == nil)
 
             _ = try await store.countFailures(keys: ["source", "total"], window: 60)
             let read = try await store.deviceKey(keyID: "k1-present", failureKeys: ["source", "total", "other"])
@@ -87,6 +93,10 @@ struct FoldedStoreTests {
             #expect(try await store.deviceKey(keyID: "k1-present", failureKeys: ["source", "total"]).windows.isEmpty)
             await expectStoreError(.notFound(.deviceKey, id: "k9")) { try await store.deviceKey(keyID: "k9", failureKeys: []) }
             await expectStoreError(.notFound(.deviceKey, id: "k9")) { try await store.deviceKey(keyID: "k9", failureKeys: ["source", "total"]) }
+
+            // A deleted application is not found, as `application(clientID:)` says.
+            _ = try await store.deleteApplication(clientID: "app-1", actor: nil)
+            await expectStoreError(.notFound(.application, id: "app-1")) { try await store.requestContext(authReqID: "req-1", faceToken: true) }
         }
     }
 
