@@ -230,10 +230,22 @@ extension SQLAuthorityStore {
                     throw AuthorityStoreError.notFound(.user, id: text)
                 }
             }
-            let tenant = try Self.loadTenant(tx, id: tenantID)
+            // The tenant and its webhook (for the new request's link) in one statement: `t.*` first, so the names read the tenant's.
+            guard let row = try tx.queryOne(
+                """
+                SELECT t.*, w.url AS webhook_url, w.encrypted_secret AS webhook_secret, w.created_at AS webhook_created_at
+                FROM tenants t LEFT JOIN tenant_webhooks w ON w.tenant_id = t.id WHERE t.id = ? AND t.deleted_at IS NULL
+                """, [.text(tenantID)]
+            ) else {
+                throw AuthorityStoreError.notFound(.tenant, id: tenantID)
+            }
+            let webhook = try row.optionalText("webhook_url").map { url in
+                WebhookRecord(tenantID: tenantID, url: url, encryptedSecret: try row.blob("webhook_secret"),
+                              createdAt: try row.date("webhook_created_at"))
+            }
             let active = try tx.queryOne("SELECT 1 AS one FROM enrolments WHERE subject = ? AND client_id = ? AND status = 'active' LIMIT 1",
                                          [.text(subject), .text(clientID)])
-            return RequestAudience(subject: subject, tenant: tenant, hasActiveDevice: active != nil)
+            return RequestAudience(subject: subject, tenant: try Self.tenant(from: row), hasActiveDevice: active != nil, webhook: webhook)
         }
     }
 

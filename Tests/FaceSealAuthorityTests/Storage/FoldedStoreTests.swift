@@ -29,7 +29,16 @@ struct FoldedStoreTests {
             #expect(audience.subject == "user-1")
             #expect(audience.tenant == (try await store.tenant(id: "acme")))
             #expect(audience.hasActiveDevice)
+            #expect(audience.webhook == nil)
             #expect(try await store.requestAudience(.subject("user-1"), clientID: "app-2", tenantID: "acme").hasActiveDevice == false)
+            // The tenant's webhook, read with the tenant, is the one `webhook(tenantID:)` reads.
+            _ = try await store.setWebhook(WebhookRecord(tenantID: "acme", url: "https://hooks.example/acme", encryptedSecret: [1, 2, 3],
+                                                         createdAt: clock.now()))
+            let withWebhook = try await store.requestAudience(.subject("user-1"), clientID: "app-1", tenantID: "acme")
+            #expect(withWebhook.webhook == (try await store.webhook(tenantID: "acme")))
+            #expect(withWebhook.webhook?.url == "https://hooks.example/acme")
+            #expect(withWebhook.tenant == audience.tenant)
+            _ = try await store.deleteWebhook(tenantID: "acme")
             await expectStoreError(.notFound(.user, id: "ghost")) { try await store.requestAudience(.subject("ghost"), clientID: "app-1", tenantID: "acme") }
             // A login hint is an email of the tenant's users, else a subject of one.
             let email = try await store.user(subject: "user-1").email
