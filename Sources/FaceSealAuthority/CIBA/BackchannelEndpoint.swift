@@ -93,7 +93,7 @@ extension Authority {
                               headers: limited.headers)
         }
         metrics.requestCreated(kind: stored.request.pkiKind ?? stored.request.kind.rawValue)
-        try await announceQueued(stored, link: link)
+        try await announceQueued(stored, link: link, webhook: audience.webhook)
         let body = BackchannelAuthenticationResponse(authReqId: authReqID, expiresIn: expiresIn, interval: stored.request.intervalSeconds)
         return HTTPResponse(jsonBytes: body.encoded(), headers: ["Cache-Control": "no-store", "Pragma": "no-cache"])
     }

@@ -15,10 +15,10 @@ extension Authority {
 
     /// `announce(link:for:)` for a request stored together with its outbox entries
     /// (`createRequest(_:pendingLimit:announcing:)`): the outbox sender's part is done but waking the polls; every other
-    /// sender gets the link.
-    func announceQueued(_ stored: AnnouncedRequest, link: String) async throws {
+    /// sender gets the link, with the tenant's webhook as the request's audience read found it.
+    func announceQueued(_ stored: AnnouncedRequest, link: String, webhook: WebhookRecord?) async throws {
         for deviceID in stored.deviceIDs { outbox.wake(deviceID: deviceID) }
-        let push = LinkPush(link: link, request: stored.request, deviceIDs: stored.deviceIDs)
+        let push = LinkPush(link: link, request: stored.request, deviceIDs: stored.deviceIDs, knownWebhook: .some(webhook))
         for sender in pushSenders where !(sender is OutboxPushSender) { try await sender.push(push, from: self) }
     }
 

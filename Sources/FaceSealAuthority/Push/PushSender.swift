@@ -19,15 +19,18 @@ struct LinkPush: Sendable {
     let expiresAt: Date
     /// The devices with an active enrolment of the user and application, sorted.
     let deviceIDs: [String]
+    /// The tenant's webhook when the request's reads found it already (`.some(nil)`: it has none); nil: not read yet.
+    let knownWebhook: WebhookRecord??
 
     /// A request's link.
-    init(link: String, request: CIBARequestRecord, deviceIDs: [String]) {
+    init(link: String, request: CIBARequestRecord, deviceIDs: [String], knownWebhook: WebhookRecord?? = nil) {
         self.init(link: link, kind: request.kind == .ceremony ? .ceremony : .login, tenantID: request.tenantID, clientID: request.clientID,
-                  subject: request.subject, authReqID: request.authReqID, expiresAt: request.expiresAt, deviceIDs: deviceIDs)
+                  subject: request.subject, authReqID: request.authReqID, expiresAt: request.expiresAt, deviceIDs: deviceIDs,
+                  knownWebhook: knownWebhook)
     }
 
     init(link: String, kind: Kind, tenantID: String, clientID: String, subject: String, authReqID: String?, expiresAt: Date,
-         deviceIDs: [String]) {
+         deviceIDs: [String], knownWebhook: WebhookRecord?? = nil) {
         self.link = link
         self.kind = kind
         self.tenantID = tenantID
@@ -36,6 +39,7 @@ struct LinkPush: Sendable {
         self.authReqID = authReqID
         self.expiresAt = expiresAt
         self.deviceIDs = deviceIDs
+        self.knownWebhook = knownWebhook
     }
 }
 

@@ -89,7 +89,13 @@ final class WebhookPushSender: PushSender {
         let webhook: WebhookRecord
         let secret: SecretBytes
         do {
-            guard let registered = try await authority.store.webhook(tenantID: push.tenantID) else { return }
+            let found: WebhookRecord?
+            if let known = push.knownWebhook {
+                found = known
+            } else {
+                found = try await authority.store.webhook(tenantID: push.tenantID)
+            }
+            guard let registered = found else { return }
             webhook = registered
             secret = try WebhookSecretSeal.open(registered, key: authority.keys.webhookSecretWrappingKey)
         } catch {

@@ -67,7 +67,7 @@ extension SQLAuthorityStore {
     }
 
     public func browserSignIn(id: String) async throws -> BrowserSignInRecord {
-        try await read { tx, _ in try Self.loadBrowserSignIn(tx, id: id) }
+        try await readStatement { tx, _ in try Self.loadBrowserSignIn(tx, id: id) }
     }
 
     public func issueBrowserSignInCode(id: String, codeHash: [UInt8], expiresAt: Date) async throws -> BrowserSignInRecord {

@@ -3,11 +3,23 @@ public import Foundation
 
 // Invitations, enrolment, devices, device keys and face tokens.
 extension SQLAuthorityStore {
-    static let deviceKeySelect = """
-        SELECT k.key_id, k.enrolment_id, k.role, k.public_key_jwk, k.status, k.superseded_by, k.overlap_until,
-            k.created_at, k.status_changed_at, e.device_id, e.subject, e.client_id
-        FROM device_keys k JOIN enrolments e ON e.id = k.enrolment_id
-        """
+    static let deviceKeySelect = deviceKeySelect(failureWindows: 0)
+
+    /// A device key with its enrolment's device, user and application; with `failureWindows` n, the rate counters of n
+    /// keys beside it (`failures_i`, `window_ends_i`: NULL when the counter does not exist), bound before the key id.
+    static func deviceKeySelect(failureWindows: Int) -> String {
+        let windows = (0..<failureWindows)
+        return """
+            SELECT k.key_id, k.enrolment_id, k.role, k.public_key_jwk, k.status, k.superseded_by, k.overlap_until,
+                k.created_at, k.status_changed_at, e.device_id, e.subject, e.client_id
+            """ + windows.map { ", r\($0).count AS failures_\($0), r\($0).window_ends_at AS window_ends_\($0)" }.joined()
+            + "\nFROM device_keys k JOIN enrolments e ON e.id = k.enrolment_id"
+            + windows.map { " LEFT JOIN rate_counters r\($0) ON r\($0).key = ?" }.joined()
+    }
+
+    /// The edge's read: a key with its two failure windows (the usual count, so the text is built once).
+    private static let deviceKeyWithTwoWindows = deviceKeySelect(failureWindows: 2) + " WHERE k.key_id = ?"
+    private static let windowColumns = [("failures_0", "window_ends_0"), ("failures_1", "window_ends_1")]
 
     // MARK: Row decoding
 
@@ -195,7 +207,7 @@ extension SQLAuthorityStore {
     }
 
     public func invitation(id: String) async throws -> InvitationRecord {
-        try await read { tx, _ in
+        try await readStatement { tx, _ in
             guard let row = try tx.queryOne("SELECT * FROM invitations WHERE id = ?", [.text(id)]) else {
                 throw AuthorityStoreError.notFound(.invitation, id: id)
             }
@@ -332,7 +344,7 @@ extension SQLAuthorityStore {
     // MARK: Devices, enrolments and keys
 
     public func device(id: String) async throws -> DeviceRecord {
-        try await read { tx, _ in
+        try await readStatement { tx, _ in
             guard let row = try tx.queryOne("SELECT * FROM devices WHERE id = ?", [.text(id)]) else {
                 throw AuthorityStoreError.notFound(.device, id: id)
             }
@@ -341,7 +353,7 @@ extension SQLAuthorityStore {
     }
 
     public func enrolment(id: String) async throws -> EnrolmentRecord {
-        try await read { tx, _ in try Self.loadEnrolment(tx, id: id) }
+        try await readStatement { tx, _ in try Self.loadEnrolment(tx, id: id) }
     }
 
     public func enrolments(subject: String) async throws -> [EnrolmentRecord] {
@@ -368,13 +380,25 @@ extension SQLAuthorityStore {
     }
 
     public func deviceKey(keyID: String) async throws -> DeviceKeyRecord {
-        try await read { tx, _ in try Self.loadDeviceKey(tx, keyID: keyID) }
+        try await readStatement { tx, _ in try Self.loadDeviceKey(tx, keyID: keyID) }
     }
 
     public func deviceKey(keyID: String, failureKeys: [String]) async throws -> (key: DeviceKeyRecord, windows: [String: FailureWindow]) {
         for key in failureKeys { try Self.checkIdentifier(key, field: "key") }
-        return try await read { tx, now in
-            (try Self.loadDeviceKey(tx, keyID: keyID), try Self.loadFailureWindows(tx, keys: failureKeys, now: now))
+        // The key and its windows in one statement: one point lookup a window, as `loadFailureWindows` does them.
+        let keys = Array(Set(failureKeys))
+        let sql = keys.count == 2 ? Self.deviceKeyWithTwoWindows : Self.deviceKeySelect(failureWindows: keys.count) + " WHERE k.key_id = ?"
+        return try await readStatement { tx, now in
+            guard let row = try tx.queryOne(sql, keys.map { .text($0) } + [.text(keyID)]) else {
+                throw AuthorityStoreError.notFound(.deviceKey, id: keyID)
+            }
+            var windows: [String: FailureWindow] = [:]
+            for (index, key) in keys.enumerated() {
+                let (failures, endsAtColumn) = index < 2 ? Self.windowColumns[index] : ("failures_\(index)", "window_ends_\(index)")
+                guard let count = try row.optionalInt(failures), let endsAt = try row.optionalDate(endsAtColumn), endsAt > now else { continue }
+                windows[key] = FailureWindow(count: Int(count), endsAt: endsAt)
+            }
+            return (try Self.deviceKey(from: row), windows)
         }
     }
 
@@ -569,7 +593,7 @@ extension SQLAuthorityStore {
     // MARK: Face tokens
 
     public func faceToken(subject: String) async throws -> FaceTokenRecord {
-        try await read { tx, _ in
+        try await readStatement { tx, _ in
             guard let token = try Self.loadFaceToken(tx, subject: subject) else {
                 throw AuthorityStoreError.notFound(.faceToken, id: subject)
             }

@@ -86,7 +86,7 @@ extension SQLAuthorityStore {
 
     public func links(deviceID: String, afterSequence: Int64, limit: Int) async throws -> [OutboxLink] {
         guard (1...1000).contains(limit) else { throw AuthorityStoreError.invalidInput(field: "limit", reason: "outside 1…1000") }
-        return try await read { tx, now in
+        return try await readStatement { tx, now in
             try tx.query(
                 "SELECT * FROM link_outbox WHERE device_id = ? AND sequence > ? AND expires_at > ? ORDER BY sequence LIMIT ?",
                 [.text(deviceID), .integer(afterSequence), .date(now), .int(limit)]
@@ -152,7 +152,7 @@ extension SQLAuthorityStore {
 
     public func auditEvents(tenantID: String?, beforeSequence: Int64?, limit: Int) async throws -> [AuditEvent] {
         guard (1...1000).contains(limit) else { throw AuthorityStoreError.invalidInput(field: "limit", reason: "outside 1…1000") }
-        return try await read { tx, _ in
+        return try await readStatement { tx, _ in
             let before = beforeSequence ?? Int64.max
             if let tenantID {
                 return try tx.query(
@@ -201,7 +201,7 @@ extension SQLAuthorityStore {
     }
 
     public func signingKeys() async throws -> [SigningKeyRecord] {
-        try await read { tx, _ in
+        try await readStatement { tx, _ in
             try tx.query("SELECT * FROM signing_keys ORDER BY created_at, key_id", []).map(Self.signingKey(from:))
         }
     }

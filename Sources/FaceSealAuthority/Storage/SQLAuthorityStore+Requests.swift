@@ -158,17 +158,58 @@ extension SQLAuthorityStore {
     }
 
     public func request(authReqID: String) async throws -> CIBARequestRecord {
-        try await read { tx, _ in try Self.loadRequest(tx, authReqID: authReqID) }
+        try await readStatement { tx, _ in try Self.loadRequest(tx, authReqID: authReqID) }
     }
 
     public func requestContext(authReqID: String, faceToken: Bool) async throws -> RequestContext {
-        try await read { tx, _ in
-            let request = try Self.loadRequest(tx, authReqID: authReqID)
-            return RequestContext(request: request, application: try Self.loadApplication(tx, clientID: request.clientID),
-                                  tenant: try Self.loadTenant(tx, id: request.tenantID),
-                                  faceToken: faceToken ? try Self.loadFaceToken(tx, subject: request.subject) : nil)
+        let sql = faceToken ? Self.requestContextWithTokenSelect : Self.requestContextSelect
+        return try await readStatement { tx, _ in
+            guard let row = try tx.queryOne(sql, [.text(authReqID)]) else { throw AuthorityStoreError.notFound(.cibaRequest, id: authReqID) }
+            let request = try Self.request(from: row)
+            // The joined rows' columns, from the end: the face token's, the tenant's, the application's (NULL: none, or deleted).
+            var end = row.values.count
+            func part(_ columns: SQLColumns) -> SQLRow? {
+                end -= columns.names.count
+                let values = Array(row.values[end..<(end + columns.names.count)])
+                return values[0] == .null ? nil : SQLRow(columns: columns, values: values)
+            }
+            let token = faceToken ? try part(Self.faceTokenColumns).map(Self.faceToken(from:)) : nil
+            guard let tenant = part(Self.tenantColumns) else { throw AuthorityStoreError.notFound(.tenant, id: request.tenantID) }
+            guard let application = part(Self.applicationColumns) else { throw AuthorityStoreError.notFound(.application, id: request.clientID) }
+            return RequestContext(request: request, application: try Self.application(from: application),
+                                  tenant: try Self.tenant(from: tenant), faceToken: token)
         }
     }
+
+    // The columns the record decoders read, in a fixed order for the joined read of a request's context (the key first).
+    private static let applicationColumns = SQLColumns([
+        "client_id", "tenant_id", "label", "secret_hash", "jwks", "branding_json", "delivery_mode", "notification_endpoint",
+        "delivery_endpoint", "id_token_alg", "created_at", "redirect_uris",
+    ])
+    private static let tenantColumns = SQLColumns([
+        "id", "name", "key_algorithms", "attempts_max", "liveness_required", "password_mode", "password_min_length",
+        "one_device_per_user", "request_lifetime_seconds", "created_at", "match_threshold_micros", "capture_retries_max",
+        "further_device_approval",
+    ])
+    private static let faceTokenColumns = SQLColumns([
+        "subject", "token_id", "generation", "header_json", "sealed_body", "encrypted_server_share", "updated_at", "password_verifier",
+    ])
+
+    /// A request with its application and tenant (not deleted), and with `faceToken` its user's face token, in one
+    /// statement: the request's own columns first, so a name the joined tables share reads the request's.
+    private static func contextSelect(faceToken: Bool) -> String {
+        func list(_ alias: String, _ columns: SQLColumns) -> String { columns.names.map { ", \(alias).\($0)" }.joined() }
+        return "SELECT r.*" + list("a", applicationColumns) + list("t", tenantColumns) + (faceToken ? list("f", faceTokenColumns) : "")
+            + """
+
+            FROM ciba_requests r
+            LEFT JOIN applications a ON a.client_id = r.client_id AND a.deleted_at IS NULL
+            LEFT JOIN tenants t ON t.id = r.tenant_id AND t.deleted_at IS NULL
+            """ + (faceToken ? "\nLEFT JOIN face_tokens f ON f.subject = r.subject" : "") + "\nWHERE r.auth_req_id = ?"
+    }
+
+    private static let requestContextSelect = contextSelect(faceToken: false)
+    private static let requestContextWithTokenSelect = contextSelect(faceToken: true)
 
     public func requestAudience(_ hint: UserHint, clientID: String, tenantID: String) async throws -> RequestAudience {
         try await read { tx, _ in
@@ -189,10 +230,22 @@ extension SQLAuthorityStore {
                     throw AuthorityStoreError.notFound(.user, id: text)
                 }
             }
-            let tenant = try Self.loadTenant(tx, id: tenantID)
+            // The tenant and its webhook (for the new request's link) in one statement: `t.*` first, so the names read the tenant's.
+            guard let row = try tx.queryOne(
+                """
+                SELECT t.*, w.url AS webhook_url, w.encrypted_secret AS webhook_secret, w.created_at AS webhook_created_at
+                FROM tenants t LEFT JOIN tenant_webhooks w ON w.tenant_id = t.id WHERE t.id = ? AND t.deleted_at IS NULL
+                """, [.text(tenantID)]
+            ) else {
+                throw AuthorityStoreError.notFound(.tenant, id: tenantID)
+            }
+            let webhook = try row.optionalText("webhook_url").map { url in
+                WebhookRecord(tenantID: tenantID, url: url, encryptedSecret: try row.blob("webhook_secret"),
+                              createdAt: try row.date("webhook_created_at"))
+            }
             let active = try tx.queryOne("SELECT 1 AS one FROM enrolments WHERE subject = ? AND client_id = ? AND status = 'active' LIMIT 1",
                                          [.text(subject), .text(clientID)])
-            return RequestAudience(subject: subject, tenant: tenant, hasActiveDevice: active != nil)
+            return RequestAudience(subject: subject, tenant: try Self.tenant(from: row), hasActiveDevice: active != nil, webhook: webhook)
         }
     }
 
@@ -229,7 +282,7 @@ extension SQLAuthorityStore {
     }
 
     public func tokenDownloads(authReqID: String) async throws -> [TokenDownloadRecord] {
-        try await read { tx, _ in
+        try await readStatement { tx, _ in
             try tx.query("SELECT * FROM token_downloads WHERE auth_req_id = ? ORDER BY key_id", [.text(authReqID)]).map { row in
                 TokenDownloadRecord(authReqID: try row.text("auth_req_id"), keyID: try row.text("key_id"),
                                     generation: try row.int("generation"), downloadedAt: try row.date("downloaded_at"))
@@ -358,7 +411,7 @@ extension SQLAuthorityStore {
     public func recordPoll(authReqID: String, clientID: String) async throws -> PollOutcome {
         // A finished request's poll changes nothing (a poll's time and the interval matter only while it is pending), so
         // it is answered from a read; a pending one is decided again in a write transaction.
-        let finished = try await read { tx, now -> PollOutcome? in
+        let finished = try await readStatement { tx, now -> PollOutcome? in
             let request = try Self.loadPolledRequest(tx, authReqID: authReqID, clientID: clientID, lock: nil)
             guard request.state != .pending else { return nil }
             var polled = request

@@ -154,11 +154,11 @@ extension SQLAuthorityStore {
     }
 
     public func tenant(id: String) async throws -> TenantRecord {
-        try await read { tx, _ in try Self.loadTenant(tx, id: id) }
+        try await readStatement { tx, _ in try Self.loadTenant(tx, id: id) }
     }
 
     public func tenants() async throws -> [TenantRecord] {
-        try await read { tx, _ in try tx.query("SELECT * FROM tenants WHERE deleted_at IS NULL ORDER BY id", []).map(Self.tenant(from:)) }
+        try await readStatement { tx, _ in try tx.query("SELECT * FROM tenants WHERE deleted_at IS NULL ORDER BY id", []).map(Self.tenant(from:)) }
     }
 
     public func updateTenantPolicy(tenantID: String, policy: TenantPolicy) async throws -> TenantRecord {
@@ -206,7 +206,7 @@ extension SQLAuthorityStore {
     }
 
     public func apiKey(hash keyHash: [UInt8]) async throws -> APIKeyRecord? {
-        try await read { tx, _ in
+        try await readStatement { tx, _ in
             try tx.queryOne("SELECT * FROM api_keys WHERE key_hash = ?", [.blob(keyHash)]).map(Self.apiKey(from:))
         }
     }
@@ -256,7 +256,7 @@ extension SQLAuthorityStore {
     }
 
     public func application(clientID: String) async throws -> ApplicationRecord {
-        try await read { tx, _ in try Self.loadApplication(tx, clientID: clientID) }
+        try await readStatement { tx, _ in try Self.loadApplication(tx, clientID: clientID) }
     }
 
     public func applications(tenantID: String) async throws -> [ApplicationRecord] {
@@ -307,11 +307,11 @@ extension SQLAuthorityStore {
     }
 
     public func user(subject: String) async throws -> UserRecord {
-        try await read { tx, _ in try Self.loadUser(tx, subject: subject) }
+        try await readStatement { tx, _ in try Self.loadUser(tx, subject: subject) }
     }
 
     public func user(tenantID: String, email: String) async throws -> UserRecord {
-        try await read { tx, _ in
+        try await readStatement { tx, _ in
             guard let row = try tx.queryOne("SELECT * FROM users WHERE tenant_id = ? AND email = ? AND deleted_at IS NULL", [.text(tenantID), .text(email)]) else {
                 throw AuthorityStoreError.notFound(.user, id: email)
             }

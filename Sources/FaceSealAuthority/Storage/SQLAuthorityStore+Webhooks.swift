@@ -51,7 +51,7 @@ extension SQLAuthorityStore {
     }
 
     public func webhook(tenantID: String) async throws -> WebhookRecord? {
-        try await read { tx, _ in
+        try await readStatement { tx, _ in
             try tx.queryOne("SELECT * FROM tenant_webhooks WHERE tenant_id = ?", [.text(tenantID)]).map(Self.webhook(from:))
         }
     }

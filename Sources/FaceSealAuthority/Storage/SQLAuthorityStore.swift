@@ -24,6 +24,10 @@ public enum StoreLocation: Sendable, Hashable {
 /// embedded default) and PostgreSQL. Open it with `open(_:clock:)`; the schema is migrated on open.
 public final class SQLAuthorityStore: AuthorityStore {
     let database: any SQLDatabase
+    /// `database` when it is SQLite, called as such: its generic transactions are then specialised for each result type
+    /// (through the existential they ran unspecialised, looking up type metadata and copying results through witness
+    /// tables at every call).
+    private let sqlite: SQLiteDatabase?
     let clock: any WallClock
     private let databaseErrors = Atomic<UInt64>(0)
     /// When the replay cache's expired entries are next deleted (`insertJTI`), in milliseconds since 1970.
@@ -31,6 +35,7 @@ public final class SQLAuthorityStore: AuthorityStore {
 
     init(database: any SQLDatabase, clock: any WallClock) {
         self.database = database
+        sqlite = database as? SQLiteDatabase
         self.clock = clock
     }
 
@@ -59,7 +64,7 @@ public final class SQLAuthorityStore: AuthorityStore {
 
     /// The schema versions recorded in `schema_migrations`, ascending.
     public func appliedSchemaVersions() async throws -> [Int] {
-        try await read { tx, _ in
+        try await readStatement { tx, _ in
             try tx.query("SELECT version FROM schema_migrations ORDER BY version", []).map { Int(try $0.int("version")) }
         }
     }
@@ -72,19 +77,21 @@ public final class SQLAuthorityStore: AuthorityStore {
 
     /// Runs `body` in one transaction with the clock's current instant, after remembering `replay`'s `jti` (a seen one
     /// throws `ReplayedRequest`). A unique violation becomes `.conflict(conflict)`, other database failures typed errors;
-    /// a throw rolls everything back.
+    /// a throw rolls everything back. `statement`: a read of one statement (`SQLDatabase.readStatement`).
     func transact<T: Sendable>(
-        conflict: (StoredEntity, String)? = nil, readOnly: Bool = false, registering replay: JTIRegistration? = nil,
+        conflict: (StoredEntity, String)? = nil, readOnly: Bool = false, statement: Bool = false, registering replay: JTIRegistration? = nil,
         _ body: @escaping @Sendable (any SQLTransaction, Date) throws -> T
     ) async throws -> T {
         let clock = self.clock
         if let replay { try Self.checkIdentifier(replay.jti, field: "jti") }
+        let run: @Sendable (any SQLTransaction) throws -> T = { tx in
+            let now = clock.now()
+            if let replay, try !self.insertJTI(tx, replay, now: now) { throw ReplayedRequest(jti: replay.jti) }
+            return try body(tx, now)
+        }
         do {
-            return try await database.transaction(readOnly: readOnly) { tx in
-                let now = clock.now()
-                if let replay, try !self.insertJTI(tx, replay, now: now) { throw ReplayedRequest(jti: replay.jti) }
-                return try body(tx, now)
-            }
+            if let sqlite { return try await statement ? sqlite.readStatement(run) : sqlite.transaction(readOnly: readOnly, run) }
+            return try await statement ? database.readStatement(run) : database.transaction(readOnly: readOnly, run)
         } catch SQLError.uniqueViolation(let message) {
             if let conflict { throw AuthorityStoreError.conflict(conflict.0, id: conflict.1) }
             throw AuthorityStoreError.database("unique constraint: \(message)")
@@ -109,6 +116,11 @@ public final class SQLAuthorityStore: AuthorityStore {
     /// Reads only: no write lock on SQLite, no BEGIN/COMMIT on PostgreSQL.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction, Date) throws -> T) async throws -> T {
         try await transact(readOnly: true, body)
+    }
+
+    /// A read of one statement (a second throws): on SQLite not even a BEGIN/COMMIT around it.
+    func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction, Date) throws -> T) async throws -> T {
+        try await transact(statement: true, body)
     }
 
     static func storeError(_ error: any Error) -> AuthorityStoreError {

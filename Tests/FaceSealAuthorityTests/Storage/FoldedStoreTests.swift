@@ -29,7 +29,16 @@ struct FoldedStoreTests {
             #expect(audience.subject == "user-1")
             #expect(audience.tenant == (try await store.tenant(id: "acme")))
             #expect(audience.hasActiveDevice)
+            #expect(audience.webhook == nil)
             #expect(try await store.requestAudience(.subject("user-1"), clientID: "app-2", tenantID: "acme").hasActiveDevice == false)
+            // The tenant's webhook, read with the tenant, is the one `webhook(tenantID:)` reads.
+            _ = try await store.setWebhook(WebhookRecord(tenantID: "acme", url: "https://hooks.example/acme", encryptedSecret: [1, 2, 3],
+                                                         createdAt: clock.now()))
+            let withWebhook = try await store.requestAudience(.subject("user-1"), clientID: "app-1", tenantID: "acme")
+            #expect(withWebhook.webhook == (try await store.webhook(tenantID: "acme")))
+            #expect(withWebhook.webhook?.url == "https://hooks.example/acme")
+            #expect(withWebhook.tenant == audience.tenant)
+            _ = try await store.deleteWebhook(tenantID: "acme")
             await expectStoreError(.notFound(.user, id: "ghost")) { try await store.requestAudience(.subject("ghost"), clientID: "app-1", tenantID: "acme") }
             // A login hint is an email of the tenant's users, else a subject of one.
             let email = try await store.user(subject: "user-1").email
@@ -73,13 +82,30 @@ struct FoldedStoreTests {
             #expect(context.faceToken == (try await store.faceToken(subject: "user-1")))
             #expect(try await store.requestContext(authReqID: "req-1", faceToken: false).faceToken == nil)
             await expectStoreError(.notFound(.cibaRequest, id: "req-9")) { try await store.requestContext(authReqID: "req-9", faceToken: false) }
+            // A user without a token reads nil.
+            _ = try await store.createUser(UserRecord(subject: "user-2", tenantID: "acme", email: "two@example.com", createdAt: clock.now()))
+            var another = StoreFixtures.pendingRequest("req-2", clock: clock)
+            another.subject = "user-2"
+            _ = try await store.createRequest(another)
+            #expect(try await store.requestContext(authReqID: "req-2", faceToken: true).faceToken == nil)
 
             _ = try await store.countFailures(keys: ["source", "total"], window: 60)
             let read = try await store.deviceKey(keyID: "k1-present", failureKeys: ["source", "total", "other"])
             #expect(read.key == (try await store.deviceKey(keyID: "k1-present")))
             #expect(read.windows == (try await store.failureWindows(keys: ["source", "total", "other"])))
             #expect(read.windows["source"]?.count == 1)
+            // The edge's usual two keys (one statement of its own), a key twice, none; then windows that ran out.
+            #expect(try await store.deviceKey(keyID: "k1-present", failureKeys: ["source", "total"]).windows == read.windows)
+            #expect(try await store.deviceKey(keyID: "k1-present", failureKeys: ["source", "source"]).windows.keys.sorted() == ["source"])
+            #expect(try await store.deviceKey(keyID: "k1-present", failureKeys: []).windows.isEmpty)
+            clock.advance(by: 61)
+            #expect(try await store.deviceKey(keyID: "k1-present", failureKeys: ["source", "total"]).windows.isEmpty)
             await expectStoreError(.notFound(.deviceKey, id: "k9")) { try await store.deviceKey(keyID: "k9", failureKeys: []) }
+            await expectStoreError(.notFound(.deviceKey, id: "k9")) { try await store.deviceKey(keyID: "k9", failureKeys: ["source", "total"]) }
+
+            // A deleted application is not found, as `application(clientID:)` says.
+            _ = try await store.deleteApplication(clientID: "app-1", actor: nil)
+            await expectStoreError(.notFound(.application, id: "app-1")) { try await store.requestContext(authReqID: "req-1", faceToken: true) }
         }
     }
 

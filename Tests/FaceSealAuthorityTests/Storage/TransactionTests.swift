@@ -50,6 +50,45 @@ struct TransactionTests {
         }
     }
 
+    @Test("a one-statement read runs its statement and refuses a second", arguments: StoreBackend.underTest)
+    func oneStatementRead(backend: StoreBackend) async throws {
+        try await withStore(backend) { store, _ in
+            let rows = try await store.database.readStatement { tx in
+                try tx.query("SELECT version FROM schema_migrations WHERE version = ?", [.int(1)])
+            }
+            #expect(try rows.map { try $0.int("version") } == [1])
+            await #expect(throws: SQLError.self) {
+                try await store.database.readStatement { tx in
+                    _ = try tx.query("SELECT version FROM schema_migrations WHERE version = ?", [.int(1)])
+                    return try tx.query("SELECT version FROM schema_migrations WHERE version = ?", [.int(2)])
+                }
+            }
+        }
+    }
+
+    @Test("values bound without a copy read back whole: short and long text, blobs, many parameters", arguments: StoreBackend.underTest)
+    func boundValuesReadBack(backend: StoreBackend) async throws {
+        try await withStore(backend) { store, _ in
+            // Short texts live inline in the String (their bytes are copied to the stack to be bound), long ones on the heap.
+            let texts = (0..<12).map { String(repeating: "é\($0)x", count: $0 * 7) }
+            let blobs = (0..<12).map { index in (0..<(index * 300)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) } }
+            let sqlite = store.database.dialect == .sqlite
+            let columns = (0..<12).map { "t\($0) TEXT, b\($0) \(sqlite ? "BLOB" : "BYTEA")" }.joined(separator: ", ")
+            let names = (0..<12).map { "t\($0), b\($0)" }.joined(separator: ", ")
+            let rows = try await store.database.transaction { tx -> [SQLRow] in
+                try tx.execute("CREATE TABLE bound (\(columns))", [])
+                let values: [SQLValue] = (0..<12).flatMap { [SQLValue.text(texts[$0]), .blob(blobs[$0])] }
+                try tx.execute("INSERT INTO bound (\(names)) VALUES (\(Array(repeating: "?", count: 24).joined(separator: ", ")))", values)
+                return try tx.query("SELECT * FROM bound WHERE t11 = ? AND b11 = ?", [.text(texts[11]), .blob(blobs[11])])
+            }
+            let row = try #require(rows.first)
+            for index in 0..<12 {
+                #expect(try row.text("t\(index)") == texts[index])
+                #expect(try row.blob("b\(index)") == blobs[index])
+            }
+        }
+    }
+
     @Test(
         "a pool of one connection serves many concurrent callers in turn",
         .enabled(if: StoreBackend.underTest.contains(.postgres), "FACESEAL_TEST_POSTGRES_URL is unset: PostgreSQL pool test skipped")

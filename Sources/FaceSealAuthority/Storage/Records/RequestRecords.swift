@@ -249,6 +249,8 @@ public struct RequestAudience: Sendable, Hashable {
     public var tenant: TenantRecord
     /// Whether a device of the user has an active enrolment for the client (else nobody could answer the request).
     public var hasActiveDevice: Bool
+    /// The tenant's push endpoint, if it registered one (read with the tenant, for the request's link).
+    public var webhook: WebhookRecord?
 }
 
 /// A request with the records a device step decides on, read in one transaction.

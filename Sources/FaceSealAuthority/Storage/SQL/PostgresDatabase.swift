@@ -59,6 +59,10 @@ final class PostgresDatabase: SQLDatabase {
         }
     }
 
+    func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
+        try await transaction(readOnly: true) { try body(SingleStatement($0)) }
+    }
+
     func executeStandalone(_ sql: String) async throws {
         let pooled = try await pool.acquire()
         defer { pool.release(pooled) }

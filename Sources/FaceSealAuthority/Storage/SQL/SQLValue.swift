@@ -155,6 +155,29 @@ extension SQLDatabase {
     }
 }
 
+/// The statement of a `readStatement` body: the first runs, a second throws (it would not read the first one's snapshot).
+final class SingleStatement: SQLTransaction {
+    private let base: any SQLTransaction
+    private var ran = false
+
+    init(_ base: any SQLTransaction) { self.base = base }
+
+    private func take() throws {
+        guard !ran else { throw SQLError.failed("a one-statement read ran a second statement") }
+        ran = true
+    }
+
+    func execute(_ sql: String, _ parameters: [SQLValue]) throws -> Int {
+        try take()
+        return try base.execute(sql, parameters)
+    }
+
+    func query(_ sql: String, _ parameters: [SQLValue]) throws -> [SQLRow] {
+        try take()
+        return try base.query(sql, parameters)
+    }
+}
+
 extension SQLTransaction {
     func queryOne(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRow? {
         try query(sql, parameters).first
@@ -170,6 +193,9 @@ protocol SQLDatabase: Sendable {
     /// - Parameter readOnly: the body only reads. SQLite then takes no write lock (`BEGIN DEFERRED`);
     ///   PostgreSQL runs each statement on its own (no BEGIN/COMMIT round trips).
     func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T
+    /// Runs `body`, a read of one statement (a second throws), on its own: SQLite then opens no transaction around it
+    /// (a statement reads one snapshot by itself), saving a `BEGIN` and a `COMMIT`; PostgreSQL runs it as any read.
+    func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T
     /// Runs statements outside any transaction (schema set-up that must precede locking).
     func executeStandalone(_ sql: String) async throws
     /// Releases connections.

@@ -96,9 +96,10 @@ final class SQLiteDatabase: SQLDatabase {
         /// Answers the caller with `error` without running the body.
         let fail: @Sendable (any Error) -> Void
 
-        init<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T, _ continuation: CheckedContinuation<T, any Error>) {
+        init<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T, statement: Bool,
+                          _ continuation: CheckedContinuation<T, any Error>) {
             run = { connection in
-                let result = Result { try SQLiteDatabase.runRead(connection, body) }
+                let result = Result { try SQLiteDatabase.runRead(connection, statement: statement, body) }
                 if case .failure(SQLError.busy) = result, !connection.waitsWhenBusy { return false }
                 continuation.resume(with: result)
                 return true
@@ -140,12 +141,7 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
-        if readOnly {
-            if let result = try read(body) { return result }
-            return try await withCheckedThrowingContinuation { continuation in
-                submit(read: ReadJob(body, continuation))
-            }
-        }
+        if readOnly { return try await read(statement: false, body) }
         writesInFlight.add(1, ordering: .relaxed)
         defer { writesInFlight.subtract(1, ordering: .relaxed) }
         return try await withCheckedThrowingContinuation { continuation in
@@ -153,15 +149,28 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
+    func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
+        try await read(statement: true, body)
+    }
+
+    /// A read: on the calling thread when the connection is idle, else queued. With `statement`, `body` runs one
+    /// statement and no transaction is opened around it.
+    private func read<T: Sendable>(statement: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
+        if let result = try readHere(statement: statement, body) { return result }
+        return try await withCheckedThrowingContinuation { continuation in
+            submit(read: ReadJob(body, statement: statement, continuation))
+        }
+    }
+
     /// A read on the calling thread if the connection is idle. Nil when it is taken or SQLite is busy (another process
     /// recovering the WAL): the caller then queues.
-    private func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) throws -> T? {
+    private func readHere<T: Sendable>(statement: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) throws -> T? {
         guard takeWriter() else { return nil }
         let result = Result {
             try writer.runHere { connection -> T? in
                 connection.waitsWhenBusy = false
                 do {
-                    return try Self.runRead(connection, body)
+                    return try Self.runRead(connection, statement: statement, body)
                 } catch SQLError.busy {
                     return nil
                 }
@@ -284,62 +293,83 @@ final class SQLiteDatabase: SQLDatabase {
         _ = try? writer.runHere { try $0.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
     }
 
-    /// Runs `batch` in one write transaction, each job in a savepoint of its own when there are several, and answers
-    /// every job once the transaction's fate is known. Returns whether it committed and the jobs it did not run: all
-    /// of them when SQLite is busy and `waitWhenBusy` is false, the rest when a failure ended the transaction midway.
+    /// Runs `batch` in one write transaction and answers every job once the transaction's fate is known. Returns whether
+    /// it committed and the jobs it did not run: all of them when SQLite is busy and `waitWhenBusy` is false, the rest
+    /// when a failure ended the transaction midway.
+    ///
+    /// Several jobs first run one after the other with nothing between them: nearly always every one succeeds and the
+    /// batch commits as one. When one fails, the transaction is rolled back with no job answered and the batch runs
+    /// again, each job in a savepoint of its own, so the one that throws is rolled back alone (a body may run twice, as
+    /// on PostgreSQL after a serialization failure; nothing of its first run was stored or answered).
     private static func runBatch(_ batch: [WriteJob], on connection: SQLiteConnection, waitWhenBusy: Bool) -> (committed: Bool, notRun: [WriteJob]) {
         connection.waitsWhenBusy = waitWhenBusy
-        do {
-            try connection.execute("BEGIN IMMEDIATE", [])
-        } catch SQLError.busy where !waitWhenBusy {
-            return (false, batch)
-        } catch {
-            for job in batch { job.fail(error) }
-            return (false, [])
-        }
-        let savepoints = batch.count > 1
-        var answers: [@Sendable ((any Error)?) -> Void] = []
-        var allSucceeded = true
-        for (index, job) in batch.enumerated() {
+        var savepoints = false
+        while true {
             do {
-                if savepoints { try connection.execute("SAVEPOINT faceseal_write", []) }
-                let (succeeded, answer) = job.run(connection)
-                answers.append(answer)
-                allSucceeded = allSucceeded && succeeded
-                if savepoints {
-                    if !succeeded { try connection.execute("ROLLBACK TO faceseal_write", []) }
-                    try connection.execute("RELEASE faceseal_write", [])
-                }
-                // A failure SQLite answers by rolling back the whole transaction (I/O error, full disk) took the
-                // earlier jobs' work with it: none of them is stored, so none may be answered as stored.
-                guard connection.inTransaction else { throw SQLError.failed("SQLite rolled the transaction back") }
+                try connection.execute("BEGIN IMMEDIATE", [])
+            } catch SQLError.busy where !waitWhenBusy {
+                return (false, batch)
             } catch {
-                _ = try? connection.execute("ROLLBACK", [])
-                // A job whose savepoint could not begin is answered with that error; the ones after it run again.
-                if answers.count == index { job.fail(error) }
-                for answer in answers { answer(error) }
-                return (false, Array(batch[(index + 1)...]))
-            }
-        }
-        do {
-            if !savepoints && !allSucceeded {
-                try connection.execute("ROLLBACK", [])
-                for answer in answers { answer(nil) }
+                for job in batch { job.fail(error) }
                 return (false, [])
             }
-            try connection.execute("COMMIT", [])
-        } catch {
-            // A failed COMMIT leaves the transaction open; ROLLBACK ends it either way.
-            _ = try? connection.execute("ROLLBACK", [])
-            for answer in answers { answer(error) }
-            return (false, [])
+            var answers: [@Sendable ((any Error)?) -> Void] = []
+            answers.reserveCapacity(batch.count)
+            var allSucceeded = true
+            var runAgain = false
+            for (index, job) in batch.enumerated() {
+                do {
+                    if savepoints { try connection.execute("SAVEPOINT faceseal_write", []) }
+                    let (succeeded, answer) = job.run(connection)
+                    if !succeeded && batch.count > 1 && !savepoints {
+                        runAgain = true
+                        break
+                    }
+                    answers.append(answer)
+                    allSucceeded = allSucceeded && succeeded
+                    if savepoints {
+                        if !succeeded { try connection.execute("ROLLBACK TO faceseal_write", []) }
+                        try connection.execute("RELEASE faceseal_write", [])
+                    }
+                    // A failure SQLite answers by rolling back the whole transaction (I/O error, full disk) took the
+                    // earlier jobs' work with it: none of them is stored, so none may be answered as stored.
+                    guard connection.inTransaction else { throw SQLError.failed("SQLite rolled the transaction back") }
+                } catch {
+                    _ = try? connection.execute("ROLLBACK", [])
+                    // A job whose savepoint could not begin is answered with that error; the ones after it run again.
+                    if answers.count == index { job.fail(error) }
+                    for answer in answers { answer(error) }
+                    return (false, Array(batch[(index + 1)...]))
+                }
+            }
+            if runAgain {
+                _ = try? connection.execute("ROLLBACK", [])
+                savepoints = true
+                continue
+            }
+            do {
+                if !allSucceeded && !savepoints {
+                    // One job alone, which failed.
+                    try connection.execute("ROLLBACK", [])
+                    for answer in answers { answer(nil) }
+                    return (false, [])
+                }
+                try connection.execute("COMMIT", [])
+            } catch {
+                // A failed COMMIT leaves the transaction open; ROLLBACK ends it either way.
+                _ = try? connection.execute("ROLLBACK", [])
+                for answer in answers { answer(error) }
+                return (false, [])
+            }
+            for answer in answers { answer(nil) }
+            return (true, [])
         }
-        for answer in answers { answer(nil) }
-        return (true, [])
     }
 
-    /// Runs `body` in a read transaction of its own (one snapshot for all its statements).
-    private static func runRead<T: Sendable>(_ connection: SQLiteConnection, _ body: (any SQLTransaction) throws -> T) throws -> T {
+    /// Runs `body` in a read transaction of its own (one snapshot for all its statements); with `statement`, its one
+    /// statement alone (a statement is one snapshot by itself).
+    private static func runRead<T: Sendable>(_ connection: SQLiteConnection, statement: Bool, _ body: (any SQLTransaction) throws -> T) throws -> T {
+        if statement { return try body(SingleStatement(connection)) }
         try connection.execute("BEGIN DEFERRED", [])
         do {
             let result = try body(connection)
@@ -400,8 +430,29 @@ final class SQLiteConnection: SQLTransaction {
         }
     }
 
+    /// A statement's text as the cache's key, hashed on its length and a few of its bytes rather than all of them: the
+    /// texts run to hundreds of bytes and one is looked up at every statement. Keys still compare whole.
+    private struct StatementKey: Hashable {
+        let text: String
+
+        init(_ text: String) { self.text = text }
+
+        static func == (lhs: StatementKey, rhs: StatementKey) -> Bool { lhs.text == rhs.text }
+
+        func hash(into hasher: inout Hasher) {
+            var text = text
+            text.withUTF8 { bytes in
+                hasher.combine(bytes.count)
+                // Eight bytes at eight places spread over the text (texts that share them only share a bucket).
+                guard bytes.count >= 8, let base = UnsafeRawPointer(bytes.baseAddress) else { return hasher.combine(bytes: UnsafeRawBufferPointer(bytes)) }
+                let last = bytes.count - 8
+                for sample in 0..<8 { hasher.combine(base.loadUnaligned(fromByteOffset: last * sample / 7, as: UInt64.self)) }
+            }
+        }
+    }
+
     private let db: OpaquePointer
-    private var statements: [String: Statement] = [:]
+    private var statements: [StatementKey: Statement] = [:]
     private let busyTimeoutMilliseconds: Int32
     /// Whether a statement waits up to the busy timeout for another process's lock (`false`: it fails at once with
     /// `SQLError.busy`, for work on a thread that must not wait).
@@ -498,41 +549,47 @@ final class SQLiteConnection: SQLTransaction {
     }
 
     private func prepare(_ sql: String) throws -> Statement {
-        if let cached = statements[sql] { return cached }
+        let key = StatementKey(sql)
+        if let cached = statements[key] { return cached }
         var handle: OpaquePointer?
         let rc = sqlite3_prepare_v3(db, sql, -1, Self.preparePersistent, &handle, nil)
         guard rc == SQLITE_OK, let handle else { throw error(rc) }
         let statement = Statement(handle)
-        statements[sql] = statement
+        statements[key] = statement
         return statement
     }
 
-    private func bind(_ parameters: [SQLValue], to statement: OpaquePointer) throws {
-        guard Int(sqlite3_bind_parameter_count(statement)) == parameters.count else {
-            throw SQLError.failed("statement expects \(sqlite3_bind_parameter_count(statement)) parameters, got \(parameters.count)")
-        }
-        for (offset, value) in parameters.enumerated() {
-            let index = Int32(offset + 1)
-            let rc: Int32
-            switch value {
-            case .null:
-                rc = sqlite3_bind_null(statement, index)
-            case .integer(let v):
-                rc = sqlite3_bind_int64(statement, index, v)
-            case .text(let s):
-                var s = s
-                rc = s.withUTF8 { utf8 in
-                    utf8.withMemoryRebound(to: CChar.self) { chars in
-                        fs_sqlite_bind_text(statement, index, chars.baseAddress, Int32(chars.count))
-                    }
+    /// Binds `parameters[index...]` to `statement`, then runs `body` while every bound buffer is still alive: text and
+    /// blobs are bound without a copy (`SQLITE_STATIC`), each from inside its own buffer's scope, so `body` must step,
+    /// reset and clear the bindings before it returns.
+    private func withBindings<R>(_ parameters: [SQLValue], from index: Int, to statement: OpaquePointer,
+                                 _ body: () throws -> R) throws -> R {
+        guard index < parameters.count else { return try body() }
+        let position = Int32(index + 1)
+        let next = index + 1
+        switch parameters[index] {
+        case .null:
+            try check(sqlite3_bind_null(statement, position))
+        case .integer(let v):
+            try check(sqlite3_bind_int64(statement, position, v))
+        case .text(var text):
+            return try text.withUTF8 { utf8 in
+                try utf8.withMemoryRebound(to: CChar.self) { chars in
+                    try check(fs_sqlite_bind_text(statement, position, chars.baseAddress, Int32(chars.count)))
                 }
-            case .blob(let bytes):
-                rc = bytes.withUnsafeBytes { raw in
-                    fs_sqlite_bind_blob(statement, index, raw.baseAddress, Int32(raw.count))
-                }
+                return try withBindings(parameters, from: next, to: statement, body)
             }
-            guard rc == SQLITE_OK else { throw error(rc) }
+        case .blob(let bytes):
+            return try bytes.withUnsafeBytes { raw in
+                try check(fs_sqlite_bind_blob(statement, position, raw.baseAddress, Int32(raw.count)))
+                return try withBindings(parameters, from: next, to: statement, body)
+            }
         }
+        return try withBindings(parameters, from: next, to: statement, body)
+    }
+
+    private func check(_ rc: Int32) throws {
+        guard rc == SQLITE_OK else { throw error(rc) }
     }
 
     private func readRow(_ statement: OpaquePointer, _ columns: SQLColumns) -> SQLRow {
@@ -568,26 +625,37 @@ final class SQLiteConnection: SQLTransaction {
     private func run(_ sql: String, _ parameters: [SQLValue], collect: Bool) throws -> [SQLRow] {
         let prepared = try prepare(sql)
         let statement = prepared.handle
-        defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+        guard Int(sqlite3_bind_parameter_count(statement)) == parameters.count else {
+            throw SQLError.failed("statement expects \(sqlite3_bind_parameter_count(statement)) parameters, got \(parameters.count)")
         }
-        try bind(parameters, to: statement)
-        var rows: [SQLRow] = []
-        var columns: SQLColumns?
-        while true {
-            let rc = sqlite3_step(statement)
-            if rc == SQLITE_ROW {
-                if collect {
-                    let names = columns ?? prepared.columns
-                    columns = names
-                    rows.append(readRow(statement, names))
+        do {
+            return try withBindings(parameters, from: 0, to: statement) {
+                // Inside the bound buffers' scopes: SQLite lets go of them before they end.
+                defer {
+                    sqlite3_reset(statement)
+                    sqlite3_clear_bindings(statement)
                 }
-            } else if rc == SQLITE_DONE {
-                return rows
-            } else {
-                throw error(rc)
+                var rows: [SQLRow] = []
+                var columns: SQLColumns?
+                while true {
+                    let rc = sqlite3_step(statement)
+                    if rc == SQLITE_ROW {
+                        if collect {
+                            let names = columns ?? prepared.columns
+                            columns = names
+                            rows.append(readRow(statement, names))
+                        }
+                    } else if rc == SQLITE_DONE {
+                        return rows
+                    } else {
+                        throw error(rc)
+                    }
+                }
             }
+        } catch {
+            // A bind that failed midway left the earlier ones bound: SQLite lets go of them without reading them.
+            sqlite3_clear_bindings(statement)
+            throw error
         }
     }
 
