@@ -122,16 +122,9 @@ struct TransactionTests {
 
     @Test("SQLite writes queued behind a busy writer commit together, and the one that throws is rolled back alone")
     func groupCommitIsolatesFailures() async throws {
-        try await withScratch(.sqlite) { scratch in
-            let store = try await scratch.open(clock: ManualClock())
-            guard case .sqlite(let path, _, _) = scratch.location, let database = store.database as? SQLiteDatabase else {
-                Issue.record("not an SQLite store")
-                return
-            }
-            // Another connection holds the write lock, as another process would: the first write waits for it on the
-            // writer's queue, and the ones after it queue behind.
-            let other = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
-            try other.execute("BEGIN IMMEDIATE", [])
+        // Another connection holds the write lock, as another process would: the first write waits for it on the
+        // writer's queue, and the ones after it queue behind.
+        try await withSQLiteBehindAnotherWriter { store, database, other in
             let ids = (0..<5).map { "batched-\($0)" }
             let outcomes = Task {
                 await withTaskGroup(of: (String, Bool).self) { group in
@@ -166,15 +159,8 @@ struct TransactionTests {
 
     @Test("an SQLite read that finds the connection taken queues, and is answered once the write before it committed")
     func queuedReadSeesTheWriteBeforeIt() async throws {
-        try await withScratch(.sqlite) { scratch in
-            let store = try await scratch.open(clock: ManualClock())
-            guard case .sqlite(let path, _, _) = scratch.location, let database = store.database as? SQLiteDatabase else {
-                Issue.record("not an SQLite store")
-                return
-            }
-            // Another process's write lock keeps the connection's queue waiting in a write: the read must queue.
-            let other = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
-            try other.execute("BEGIN IMMEDIATE", [])
+        // Another process's write lock keeps the connection's queue waiting in a write: the read must queue.
+        try await withSQLiteBehindAnotherWriter { store, database, other in
             let write = Task {
                 try await database.transaction { tx in
                     try tx.execute("INSERT INTO devices (id, label, created_at) VALUES ('queued', 'x', 0)", [])
@@ -249,6 +235,23 @@ struct TransactionTests {
             _ = try await store.createTenant(StoreFixtures.tenant())
             #expect(try await store.tenants().map(\.id) == ["acme"])
             await store.close()
+        }
+    }
+
+    /// Runs `body` on a fresh SQLite store while another connection to its file holds the write lock (`BEGIN
+    /// IMMEDIATE`, as another process would); `body` commits that connection when it wants the store's work to go on.
+    private func withSQLiteBehindAnotherWriter(
+        _ body: (SQLAuthorityStore, SQLiteDatabase, SQLiteConnection) async throws -> Void
+    ) async throws {
+        try await withScratch(.sqlite) { scratch in
+            let store = try await scratch.open(clock: ManualClock())
+            guard case .sqlite(let path, _, _) = scratch.location, let database = store.database as? SQLiteDatabase else {
+                Issue.record("not an SQLite store")
+                return
+            }
+            let other = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
+            try other.execute("BEGIN IMMEDIATE", [])
+            try await body(store, database, other)
         }
     }
 }
