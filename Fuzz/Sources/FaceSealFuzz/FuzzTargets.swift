@@ -1,4 +1,4 @@
-import FaceSealCrypto
+@testable import FaceSealCrypto
 import FaceSealFace
 import Foundation
 @testable import FaceSealAuthority
@@ -30,6 +30,7 @@ enum FuzzTargets {
         FuzzTarget(name: "management", run: management),
         FuzzTarget(name: "jpeg", run: image),
         FuzzTarget(name: "png", run: image),
+        FuzzTarget(name: "curves", run: curves),
     ]
 
     // MARK: Fixed keys (made once; the fuzzer forges, it never holds a key)
@@ -133,6 +134,57 @@ enum FuzzTargets {
             _ = try? FaceTokenSeal.openTemplates(envelope, keys: keys)
             _ = try? FaceTokenSeal.openMasters(envelope, keys: keys)
         }
+    }
+
+    // MARK: Curves: FaceSeal's key tables against the libraries
+
+    /// Tables made for a key at its first verification (the shared ones wait for a key's fourth).
+    static let ed25519Tables = Ed25519Tables(limit: 64, threshold: 1)
+    static let p256Tables = P256Tables(limit: 8, threshold: 1)
+    /// A fixed message and a valid signature of it under each fixed key, for the inputs to flip bits of.
+    static let curveMessage = Array("faceseal curves".utf8)
+    static let ed25519Signature = [UInt8](try! ed25519.signature(for: curveMessage))
+    static let p256Signature = [UInt8](try! p256.signature(for: curveMessage).rawRepresentation)
+
+    /// FaceSeal's verification on key tables (`CFaceSealCurves`) against libsodium's Ed25519 and OpenSSL's P-256 on
+    /// the same input; a different answer traps. First byte: bit 0 the curve (0 Ed25519, 1 P-256); bit 1 set: the next
+    /// 64 bytes are XORed into the fixed key's valid signature of the fixed message (none: it verifies), else they are
+    /// the signature and the rest the message; bit 2 set (Ed25519): the 32 bytes after the signature are the public key
+    /// (any point, small-order and non-canonical ones included) instead of the fixed key.
+    static func curves(_ bytes: [UInt8]) {
+        guard let selector = bytes.first else { return }
+        let input = Array(bytes.dropFirst())
+        let p256Curve = selector & 1 == 1, flipsValid = selector & 2 != 0, ownKey = selector & 4 != 0 && !p256Curve
+        var signature = [UInt8](repeating: 0, count: 64), message = curveMessage, rest = input.dropFirst(64)
+        for index in 0..<min(64, input.count) { signature[index] = input[index] }
+        if flipsValid {
+            let valid = p256Curve ? p256Signature : ed25519Signature
+            for index in 0..<64 { signature[index] ^= valid[index] }
+        }
+        var key = p256Curve ? p256.publicKey.x963Representation : ed25519.publicKey.rawRepresentation
+        if ownKey {
+            guard rest.count >= 32 else { return }
+            key = Data(rest.prefix(32))
+            rest = rest.dropFirst(32)
+        }
+        if !flipsValid { message = Array(rest) }
+        let ours: Bool?, reference: Bool
+        if p256Curve {
+            ours = p256Tables.verify(Data(signature), message: message, key: key)
+            reference = (try? P256.Signing.ECDSASignature(rawRepresentation: signature))
+                .map { p256.publicKey.isValidSignatureWithOpenSSL($0, for: message) } ?? false
+        } else {
+            guard let publicKey = try? Curve25519.Signing.PublicKey(rawRepresentation: key) else { return }
+            (ours, reference) = signature.withUnsafeBytes { signature in
+                message.withUnsafeBytes { message in
+                    (ed25519Tables.verify(signature, message: message, key: key),
+                     publicKey.isValidSignatureWithLibsodium(signature, message: message))
+                }
+            }
+        }
+        // nil: the tables left the key to the library (not a point they take); nothing to compare.
+        guard let ours, ours != reference else { return }
+        fatalError("curves: tables say \(ours), the library \(reference): key \(Data(key).base64EncodedString()) signature \(Data(signature).base64EncodedString()) message \(Data(message).base64EncodedString())")
     }
 
     /// Form bodies, and the CIBA backchannel request read from one.
