@@ -92,11 +92,9 @@ struct CurlRequest: Sendable {
 
     /// Without leading and trailing spaces and tabs (optional whitespace around a field value).
     static func trimmed(_ text: String) -> String {
-        let bytes = text.utf8
-        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
-        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
+        let trimmed = text.utf8[...].trimmingHTTPWhitespace()
         // Most values have nothing to trim: no copy then.
-        if first == bytes.startIndex && bytes.index(after: last) == bytes.endIndex { return text }
-        return String(Substring(text.utf8[first...last]))
+        if trimmed.startIndex == text.utf8.startIndex && trimmed.endIndex == text.utf8.endIndex { return text }
+        return String(Substring(trimmed))
     }
 }

@@ -36,15 +36,13 @@ struct ResponseHead {
     /// `name: value`, or an obsolete folded continuation (leading space or tab) of the previous value.
     private mutating func field(_ content: UnsafeRawBufferPointer) {
         if content[0] == 0x20 || content[0] == 0x09, let last = fields.indices.last {
-            fields[last].value += " " + CurlRequest.trimmed(String(decoding: content, as: UTF8.self))
+            fields[last].value += " " + String(decoding: content[...].trimmingHTTPWhitespace(), as: UTF8.self)
             return
         }
         guard let colon = content.firstIndex(of: UInt8(ascii: ":")) else { return }
         let name = String(decoding: content[..<colon], as: UTF8.self)
         // Trimmed as bytes, so the value is made once (most have a space after the colon).
-        var value = content[(colon + 1)...]
-        while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
-        while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
+        let value = content[(colon + 1)...].trimmingHTTPWhitespace()
         if fields.isEmpty { fields.reserveCapacity(8) }
         fields.append(HTTPHeaders.Field(name: name, value: String(decoding: value, as: UTF8.self)))
     }

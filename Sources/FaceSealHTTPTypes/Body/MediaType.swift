@@ -8,9 +8,7 @@ package enum MediaType {
         guard let contentType else { return nil }
         // On the bytes (`;`, `/`, space and tab are ASCII): no array of parts, no Foundation string search.
         let bytes = contentType.utf8
-        var head = bytes[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex)]
-        while let first = head.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { head = head.dropFirst() }
-        while let last = head.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { head = head.dropLast() }
+        let head = bytes[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex)].trimmingHTTPWhitespace()
         guard head.contains(UInt8(ascii: "/")) else { return nil }
         return String(Substring(head)).lowercased()
     }

@@ -100,8 +100,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// else is nil (a client then does not wait on the server's word).
     public var retryAfterSeconds: Int? {
         guard let value = self["Retry-After"] else { return nil }
-        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
-        let digits = value.utf8.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+        let digits = value.utf8[...].trimmingHTTPWhitespace()
         guard (1...5).contains(digits.count), digits.allSatisfy({ (0x30...0x39).contains($0) }),
               let seconds = Int(String(decoding: digits, as: UTF8.self)), seconds <= 86_400 else { return nil }
         return seconds
@@ -122,5 +121,16 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     private static func asciiLower(_ byte: UInt8) -> UInt8 {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+    }
+}
+
+extension BidirectionalCollection where Element == UInt8, SubSequence == Self {
+    /// The bytes without the spaces and horizontal tabs at either end (HTTP's optional whitespace, RFC 9110 §5.6.3),
+    /// nothing else trimmed; a slice, no copy.
+    package func trimmingHTTPWhitespace() -> Self {
+        var bytes = self
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes = bytes.dropLast() }
+        return bytes
     }
 }
