@@ -218,13 +218,10 @@ extension SQLAuthorityStore {
             case .subject(let named):
                 subject = try Self.loadUser(tx, subject: named).subject
             case .loginHint(let text):
-                // An email first, then a subject, of the tenant's users (the same statements as `user(tenantID:email:)`
-                // and `loadUser`).
-                if let row = try tx.queryOne("SELECT * FROM users WHERE tenant_id = ? AND email = ? AND deleted_at IS NULL",
-                                             [.text(tenantID), .text(text)]) {
+                // An email first, then a subject, of the tenant's users.
+                if let row = try Self.userRow(tx, tenantID: tenantID, email: text) {
                     subject = try row.text("subject")
-                } else if let row = try tx.queryOne("SELECT * FROM users WHERE subject = ? AND deleted_at IS NULL", [.text(text)]),
-                          try row.text("tenant_id") == tenantID {
+                } else if let row = try Self.userRow(tx, subject: text), try row.text("tenant_id") == tenantID {
                     subject = text
                 } else {
                     throw AuthorityStoreError.notFound(.user, id: text)

@@ -88,10 +88,18 @@ extension SQLAuthorityStore {
     }
 
     static func loadUser(_ tx: any SQLTransaction, subject: String, lock: SQLDialect? = nil) throws -> UserRecord {
-        guard let row = try tx.queryOne("SELECT * FROM users WHERE subject = ? AND deleted_at IS NULL" + (lock?.forUpdate ?? ""), [.text(subject)]) else {
-            throw AuthorityStoreError.notFound(.user, id: subject)
-        }
+        guard let row = try userRow(tx, subject: subject, lock: lock) else { throw AuthorityStoreError.notFound(.user, id: subject) }
         return try user(from: row)
+    }
+
+    /// The row of the live (not deleted) user `subject`, if any.
+    static func userRow(_ tx: any SQLTransaction, subject: String, lock: SQLDialect? = nil) throws -> SQLRow? {
+        try tx.queryOne("SELECT * FROM users WHERE subject = ? AND deleted_at IS NULL" + (lock?.forUpdate ?? ""), [.text(subject)])
+    }
+
+    /// The row of the tenant's live user with `email`, if any.
+    static func userRow(_ tx: any SQLTransaction, tenantID: String, email: String) throws -> SQLRow? {
+        try tx.queryOne("SELECT * FROM users WHERE tenant_id = ? AND email = ? AND deleted_at IS NULL", [.text(tenantID), .text(email)])
     }
 
     static func checkApplication(_ application: ApplicationRecord) throws {
@@ -312,9 +320,7 @@ extension SQLAuthorityStore {
 
     public func user(tenantID: String, email: String) async throws -> UserRecord {
         try await readStatement { tx, _ in
-            guard let row = try tx.queryOne("SELECT * FROM users WHERE tenant_id = ? AND email = ? AND deleted_at IS NULL", [.text(tenantID), .text(email)]) else {
-                throw AuthorityStoreError.notFound(.user, id: email)
-            }
+            guard let row = try Self.userRow(tx, tenantID: tenantID, email: email) else { throw AuthorityStoreError.notFound(.user, id: email) }
             return try Self.user(from: row)
         }
     }
