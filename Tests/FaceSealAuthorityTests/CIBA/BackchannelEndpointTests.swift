@@ -217,6 +217,9 @@ import Testing
             let other = try await harness.backchannel(hint: ("id_token_hint", tokens.idToken),
                                                       auth: .basic(CIBAFixture.noDeliveryClient, CIBAFixture.secret))
             expectCIBAError(other, .unknownUserId)
+            // Once the user is deleted, a token issued to them names nobody either (the same answer as any unknown user).
+            _ = try await harness.store.deleteUser(subject: CIBAFixture.user, actor: nil)
+            expectCIBAError(try await harness.backchannel(hint: ("id_token_hint", tokens.idToken)), .unknownUserId)
         }
     }
 
