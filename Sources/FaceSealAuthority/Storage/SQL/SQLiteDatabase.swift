@@ -18,16 +18,19 @@ public enum SQLiteSynchronous: String, Sendable {
 /// thread, and the thread that holds the connection runs what queued before it lets go.
 ///
 /// * **Writes**: a caller that finds the connection idle runs its transaction at once and then every write that queued
-///   meanwhile, as one batch in one SQLite transaction (group commit: each queued write in a savepoint of its own, so
-///   one that throws is rolled back alone). No caller is answered before the batch commits, so a write acknowledged is
-///   stored whole, and one that is not is absent. Write transactions begin with `BEGIN IMMEDIATE`, so several
-///   processes on one file queue on the busy timeout instead of failing mid-transaction. On a caller's thread SQLite
-///   never waits for another process's lock: a batch answered busy moves to the connection's serial queue, whose
-///   thread waits the busy timeout out (a busy wait blocks that thread, never Swift's pool).
-/// * **Reads** run on the same connection, each in a read transaction of its own: at once when it is idle, else queued
-///   and run after the batch of writes that runs next (so a read queued after a write sees it). Its page cache stays warm across its own commits, where a second
-///   connection's is emptied at every commit of the writer and read back page by page (the read-only connections of
-///   session 6 cost ten times what a read on the writing connection does, docs/PERFORMANCE.md "Session 7: the store").
+///   meanwhile, as one batch in one SQLite transaction (group commit; when one of them throws, the batch is rolled
+///   back and run again with a savepoint each, so that one is rolled back alone: `runBatch`). No caller is answered
+///   before the batch commits, so a write acknowledged is stored whole, and one that is not is absent. Write
+///   transactions begin with `BEGIN IMMEDIATE`, so several processes on one file queue on the busy timeout instead of
+///   failing mid-transaction. On a caller's thread SQLite never waits for another process's lock: a batch answered
+///   busy moves to the connection's serial queue, whose thread waits the busy timeout out (a busy wait blocks that
+///   thread, never Swift's pool).
+/// * **Reads** run on the same connection, each in a read transaction of its own (a read of one statement,
+///   `readStatement`, in none: a statement reads one snapshot by itself): at once when it is idle, else queued and run
+///   after the batch of writes that runs next (so a read queued after a write sees it). Its page cache stays warm
+///   across its own commits, where a second connection's is emptied at every commit of the writer and read back page
+///   by page (the read-only connections of session 6 cost ten times what a read on the writing connection does,
+///   docs/PERFORMANCE.md "Session 7: the store").
 /// * **Checkpoints** (copying the WAL back into the file, with its fsyncs) run every `checkpointInterval` write batches
 ///   on the connection's queue, never on a caller's thread; work queues meanwhile, so the next write starts the WAL
 ///   over from its beginning (a checkpoint beside running writes would never catch up, and the WAL would grow).
