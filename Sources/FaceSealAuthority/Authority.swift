@@ -36,6 +36,9 @@ public struct AuthorityConfiguration: Sendable {
     /// connect: public addresses only by default, so a tenant cannot aim the authority at its loopback, private
     /// network or a cloud metadata service (docs/PROTOCOL.md §10). `.any` for development on one host.
     public var callbackDestinations: HTTPClient.Destinations
+    /// How long a finished request (completed, denied, expired or stale) is kept after its expiry, seconds; then the
+    /// retention sweep deletes it (`sweepRequests()`). Nil keeps every request. Its audit events stay either way.
+    public var requestRetention: Int? = 86_400
 
     /// Builds a configuration.
     public init(issuer: String, defaultRequestLifetime: Int = 300, pollInterval: Int = 5, rotationOverlap: Int = 7 * 24 * 3600,

@@ -38,6 +38,8 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var logLevel = EventLog.Level.info
     /// Where ping callbacks and webhook pushes may connect (public addresses only by default).
     public var callbackDestinations = HTTPClient.Destinations.publicOnly
+    /// Seconds a finished request is kept after its expiry (0: kept forever; docs/PROTOCOL.md §9.2).
+    public var requestRetention = 86_400
 
     /// The defaults.
     public init() {}
@@ -160,6 +162,12 @@ public struct ServeConfiguration: Sendable, Equatable {
                     configuration.callbackDestinations = destinations
                 },
                 show: { $0.callbackDestinations.rawValue }),
+        Setting(name: "request-retention", valueName: "SECONDS",
+                help: "how long a finished request (its message, result receipt and ID token) is kept after its expiry before it is deleted; its audit events stay (default 86400, 0: kept forever)",
+                apply: { configuration, value throws(ServeConfigurationError.Reason) in
+                    configuration.requestRetention = try number(value, 0...(10 * 366 * 86_400))
+                },
+                show: { String($0.requestRetention) }),
     ]
 
     /// Where a value came from, for messages and `--print-config`.

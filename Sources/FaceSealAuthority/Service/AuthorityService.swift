@@ -7,7 +7,7 @@ import Glibc
 
 /// One running authority process: what `faceseal serve` runs. It owns the start-up (the data directory, the master
 /// key, the store, the HTTP server, the issuer, the signing keys, the cross-process wake-ups, the first admin key),
-/// the signals, and the graceful shutdown: new requests get `503` with `Retry-After`, in-flight requests finish within
+/// the signals, the retention sweep of finished requests, and the graceful shutdown: new requests get `503` with `Retry-After`, in-flight requests finish within
 /// `drainTime`, long polls answer at once (`AuthorityLifecycle`), then the store closes.
 ///
 /// ```swift
@@ -36,12 +36,16 @@ public final class AuthorityService: Sendable {
         public var log: EventLog
         /// Where ping callbacks and webhook pushes may connect.
         public var callbackDestinations: HTTPClient.Destinations
+        /// How long finished requests are kept after their expiry, seconds (nil: kept forever;
+        /// `AuthorityConfiguration.requestRetention`).
+        public var requestRetention: Int?
 
         /// Settings; everything after `dataDirectory` has a default.
         public init(dataDirectory: String, database: String? = nil, masterKeyFile: String? = nil,
                     server: HTTPServer.Configuration = HTTPServer.Configuration(), issuer: String? = nil,
                     rateLimits: RateLimits = RateLimits(), drainTime: Duration = .seconds(10), adminPort: Int? = nil,
-                    log: EventLog = .standardError(), callbackDestinations: HTTPClient.Destinations = .publicOnly) {
+                    log: EventLog = .standardError(), callbackDestinations: HTTPClient.Destinations = .publicOnly,
+                    requestRetention: Int? = 86_400) {
             self.dataDirectory = dataDirectory
             self.database = database
             self.masterKeyFile = masterKeyFile
@@ -52,6 +56,7 @@ public final class AuthorityService: Sendable {
             self.adminPort = adminPort
             self.log = log
             self.callbackDestinations = callbackDestinations
+            self.requestRetention = requestRetention
         }
     }
 
@@ -64,6 +69,8 @@ public final class AuthorityService: Sendable {
     private let server: HTTPServer
     private let admin: HTTPServer?
     private let drainTime: Duration
+    /// The retention sweep, every minute until the shutdown (`Authority.sweepRequests()`).
+    private let sweeper: Task<Void, Never>
 
     private init(authority: Authority, baseURL: URL, server: HTTPServer, admin: HTTPServer?, drainTime: Duration) {
         self.authority = authority
@@ -72,6 +79,7 @@ public final class AuthorityService: Sendable {
         self.server = server
         self.admin = admin
         self.drainTime = drainTime
+        sweeper = Task { await authority.sweepRequestsPeriodically(every: .seconds(60)) }
     }
 
     /// Runs the authority of `settings` until SIGINT or SIGTERM, then shuts it down gracefully. Files it creates are
@@ -126,10 +134,10 @@ public final class AuthorityService: Sendable {
         let authority: Authority
         var admin: HTTPServer?
         do {
-            authority = Authority(configuration: AuthorityConfiguration(issuer: settings.issuer ?? baseURL.absoluteString,
-                                                                        rateLimits: settings.rateLimits, log: settings.log,
-                                                                        callbackDestinations: settings.callbackDestinations),
-                                  store: store, keys: try AuthorityKeys(derivingFrom: masterKey))
+            var configuration = AuthorityConfiguration(issuer: settings.issuer ?? baseURL.absoluteString, rateLimits: settings.rateLimits,
+                                                       log: settings.log, callbackDestinations: settings.callbackDestinations)
+            configuration.requestRetention = settings.requestRetention
+            authority = Authority(configuration: configuration, store: store, keys: try AuthorityKeys(derivingFrom: masterKey))
             try await authority.prepareSigningKeys()
             await authority.wakeOnLinksQueuedElsewhere()
             if let adminKey = try await authority.bootstrapAdminKey() {
@@ -162,6 +170,9 @@ public final class AuthorityService: Sendable {
         authority.lifecycle.beginDraining()
         await server.stop(gracePeriod: drainTime)
         await admin?.stop()
+        // A sweep under way finishes before the store closes.
+        sweeper.cancel()
+        await sweeper.value
         await authority.store.close()
     }
 

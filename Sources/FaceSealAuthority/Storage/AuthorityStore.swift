@@ -151,6 +151,10 @@ public protocol AuthorityStore: Sendable {
     func storeIDToken(authReqID: String, idToken: String) async throws -> CIBARequestRecord
     /// Moves every pending request past its expiry to `expired`; returns how many.
     func expireOverdueRequests() async throws -> Int
+    /// Deletes up to `limit` (1…1,000) finished requests — any state but `pending` — whose expiry passed `retention`
+    /// seconds ago or more, oldest expiry first, with their token downloads, queued links and browser sign-in; returns
+    /// how many requests it deleted. Their audit events stay. (The retention sweep: `Authority.sweepRequests`.)
+    func purgeFinishedRequests(expiredFor retention: TimeInterval, limit: Int) async throws -> Int
 
     // MARK: Browser sign-ins (authorization code flow)
 

@@ -1,8 +1,8 @@
 import FaceSealCrypto
 public import FaceSealWire
-import Foundation
+public import Foundation
 
-// CIBA requests: creation, the completion compare-and-swap, poll bookkeeping, denial and expiry.
+// CIBA requests: creation, the completion compare-and-swap, poll bookkeeping, denial, expiry and the retention purge.
 extension SQLAuthorityStore {
     static func request(from row: SQLRow) throws -> CIBARequestRecord {
         guard let kind = CIBARequestKind(rawValue: try row.text("kind")) else { throw SQLError.typeMismatch(column: "kind") }
@@ -498,4 +498,37 @@ extension SQLAuthorityStore {
             return expired
         }
     }
+
+    public func purgeFinishedRequests(expiredFor retention: TimeInterval, limit: Int) async throws -> Int {
+        guard retention >= 0, retention.isFinite, (1...Self.purgeBatchMax).contains(limit) else {
+            throw AuthorityStoreError.invalidInput(field: retention >= 0 && retention.isFinite ? "limit" : "retention",
+                                                   reason: "retention ≥ 0 seconds, limit 1…\(Self.purgeBatchMax)")
+        }
+        let dialect = database.dialect
+        return try await transact { tx, now in
+            // Oldest expiry first, on the finished requests' own index; locked on PostgreSQL, so the rows deleted below
+            // are the ones selected even when another process finishes or purges requests meanwhile.
+            let ids = try tx.query(
+                Self.finishedRequestsExpiredBefore + dialect.forUpdate,
+                [.date(now.addingTimeInterval(-retention)), .integer(Int64(limit))]
+            ).map { try $0.text("auth_req_id") }
+            guard !ids.isEmpty else { return 0 }
+            let list = "(" + Array(repeating: "?", count: ids.count).joined(separator: ", ") + ")"
+            let values = ids.map { SQLValue.text($0) }
+            // What refers to a request goes first (token downloads hold a foreign key); a browser sign-in's row goes with
+            // its request, as one expired unclaimed would (`createBrowserSignIn`).
+            try tx.execute("DELETE FROM token_downloads WHERE auth_req_id IN " + list, values)
+            try tx.execute("DELETE FROM link_outbox WHERE auth_req_id IN " + list, values)
+            try tx.execute("DELETE FROM browser_sign_ins WHERE id IN " + list, values)
+            return try tx.execute("DELETE FROM ciba_requests WHERE state <> 'pending' AND auth_req_id IN " + list, values)
+        }
+    }
+
+    /// The finished requests that expired at or before a time (the first value), oldest first, at most the second value.
+    static let finishedRequestsExpiredBefore =
+        "SELECT auth_req_id FROM ciba_requests WHERE state <> 'pending' AND expires_at <= ? ORDER BY expires_at, auth_req_id LIMIT ?"
+
+    /// The most requests one `purgeFinishedRequests` call deletes (one statement's bound values stay well within both
+    /// databases' limits).
+    static let purgeBatchMax = 1_000
 }

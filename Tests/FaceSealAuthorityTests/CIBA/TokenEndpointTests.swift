@@ -3,6 +3,7 @@ import FaceSealHTTP
 import FaceSealTestSupport
 import FaceSealWire
 import Foundation
+import Synchronization
 import Testing
 @testable import FaceSealAuthority
 
@@ -79,6 +80,58 @@ import Testing
             try await harness.complete(ack.authReqId)
             #expect(try await harness.token(ack.authReqId).status.code == 200)
             expectCIBAError(try await harness.token(ack.authReqId), .invalidGrant)
+        }
+    }
+
+    @Test("the retention sweep expires what nobody polled, and deletes finished requests once their retention passed",
+          arguments: StoreBackend.underTest)
+    func retentionSweep(_ backend: StoreBackend) async throws {
+        try await withAuthority(backend, configure: { $0.requestRetention = 3_600 }) { harness in
+            try await CIBAFixture.seed(harness)
+            let redeemed = try await harness.startRequest([("requested_expiry", "60")])
+            try await harness.complete(redeemed.authReqId)
+            #expect(try await harness.token(redeemed.authReqId).status.code == 200)
+            let unpolled = try await harness.startRequest([("requested_expiry", "60")])
+            let later = try await harness.startRequest([("requested_expiry", "600")])
+            harness.clock.advance(by: 61)
+            // Expired by the sweep (and audited then), kept: the application still learns `expired_token`.
+            #expect(try await harness.authority.sweepRequests() == 0)
+            #expect(try await harness.store.request(authReqID: unpolled.authReqId).state == .expired)
+            let tenantID = try await harness.store.request(authReqID: unpolled.authReqId).tenantID
+            let events = try await harness.store.auditEvents(tenantID: tenantID, beforeSequence: nil, limit: 200)
+            #expect(events.contains { $0.kind == "request.expired" && $0.target == unpolled.authReqId })
+            expectCIBAError(try await harness.token(unpolled.authReqId), .expiredToken)
+            // Created at 0, expired at 60: kept until 3,660.
+            harness.clock.advance(by: 3_598)
+            #expect(try await harness.authority.sweepRequests() == 0)
+            harness.clock.advance(by: 1)
+            // An hour after their expiry both are gone: an unknown `auth_req_id` to the token endpoint.
+            #expect(try await harness.authority.sweepRequests() == 2)
+            expectCIBAError(try await harness.token(unpolled.authReqId), .invalidGrant)
+            expectCIBAError(try await harness.token(redeemed.authReqId), .invalidGrant)
+            #expect(try await harness.store.request(authReqID: later.authReqId).state == .expired)
+        }
+    }
+
+    @Test("without a retention period the sweep only expires; it runs after every interval until cancelled",
+          arguments: StoreBackend.underTest)
+    func retentionOff(_ backend: StoreBackend) async throws {
+        try await withAuthority(backend, configure: { $0.requestRetention = nil }) { harness in
+            try await CIBAFixture.seed(harness)
+            let ack = try await harness.startRequest([("requested_expiry", "60")])
+            let sleeps = Mutex(0)
+            // Two sleeps end, the third is cancelled: two sweeps, the first one a year after the expiry.
+            await harness.authority.sweepRequestsPeriodically(every: .seconds(60)) { _ in
+                let count = sleeps.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                if count == 3 { throw CancellationError() }
+                harness.clock.advance(by: 366 * 86_400)
+            }
+            #expect(sleeps.withLock { $0 } == 3)
+            #expect(try await harness.store.request(authReqID: ack.authReqId).state == .expired)
+            #expect(try await harness.authority.sweepRequests() == 0)
         }
     }
 

@@ -412,4 +412,45 @@ struct RequestStoreTests {
             #expect(try await store.expireOverdueRequests() == 0)
         }
     }
+
+    @Test("the retention purge deletes finished requests long expired, with what refers to them, and keeps their audit",
+          arguments: StoreBackend.underTest)
+    func retentionPurge(backend: StoreBackend) async throws {
+        try await withStore(backend) { store, clock in
+            try await StoreFixtures.seedEnrolled(store, clock: clock)
+            try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("done", clock: clock, lifetime: 60))
+            _ = try await store.enqueueLink(OutboxLink(deviceID: "device-1", link: "jws-done", authReqID: "done",
+                                                       expiresAt: clock.now().addingTimeInterval(3_600)))
+            _ = try await store.complete(StoreFixtures.completion("done", expected: 1, marker: 5))
+            _ = try await store.createRequest(StoreFixtures.pendingRequest("denied", clock: clock, lifetime: 60))
+            _ = try await store.denyRequest(authReqID: "denied", reason: "user_cancelled")
+            _ = try await store.createRequest(StoreFixtures.pendingRequest("overdue", clock: clock, lifetime: 60))
+            _ = try await store.createRequest(StoreFixtures.pendingRequest("later", clock: clock, lifetime: 600))
+            clock.advance(by: 60 + 99)
+            // Expired 99 s ago: kept under a retention of 100 s.
+            #expect(try await store.purgeFinishedRequests(expiredFor: 100, limit: 10) == 0)
+            clock.advance(by: 1)
+            // Oldest expiry first, then by id; `limit` bounds one call.
+            #expect(try await store.purgeFinishedRequests(expiredFor: 100, limit: 1) == 1)
+            await expectStoreError(.notFound(.cibaRequest, id: "denied")) { try await store.request(authReqID: "denied") }
+            #expect(try await store.request(authReqID: "done").state == .completed)
+            #expect(try await store.purgeFinishedRequests(expiredFor: 100, limit: 10) == 1)
+            await expectStoreError(.notFound(.cibaRequest, id: "done")) { try await store.request(authReqID: "done") }
+            #expect(try await store.tokenDownloads(authReqID: "done").isEmpty)
+            #expect(try await store.links(deviceID: "device-1", afterSequence: 0, limit: 10).isEmpty)
+            // A pending request is never purged, overdue or not: the expiry sweep finishes it (and audits it) first.
+            #expect(try await store.purgeFinishedRequests(expiredFor: 100, limit: 10) == 0)
+            #expect(try await store.request(authReqID: "overdue").state == .pending)
+            #expect(try await store.request(authReqID: "later").state == .pending)
+            // The audit keeps every outcome.
+            let targets = try await store.auditEvents(tenantID: "acme", beforeSequence: nil, limit: 100).map(\.target)
+            #expect(targets.contains("done") && targets.contains("denied"))
+            await expectStoreError(.invalidInput(field: "limit", reason: "retention ≥ 0 seconds, limit 1…1000")) {
+                try await store.purgeFinishedRequests(expiredFor: 100, limit: 0)
+            }
+            await expectStoreError(.invalidInput(field: "retention", reason: "retention ≥ 0 seconds, limit 1…1000")) {
+                try await store.purgeFinishedRequests(expiredFor: -1, limit: 10)
+            }
+        }
+    }
 }

@@ -175,7 +175,7 @@ struct TransactionTests {
             }
             while database.connectionQueue.reads < 1 { await Task.yield() }
             try other.execute("COMMIT", [])
-            try await write.value
+            _ = try await write.value
             #expect(try await read.value == 1)
             #expect(database.connectionQueue.reads == 0)
             await store.close()

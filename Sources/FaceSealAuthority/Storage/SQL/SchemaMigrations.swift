@@ -247,6 +247,11 @@ enum SchemaMigrator {
             "DROP INDEX audit_events_by_target",
             "CREATE INDEX audit_events_user_created ON audit_events (target) WHERE kind = 'user.created'",
         ]),
+        SchemaMigration(version: 13, name: "finished requests by expiry, for the retention sweep", statements: [
+            // A request enters it when it finishes, at its expiry, which grows with time: an append at the index's end. The
+            // sweep's selection walks it in its order (`SQLAuthorityStore.finishedRequestsExpiredBefore`).
+            "CREATE INDEX ciba_requests_finished_by_expiry ON ciba_requests (expires_at, auth_req_id) WHERE state <> 'pending'",
+        ]),
     ]
 
     /// The newest version this build knows.
