@@ -1,6 +1,6 @@
 import Foundation
 
-// How long finished requests are kept (`faceseal serve --request-retention`; docs/PROTOCOL.md §9.2).
+// How long finished requests are kept (`faceseal serve --request-retention`; docs/PROTOCOL.md §11, "Retention of finished requests").
 extension Authority {
     /// Requests one purge transaction deletes, and the most transactions one sweep runs (the next sweep takes the rest).
     static let retentionSweep = (batch: 500, batches: 20)
