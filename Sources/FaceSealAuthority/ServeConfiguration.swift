@@ -38,7 +38,8 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var logLevel = EventLog.Level.info
     /// Where ping callbacks and webhook pushes may connect (public addresses only by default).
     public var callbackDestinations = HTTPClient.Destinations.publicOnly
-    /// Seconds a finished request is kept after its expiry (0: kept forever; docs/PROTOCOL.md §11, "Retention of finished requests").
+    /// Seconds a finished request is kept after its expiry (0: kept forever; docs/PROTOCOL.md §11, "Retention of finished
+    /// requests").
     public var requestRetention = 86_400
 
     /// The defaults.

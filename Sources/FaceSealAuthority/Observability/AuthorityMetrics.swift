@@ -86,6 +86,7 @@ public final class AuthorityMetrics: Sendable {
     private let outcomes = Mutex<[OutcomeKey: UInt64]>([:])
     private let rateLimited = Mutex<[Limit: UInt64]>([:])
     private let webhooks = Mutex<[WebhookOutcome: UInt64]>([:])
+    private let purged = Atomic<UInt64>(0)
 
     /// Empty counters.
     public init() {}
@@ -114,6 +115,11 @@ public final class AuthorityMetrics: Sendable {
     /// A request refused by `limit`.
     func rateLimitHit(_ limit: Limit) {
         rateLimited.withLock { $0[limit, default: 0] &+= 1 }
+    }
+
+    /// Finished requests deleted by the retention sweep.
+    func requestsPurged(_ count: Int) {
+        purged.add(UInt64(max(0, count)), ordering: .relaxed)
     }
 
     /// One webhook POST's outcome.
@@ -178,6 +184,8 @@ public final class AuthorityMetrics: Sendable {
         for outcome in WebhookOutcome.allCases {
             text.sample("faceseal_webhook_deliveries_total", [("outcome", outcome.rawValue)], deliveries[outcome] ?? 0)
         }
+        text.family("faceseal_requests_purged_total", "counter", "Finished CIBA requests deleted by the retention sweep of this process.")
+        text.sample("faceseal_requests_purged_total", [], purged.load(ordering: .relaxed))
         return text.output
     }
 }

@@ -7,8 +7,9 @@ import Glibc
 
 /// One running authority process: what `faceseal serve` runs. It owns the start-up (the data directory, the master
 /// key, the store, the HTTP server, the issuer, the signing keys, the cross-process wake-ups, the first admin key),
-/// the signals, the retention sweep of finished requests, and the graceful shutdown: new requests get `503` with `Retry-After`, in-flight requests finish within
-/// `drainTime`, long polls answer at once (`AuthorityLifecycle`), then the store closes.
+/// the signals, the retention sweep of finished requests every minute, and the graceful shutdown: new requests get
+/// `503` with `Retry-After`, in-flight requests finish within `drainTime`, long polls answer at once
+/// (`AuthorityLifecycle`), the sweep stops, then the store closes.
 ///
 /// ```swift
 /// try await AuthorityService.run(AuthorityService.Settings(dataDirectory: "/var/lib/faceseal"), announce: { print($0) })

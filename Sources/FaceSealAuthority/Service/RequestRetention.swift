@@ -1,22 +1,25 @@
 import Foundation
 
-// How long finished requests are kept (`faceseal serve --request-retention`; docs/PROTOCOL.md §11, "Retention of finished requests").
+// How long finished requests are kept (`faceseal serve --request-retention`; docs/PROTOCOL.md §11, "Retention of
+// finished requests").
 extension Authority {
     /// Requests one purge transaction deletes, and the most transactions one sweep runs (the next sweep takes the rest).
     static let retentionSweep = (batch: 500, batches: 20)
 
     /// The retention sweep, which `AuthorityService` runs every minute: pending requests past their expiry are expired
-    /// (each audited `request.expired`), then finished requests whose expiry passed `configuration.requestRetention`
+    /// (each audited `request.expired` and counted as finished in `metrics`), then finished requests whose expiry passed `configuration.requestRetention`
     /// seconds ago or more are deleted with their token downloads, queued links and browser sign-in, in transactions of
-    /// 500 and at most 10,000 a sweep, so a backlog never holds the database for long. Audit events stay. Returns how
-    /// many requests it deleted (none when the retention is off).
+    /// 500 and at most 10,000 a sweep, so a backlog never holds the database for long (counted in
+    /// `faceseal_requests_purged_total`). Audit events stay. Returns how many requests it deleted (none when the
+    /// retention is off).
     public func sweepRequests() async throws -> Int {
-        _ = try await store.expireOverdueRequests()
+        for request in try await store.expireOverdueRequests() { countOutcome(request) }
         guard let retention = configuration.requestRetention else { return 0 }
         var purged = 0
         for _ in 0..<Self.retentionSweep.batches {
             let deleted = try await store.purgeFinishedRequests(expiredFor: TimeInterval(retention), limit: Self.retentionSweep.batch)
             purged += deleted
+            metrics.requestsPurged(deleted)
             if deleted < Self.retentionSweep.batch { break }
         }
         if purged > 0 { log.event(.info, "requests.purged", ["count": .int(purged)]) }

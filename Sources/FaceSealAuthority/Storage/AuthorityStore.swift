@@ -149,8 +149,8 @@ public protocol AuthorityStore: Sendable {
     func recordPoll(authReqID: String, clientID: String) async throws -> PollOutcome
     /// Stores the ID token issued for a completed request (first one wins; returns the stored request).
     func storeIDToken(authReqID: String, idToken: String) async throws -> CIBARequestRecord
-    /// Moves every pending request past its expiry to `expired`; returns how many.
-    func expireOverdueRequests() async throws -> Int
+    /// Moves every pending request past its expiry to `expired` (each audited); returns them as stored.
+    func expireOverdueRequests() async throws -> [CIBARequestRecord]
     /// Deletes up to `limit` (1…1,000) finished requests — any state but `pending` — whose expiry passed `retention`
     /// seconds ago or more, oldest expiry first, with their token downloads, queued links and browser sign-in; returns
     /// how many requests it deleted. Their audit events stay. (The retention sweep: `Authority.sweepRequests`.)

@@ -482,18 +482,21 @@ extension SQLAuthorityStore {
         }
     }
 
-    public func expireOverdueRequests() async throws -> Int {
+    public func expireOverdueRequests() async throws -> [CIBARequestRecord] {
         try await transact { tx, now in
             let overdue = try tx.query(
                 "SELECT * FROM ciba_requests WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at, auth_req_id" + self.database.dialect.forUpdate,
                 [.date(now)]
             ).map(Self.request(from:))
-            var expired = 0
+            var expired: [CIBARequestRecord] = []
             for request in overdue where RequestLifecycle.decide(.expire, request, now: now) == .expire {
                 try tx.execute("UPDATE ciba_requests SET state = 'expired', finished_at = ? WHERE auth_req_id = ? AND state = 'pending'",
                                [.date(now), .text(request.authReqID)])
                 try Self.auditRequest(tx, request, .expired, actor: nil, now: now)
-                expired += 1
+                var stored = request
+                stored.state = .expired
+                stored.finishedAt = SQLTime.date(SQLTime.millis(now))
+                expired.append(stored)
             }
             return expired
         }
@@ -512,9 +515,11 @@ extension SQLAuthorityStore {
                 Self.finishedRequestsExpiredBefore + dialect.forUpdate,
                 [.date(now.addingTimeInterval(-retention)), .integer(Int64(limit))]
             ).map { try $0.text("auth_req_id") }
-            guard !ids.isEmpty else { return 0 }
-            let list = "(" + Array(repeating: "?", count: ids.count).joined(separator: ", ") + ")"
-            let values = ids.map { SQLValue.text($0) }
+            guard let last = ids.last else { return 0 }
+            // `limit` values, the last id repeated: one statement text a limit, so both databases' statement caches
+            // (unbounded, keyed by the text) keep one entry each, whatever a batch's size.
+            let list = "(" + Array(repeating: "?", count: limit).joined(separator: ", ") + ")"
+            let values = (ids + Array(repeating: last, count: limit - ids.count)).map { SQLValue.text($0) }
             // What refers to a request goes first (token downloads hold a foreign key); a browser sign-in's row goes with
             // its request, as one expired unclaimed would (`createBrowserSignIn`).
             try tx.execute("DELETE FROM token_downloads WHERE auth_req_id IN " + list, values)

@@ -226,6 +226,6 @@ import Testing
     private func requestCount(_ harness: AuthorityHarness) async throws -> Int {
         // Past every possible expiry, the sweep moves (and counts) every pending request.
         harness.clock.advance(by: 200_000)
-        return try await harness.store.expireOverdueRequests()
+        return try await harness.store.expireOverdueRequests().count
     }
 }

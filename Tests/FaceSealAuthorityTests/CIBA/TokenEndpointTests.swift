@@ -100,9 +100,10 @@ import Testing
             let tenantID = try await harness.store.request(authReqID: unpolled.authReqId).tenantID
             let events = try await harness.store.auditEvents(tenantID: tenantID, beforeSequence: nil, limit: 200)
             #expect(events.contains { $0.kind == "request.expired" && $0.target == unpolled.authReqId })
+            harness.clock.advance(by: 1)
             expectCIBAError(try await harness.token(unpolled.authReqId), .expiredToken)
             // Created at 0, expired at 60: kept until 3,660.
-            harness.clock.advance(by: 3_598)
+            harness.clock.advance(by: 3_597)
             #expect(try await harness.authority.sweepRequests() == 0)
             harness.clock.advance(by: 1)
             // An hour after their expiry both are gone: an unknown `auth_req_id` to the token endpoint.
@@ -110,6 +111,11 @@ import Testing
             expectCIBAError(try await harness.token(unpolled.authReqId), .invalidGrant)
             expectCIBAError(try await harness.token(redeemed.authReqId), .invalidGrant)
             #expect(try await harness.store.request(authReqID: later.authReqId).state == .expired)
+            // Counted once each: the two the sweep expired as finished (not again at the poll that learnt it), the two
+            // it deleted as purged.
+            let metrics = harness.authority.metrics.exposition(AuthorityMetrics.Gauges(pendingRequests: nil, outboxWaiters: 0, databaseErrors: 0))
+            #expect(sample(metrics, #"faceseal_requests_finished_total{kind="login",outcome="expired",reason=""}"#) == 2)
+            #expect(sample(metrics, "faceseal_requests_purged_total") == 2)
         }
     }
 

@@ -405,11 +405,14 @@ struct RequestStoreTests {
             try await StoreFixtures.createDownloaded(store, StoreFixtures.pendingRequest("done", clock: clock, lifetime: 60))
             _ = try await store.complete(StoreFixtures.completion("done", expected: 1, marker: 5))
             clock.advance(by: 61)
-            #expect(try await store.expireOverdueRequests() == 1)
+            // Answered as stored.
+            let expired = try await store.expireOverdueRequests()
+            #expect(expired.map(\.authReqID) == ["short"])
             #expect(try await store.request(authReqID: "short").state == .expired)
+            #expect(expired == [try await store.request(authReqID: "short")])
             #expect(try await store.request(authReqID: "long").state == .pending)
             #expect(try await store.request(authReqID: "done").state == .completed)
-            #expect(try await store.expireOverdueRequests() == 0)
+            #expect(try await store.expireOverdueRequests().isEmpty)
         }
     }
 
