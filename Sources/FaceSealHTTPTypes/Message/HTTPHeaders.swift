@@ -126,8 +126,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
 extension BidirectionalCollection where Element == UInt8, SubSequence == Self {
     /// The bytes without the spaces and horizontal tabs at either end (HTTP's optional whitespace, RFC 9110 §5.6.3),
-    /// nothing else trimmed; a slice, no copy.
-    package func trimmingHTTPWhitespace() -> Self {
+    /// nothing else trimmed; a slice, no copy. Inlinable, so the client's and the server's callers get it specialised
+    /// for their byte views rather than through the generic witnesses on every header.
+    @inlinable package func trimmingHTTPWhitespace() -> Self {
         var bytes = self
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
         while let last = bytes.last, last == 0x20 || last == 0x09 { bytes = bytes.dropLast() }
