@@ -38,9 +38,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var logLevel = EventLog.Level.info
     /// Where ping callbacks and webhook pushes may connect (public addresses only by default).
     public var callbackDestinations = HTTPClient.Destinations.publicOnly
-    /// Seconds a finished request is kept after its expiry (0: kept forever; docs/PROTOCOL.md §11, "Retention of finished
-    /// requests").
-    public var requestRetention = 86_400
+    /// Seconds a finished request is kept after its expiry; nil (`0` in a flag, variable or file) keeps them all
+    /// (docs/PROTOCOL.md §11, "Retention of finished requests").
+    public var requestRetention: Int? = 86_400
 
     /// The defaults.
     public init() {}
@@ -166,9 +166,10 @@ public struct ServeConfiguration: Sendable, Equatable {
         Setting(name: "request-retention", valueName: "SECONDS",
                 help: "how long a finished request (its message, result receipt and ID token) is kept after its expiry before it is deleted; its audit events stay (default 86400, 0: kept forever)",
                 apply: { configuration, value throws(ServeConfigurationError.Reason) in
-                    configuration.requestRetention = try number(value, 0...(10 * 366 * 86_400))
+                    let seconds = try number(value, 0...(10 * 366 * 86_400))
+                    configuration.requestRetention = seconds == 0 ? nil : seconds
                 },
-                show: { String($0.requestRetention) }),
+                show: { String($0.requestRetention ?? 0) }),
     ]
 
     /// Where a value came from, for messages and `--print-config`.

@@ -21,7 +21,7 @@ extension Authority {
 
     private func auditPage(_ request: HTTPRequest, tenantID: String?) async throws -> HTTPResponse {
         // Requests nobody polled expire here at the latest, so the log read is current (each one `request.expired`).
-        for request in try await store.expireOverdueRequests() { countOutcome(request) }
+        try await expireOverdueRequests()
         let before = try request.queryInteger("before", in: 1...Int64.max)
         let limit = Int(try request.queryInteger("limit", in: 1...Int64(Self.auditPage.max)) ?? Int64(Self.auditPage.default))
         // One more than asked tells whether an older page exists.

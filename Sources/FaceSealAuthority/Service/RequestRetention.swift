@@ -7,13 +7,13 @@ extension Authority {
     static let retentionSweep = (batch: 500, batches: 20)
 
     /// The retention sweep, which `AuthorityService` runs every minute: pending requests past their expiry are expired
-    /// (each audited `request.expired` and counted as finished in `metrics`), then finished requests whose expiry passed `configuration.requestRetention`
-    /// seconds ago or more are deleted with their token downloads, queued links and browser sign-in, in transactions of
+    /// (`expireOverdueRequests()`), then finished requests whose expiry passed `configuration.requestRetention` seconds
+    /// ago or more are deleted with their token downloads, queued links and browser sign-in, in transactions of
     /// 500 and at most 10,000 a sweep, so a backlog never holds the database for long (counted in
     /// `faceseal_requests_purged_total`). Audit events stay. Returns how many requests it deleted (none when the
     /// retention is off).
     public func sweepRequests() async throws -> Int {
-        for request in try await store.expireOverdueRequests() { countOutcome(request) }
+        try await expireOverdueRequests()
         guard let retention = configuration.requestRetention else { return 0 }
         var purged = 0
         for _ in 0..<Self.retentionSweep.batches {
@@ -24,6 +24,12 @@ extension Authority {
         }
         if purged > 0 { log.event(.info, "requests.purged", ["count": .int(purged)]) }
         return purged
+    }
+
+    /// Expires every pending request past its expiry (each audited `request.expired` by the store) and counts each as
+    /// finished in `metrics`: what the sweep and a read of the audit log do first.
+    func expireOverdueRequests() async throws {
+        for request in try await store.expireOverdueRequests() { countOutcome(request) }
     }
 
     /// Runs `sweepRequests()` after every `interval` until the task is cancelled (`sleep` throws then). A failed sweep
