@@ -97,7 +97,7 @@ extension SQLAuthorityStore {
             return summary
         }
         // SQLite overwrites deleted content (`secure_delete`); the checkpoint takes the old pages out of the WAL file too.
-        if dialect == .sqlite { try? await database.executeStandalone("PRAGMA wal_checkpoint(TRUNCATE)") }
+        try? await database.truncateJournal()
         return summary
     }
 

@@ -72,6 +72,9 @@ final class PostgresDatabase: SQLDatabase {
         }
     }
 
+    /// PostgreSQL keeps no deleted row's content in a file beside the database the way SQLite's WAL does.
+    func truncateJournal() async throws {}
+
     var outboxChannel: String? { listener.channel }
 
     func observeOutbox(_ handler: @escaping @Sendable (String) -> Void) async {

@@ -198,6 +198,9 @@ protocol SQLDatabase: Sendable {
     func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T
     /// Runs statements outside any transaction (schema set-up that must precede locking).
     func executeStandalone(_ sql: String) async throws
+    /// Takes content that committed transactions deleted out of the files beside the database where the engine still
+    /// keeps it (SQLite's WAL: copied back and truncated); nothing to do on PostgreSQL.
+    func truncateJournal() async throws
     /// Releases connections.
     func close() async
     /// The channel a queued link is announced on to every process on this database (PostgreSQL `NOTIFY`, sent at

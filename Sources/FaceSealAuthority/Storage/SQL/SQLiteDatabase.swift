@@ -31,9 +31,13 @@ public enum SQLiteSynchronous: String, Sendable {
 ///   across its own commits, where a second connection's is emptied at every commit of the writer and read back page
 ///   by page (the read-only connections of session 6 cost ten times what a read on the writing connection does,
 ///   docs/PERFORMANCE.md "Session 7: the store").
-/// * **Checkpoints** (copying the WAL back into the file, with its fsyncs) run every `checkpointInterval` write batches
-///   on the connection's queue, never on a caller's thread; work queues meanwhile, so the next write starts the WAL
-///   over from its beginning (a checkpoint beside running writes would never catch up, and the WAL would grow).
+/// * **Checkpoints** (copying the WAL back into the file, with its fsyncs) run beside the writes: every
+///   `backgroundCheckpointInterval` write batches on a second connection and a queue of their own, so commits go on
+///   while a checkpoint copies and waits for the disk. One beside running writes never quite catches up (frames
+///   appended meanwhile stay behind), and the WAL starts over from its beginning only once every frame was copied; so
+///   every `checkpointInterval` batches the connection's own queue checkpoints, with work queued meanwhile, copying
+///   only what those beside it left. Erasing deleted content from the WAL (`truncateJournal`) runs on the
+///   checkpoints' queue, after any running one.
 ///
 /// Prepared statements are cached on the connection.
 final class SQLiteDatabase: SQLDatabase {
@@ -125,10 +129,18 @@ final class SQLiteDatabase: SQLDatabase {
     /// Rounds of queued work (a batch of writes, then the waiting reads) a caller's thread runs before it hands the rest
     /// to the connection's queue (its own request waits meanwhile).
     static let inlineBatches = 2
-    /// Write batches between two checkpoints: about 1,000 WAL pages at the ceremony's 8–16 pages a commit, SQLite's default.
-    static let checkpointInterval = 100
-    /// Write batches since the last checkpoint; only the thread running work touches it.
+    /// Write batches between two checkpoints beside the writes: about 1,000 WAL pages at the ceremony's 8–16 pages a
+    /// commit, SQLite's default.
+    static let backgroundCheckpointInterval = 100
+    /// Write batches between two checkpoints on the writing connection, which hold its work and let the WAL start over.
+    static let checkpointInterval = 4 * backgroundCheckpointInterval
+    /// Write batches since the last checkpoint on the writing connection; only the thread running work touches it.
     private let batchesSinceCheckpoint = Atomic<Int>(0)
+    /// A connection for checkpoints beside the writes (and `truncateJournal`), on a queue of its own.
+    private let checkpointer: Lane
+    /// Whether a checkpoint beside the writes is queued or running.
+    private let checkpointing = Atomic<Bool>(false)
+    private let checkpointCounts = Mutex((beside: 0, onWriter: 0))
 
     let dialect = SQLDialect.sqlite
     private let writer: Lane
@@ -140,7 +152,10 @@ final class SQLiteDatabase: SQLDatabase {
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous)
         // Checkpoints are the writer queue's (`drainWrites`), not a commit's.
         try connection.execute("PRAGMA wal_autocheckpoint = 0", [])
+        let second = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous)
+        try second.execute("PRAGMA wal_autocheckpoint = 0", [])
         writer = Lane(connection, label: "faceseal.store.sqlite")
+        checkpointer = Lane(second, label: "faceseal.store.sqlite.checkpoint")
     }
 
     func transaction<T: Sendable>(readOnly: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
@@ -229,7 +244,7 @@ final class SQLiteDatabase: SQLDatabase {
     /// checkpoints: the rest, work SQLite answers busy and a checkpoint due move to the connection's queue, which keeps
     /// the connection meanwhile.
     private func drainWrites(inline: Bool) {
-        if !inline && batchesSinceCheckpoint.load(ordering: .relaxed) >= Self.checkpointInterval { checkpoint() }
+        if !inline && checkpointDue { checkpoint() }
         var rounds = 0
         while true {
             let next = writerState.withLock { state -> [WriteJob]? in
@@ -260,9 +275,15 @@ final class SQLiteDatabase: SQLDatabase {
                     writerState.withLock { $0.waiting.insert(contentsOf: outcome.notRun, at: 0) }
                     if inline { break }
                 }
-                if outcome.committed, batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue >= Self.checkpointInterval {
-                    guard !inline else { break }
-                    checkpoint()
+                if outcome.committed {
+                    let batches = batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue
+                    if batches % Self.backgroundCheckpointInterval == 0 && batches < Self.checkpointInterval {
+                        checkpointBeside()
+                    }
+                    if checkpointDue {
+                        guard !inline else { break }
+                        checkpoint()
+                    }
                 }
             }
             let reads = writerState.withLock { state in
@@ -289,12 +310,33 @@ final class SQLiteDatabase: SQLDatabase {
         writer.queue.async { self.drainWrites(inline: false) }
     }
 
-    /// Copies the WAL back into the file (on the connection's queue, which holds it).
+    /// Whether the writing connection should checkpoint: enough batches, and none beside it running (it would find the
+    /// checkpoint lock taken).
+    private var checkpointDue: Bool {
+        batchesSinceCheckpoint.load(ordering: .relaxed) >= Self.checkpointInterval && !checkpointing.load(ordering: .acquiring)
+    }
+
+    /// Copies the rest of the WAL back into the file (on the connection's queue, which holds it), so the next write
+    /// starts the WAL over.
     private func checkpoint() {
         batchesSinceCheckpoint.store(0, ordering: .relaxed)
         // PASSIVE never waits for another process's reader; what it cannot copy yet goes at the next one.
         _ = try? writer.runHere { try $0.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
+        checkpointCounts.withLock { $0.onWriter += 1 }
     }
+
+    /// Starts a checkpoint on the second connection unless one is queued or running; commits go on meanwhile.
+    private func checkpointBeside() {
+        guard checkpointing.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
+        checkpointer.queue.async {
+            _ = try? self.checkpointer.runHere { try $0.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
+            self.checkpointCounts.withLock { $0.beside += 1 }
+            self.checkpointing.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Checkpoints so far beside the writes and on the writing connection (tests).
+    var checkpoints: (beside: Int, onWriter: Int) { checkpointCounts.withLock { $0 } }
 
     /// Runs `batch` in one write transaction and answers every job once the transaction's fate is known. Returns whether
     /// it committed and the jobs it did not run: all of them when SQLite is busy and `waitWhenBusy` is false, the rest
@@ -392,6 +434,14 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
+    /// Copies the whole WAL back into the file and truncates it, so content deleted by a committed transaction is left
+    /// in neither. On the checkpoints' queue, after any checkpoint beside the writes (which would hold the checkpoint
+    /// lock); it waits the busy timeout out for the write running meanwhile, and holds writes while it truncates.
+    func truncateJournal() async throws {
+        let row = try await checkpointer.run { try $0.queryOne("PRAGMA wal_checkpoint(TRUNCATE)", []) }
+        guard case .integer(0)? = row?["busy"] else { throw SQLError.busy("the WAL could not be truncated") }
+    }
+
     /// One process owns the file's outbox wake-ups: nothing to announce or hear.
     var outboxChannel: String? { nil }
 
@@ -408,6 +458,7 @@ final class SQLiteDatabase: SQLDatabase {
         }
         for job in waiting { job.fail(Self.closedError) }
         for job in reads { job.fail(Self.closedError) }
+        await checkpointer.close()
         await writer.close()
     }
 }
