@@ -34,13 +34,14 @@ extension Authority {
         switch outcome {
         case .slowDown(let interval):
             throw CIBAFailure(.slowDown, "polling too fast: wait at least \(interval) seconds between token requests")
+        case .expired(let request):
+            countOutcome(request)
+            throw CIBAFailure(.expiredToken, "the request expired; start a new one")
         case .recorded(let request):
             switch request.state {
             case .pending:
                 throw CIBAFailure(.authorizationPending, "the user has not answered yet")
             case .expired:
-                // The poll that expired it stamped both times with its own instant: count it once, there.
-                if request.finishedAt != nil, request.finishedAt == request.lastPolledAt { countOutcome(request) }
                 throw CIBAFailure(.expiredToken, "the request expired; start a new one")
             case .denied:
                 // The reason (`DenialReason`: `attempts_exhausted`, `user_cancelled`, …) is the description: the application learns why.

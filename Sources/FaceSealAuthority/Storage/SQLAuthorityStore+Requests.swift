@@ -435,6 +435,7 @@ extension SQLAuthorityStore {
                 try Self.auditRequest(tx, request, .expired, actor: nil, now: now)
                 polled.state = .expired
                 polled.finishedAt = polled.lastPolledAt
+                return .expired(polled)
             case .recordPoll:
                 try tx.execute("UPDATE ciba_requests SET last_polled_at = ? WHERE auth_req_id = ?", [.date(now), .text(authReqID)])
             default:

@@ -100,6 +100,8 @@ import Testing
             let tenantID = try await harness.store.request(authReqID: unpolled.authReqId).tenantID
             let events = try await harness.store.auditEvents(tenantID: tenantID, beforeSequence: nil, limit: 200)
             #expect(events.contains { $0.kind == "request.expired" && $0.target == unpolled.authReqId })
+            // Polled in the sweep's very instant, and later: answered expired, never counted again.
+            expectCIBAError(try await harness.token(unpolled.authReqId), .expiredToken)
             harness.clock.advance(by: 1)
             expectCIBAError(try await harness.token(unpolled.authReqId), .expiredToken)
             // Created at 0, expired at 60: kept until 3,660.

@@ -310,12 +310,20 @@ struct RequestStoreTests {
             await expectStoreError(.notFound(.cibaRequest, id: "req-9")) { try await store.recordPoll(authReqID: "req-9", clientID: "app-1") }
 
             clock.advance(by: 200)
-            guard case .recorded(let expired) = try await store.recordPoll(authReqID: "req-1", clientID: "app-1") else {
-                Issue.record("an overdue poll must be recorded")
+            guard case .expired(let expired) = try await store.recordPoll(authReqID: "req-1", clientID: "app-1") else {
+                Issue.record("an overdue poll must expire the request")
                 return
             }
             #expect(expired.state == .expired)
             #expect(expired.finishedAt == clock.now())
+            // The next poll finds it expired (as another poll, or the sweep, would have left it): recorded, not expired again.
+            clock.advance(by: 10)
+            guard case .recorded(let again) = try await store.recordPoll(authReqID: "req-1", clientID: "app-1") else {
+                Issue.record("a poll of an expired request is recorded")
+                return
+            }
+            #expect(again.state == .expired)
+            #expect(again.finishedAt == expired.finishedAt)
         }
     }
 

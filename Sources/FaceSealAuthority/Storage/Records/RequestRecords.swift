@@ -229,8 +229,10 @@ public enum PollOutcome: Sendable, Hashable {
     /// Polled faster than the interval: answer `slow_down`; the interval was raised by 5 s.
     case slowDown(newIntervalSeconds: Int)
     /// The poll was recorded; answer from the request's state (pending → `authorization_pending`, …).
-    /// A pending request past its expiry is moved to `expired` first.
     case recorded(CIBARequestRecord)
+    /// The request was pending past its expiry and this poll moved it to `expired` (answer `expired_token`): the one
+    /// place its end is counted, whichever other poll or sweep later finds it expired.
+    case expired(CIBARequestRecord)
 }
 
 /// Whom a new request names (`requestAudience`).
