@@ -11,13 +11,14 @@ extension SQLAuthorityStore {
 
     /// Remembers `replay` inside a transaction (its `jti` checked by the caller): `false` for a replay, that is when the
     /// `jti` is held by an entry that has not expired. An expired entry of the same `jti` is taken over, so the answer
-    /// does not depend on when expired entries are deleted: at most once a second per process, by the first
-    /// registration after that second began (a statement at every registration cost more than the rows it deleted).
+    /// does not depend on when expired entries are deleted: at most ten times a second per process, by the first
+    /// registration after each tenth of a second began, the oldest `jtiSweepLimit` (a statement at every registration
+    /// cost more than the rows it deleted; a second's worth at once held every write behind it for milliseconds).
     func insertJTI(_ tx: any SQLTransaction, _ replay: JTIRegistration, now: Date) throws -> Bool {
         guard replay.expiresAt > now else {
             throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed")
         }
-        if takeJTISweep(at: now) { try tx.execute("DELETE FROM device_jtis WHERE expires_at <= ?", [.date(now)]) }
+        if takeJTISweep(at: now) { try tx.execute(Self.jtiSweep(database.dialect), [.date(now)]) }
         let stored = try tx.execute(
             """
             INSERT INTO device_jtis (jti, expires_at) VALUES (?, ?)
@@ -28,14 +29,27 @@ extension SQLAuthorityStore {
         return stored == 1
     }
 
-    /// Whether the registration at `now` sweeps the expired entries: the first one a second or more after the last sweep
-    /// (or after the clock went back). A sweep rolled back with its transaction is made up by the next.
+    /// Most expired replay-cache entries one sweep deletes: ten sweeps a second keep up with 5,000 device requests a
+    /// second; a backlog (after a restart) goes over the next sweeps instead of in one long transaction.
+    static let jtiSweepLimit = 500
+    /// Milliseconds between two sweeps of the replay cache in one process.
+    static let jtiSweepInterval: Int64 = 100
+
+    /// Deletes the oldest expired replay-cache entries, at most `jtiSweepLimit` (found through `device_jtis_by_expiry`).
+    /// On PostgreSQL rows another process's sweep holds are skipped rather than waited for.
+    static func jtiSweep(_ dialect: SQLDialect) -> String {
+        "DELETE FROM device_jtis WHERE jti IN (SELECT jti FROM device_jtis WHERE expires_at <= ? ORDER BY expires_at LIMIT \(jtiSweepLimit)"
+            + (dialect == .postgres ? " FOR UPDATE SKIP LOCKED)" : ")")
+    }
+
+    /// Whether the registration at `now` sweeps the expired entries: the first one `jtiSweepInterval` or more after the
+    /// last sweep (or after the clock went back). A sweep rolled back with its transaction is made up by the next.
     private func takeJTISweep(at now: Date) -> Bool {
         let millis = SQLTime.millis(now)
         let due = nextJTISweep.load(ordering: .relaxed)
         // Wrapping arithmetic: the clock's instants are far from the bounds, and a wrapped bound only sweeps once more.
-        guard millis >= due || millis < due &- 1_000 else { return false }
-        return nextJTISweep.compareExchange(expected: due, desired: millis &+ 1_000, ordering: .relaxed).exchanged
+        guard millis >= due || millis < due &- Self.jtiSweepInterval else { return false }
+        return nextJTISweep.compareExchange(expected: due, desired: millis &+ Self.jtiSweepInterval, ordering: .relaxed).exchanged
     }
 
     // MARK: Link outbox

@@ -27,6 +27,37 @@ struct ReplayAndOutboxStoreTests {
         }
     }
 
+    @Test("the replay cache's sweep deletes the oldest expired entries, at most 500 each tenth of a second",
+          arguments: StoreBackend.underTest)
+    func jtiSweepIsBounded(backend: StoreBackend) async throws {
+        try await withStore(backend) { store, clock in
+            let start = clock.now()
+            // 700 entries expiring one millisecond apart from start + 10 s, and one live much longer.
+            try await store.database.transaction { tx in
+                for index in 0..<700 {
+                    try tx.execute("INSERT INTO device_jtis (jti, expires_at) VALUES (?, ?)",
+                                   [.text("old-\(index)"), .date(start.addingTimeInterval(10 + Double(index) / 1_000))])
+                }
+            }
+            func left() async throws -> [String] {
+                try await store.database.transaction(readOnly: true) { tx in
+                    try tx.query("SELECT jti FROM device_jtis WHERE jti LIKE 'old-%'", []).map { try $0.text("jti") }
+                }
+            }
+            clock.advance(by: 20)
+            #expect(try await store.registerJTI("new-1", expiresAt: clock.now().addingTimeInterval(240)))
+            // The 500 that expired first went; the next registration within the tenth of a second sweeps nothing.
+            #expect(Set(try await left()) == Set((500..<700).map { "old-\($0)" }))
+            clock.advance(by: 0.05)
+            #expect(try await store.registerJTI("new-2", expiresAt: clock.now().addingTimeInterval(240)))
+            #expect(try await left().count == 200)
+            clock.advance(by: 0.05)
+            #expect(try await store.registerJTI("new-3", expiresAt: clock.now().addingTimeInterval(240)))
+            #expect(try await left().isEmpty)
+            #expect(try await store.registerJTI("new-1", expiresAt: clock.now().addingTimeInterval(240)) == false)
+        }
+    }
+
     @Test("concurrent registrations of one jti: exactly one wins", arguments: StoreBackend.underTest)
     func concurrentJTI(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in
