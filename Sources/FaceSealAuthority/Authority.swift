@@ -39,6 +39,9 @@ public struct AuthorityConfiguration: Sendable {
     /// How long a finished request (completed, denied, expired or stale) is kept after its expiry, seconds; then the
     /// retention sweep deletes it (`sweepRequests()`). Nil keeps every request. Its audit events stay either way.
     public var requestRetention: Int? = 86_400
+    /// How long an audit event is kept, seconds; then the retention sweep deletes it (`sweepAuditEvents()`). Nil (the
+    /// default) keeps the whole log.
+    public var auditRetention: Int?
 
     /// Builds a configuration.
     public init(issuer: String, defaultRequestLifetime: Int = 300, pollInterval: Int = 5, rotationOverlap: Int = 7 * 24 * 3600,

@@ -41,6 +41,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// Seconds a finished request is kept after its expiry; nil (`0` in a flag, variable or file) keeps them all
     /// (docs/PROTOCOL.md §11, "Retention of finished requests").
     public var requestRetention: Int? = 86_400
+    /// Seconds an audit event is kept; nil (the default, `0` in a flag, variable or file) keeps the whole log
+    /// (docs/PROTOCOL.md §11, "Retention of finished requests").
+    public var auditRetention: Int?
 
     /// The defaults.
     public init() {}
@@ -170,6 +173,13 @@ public struct ServeConfiguration: Sendable, Equatable {
                     configuration.requestRetention = seconds == 0 ? nil : seconds
                 },
                 show: { String($0.requestRetention ?? 0) }),
+        Setting(name: "audit-retention", valueName: "SECONDS",
+                help: "how long an audit event is kept before it is deleted (default 0: the whole log is kept)",
+                apply: { configuration, value throws(ServeConfigurationError.Reason) in
+                    let seconds = try number(value, 0...(10 * 366 * 86_400))
+                    configuration.auditRetention = seconds == 0 ? nil : seconds
+                },
+                show: { String($0.auditRetention ?? 0) }),
     ]
 
     /// Where a value came from, for messages and `--print-config`.

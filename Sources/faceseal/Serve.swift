@@ -82,7 +82,7 @@ enum Serve {
                                                  adminPort: options.adminPort,
                                                  log: .standardError(level: options.logLevel, format: options.logFormat),
                                                  callbackDestinations: options.callbackDestinations,
-                                                 requestRetention: options.requestRetention)
+                                                 requestRetention: options.requestRetention, auditRetention: options.auditRetention)
         try await AuthorityService.run(settings) { line in
             // At once, one line each: a supervisor reads the listening URL from standard output.
             FileHandle.standardOutput.write(Data((line + "\n").utf8))

@@ -95,6 +95,16 @@ import Testing
         }
     }
 
+    @Test func auditIsKeptWholeUnlessSaid() throws {
+        #expect(try ServeConfiguration.resolve().0.auditRetention == nil)
+        #expect(try ServeConfiguration.resolve(flags: ["audit-retention": "0"]).0.auditRetention == nil)
+        #expect(try ServeConfiguration.resolve(flags: ["audit-retention": "31622400"]).0.auditRetention == 31_622_400)
+        #expect(try ServeConfiguration.resolve(environment: ["FACESEAL_AUDIT_RETENTION": "86400"]).0.auditRetention == 86_400)
+        for bad in ["-1", "1e3", "316224001", "", "1 year"] {
+            #expect(throws: ServeConfigurationError.self) { try ServeConfiguration.resolve(flags: ["audit-retention": bad]) }
+        }
+    }
+
     @Test(arguments: [
         ("port = 9000\nport = 9001\n", "f.conf:2: port is already set on line 1."),
         ("port 9000\n", "f.conf:1: expected key = value."),

@@ -87,6 +87,7 @@ public final class AuthorityMetrics: Sendable {
     private let rateLimited = Mutex<[Limit: UInt64]>([:])
     private let webhooks = Mutex<[WebhookOutcome: UInt64]>([:])
     private let purged = Atomic<UInt64>(0)
+    private let auditPurged = Atomic<UInt64>(0)
 
     /// Empty counters.
     public init() {}
@@ -120,6 +121,11 @@ public final class AuthorityMetrics: Sendable {
     /// Finished requests deleted by the retention sweep.
     func requestsPurged(_ count: Int) {
         purged.add(UInt64(max(0, count)), ordering: .relaxed)
+    }
+
+    /// Audit events deleted by the retention sweep.
+    func auditEventsPurged(_ count: Int) {
+        auditPurged.add(UInt64(max(0, count)), ordering: .relaxed)
     }
 
     /// One webhook POST's outcome.
@@ -186,6 +192,8 @@ public final class AuthorityMetrics: Sendable {
         }
         text.family("faceseal_requests_purged_total", "counter", "Finished CIBA requests deleted by the retention sweep of this process.")
         text.sample("faceseal_requests_purged_total", [], purged.load(ordering: .relaxed))
+        text.family("faceseal_audit_events_purged_total", "counter", "Audit events deleted by the retention sweep of this process.")
+        text.sample("faceseal_audit_events_purged_total", [], auditPurged.load(ordering: .relaxed))
         return text.output
     }
 }

@@ -7,7 +7,7 @@ import Glibc
 
 /// One running authority process: what `faceseal serve` runs. It owns the start-up (the data directory, the master
 /// key, the store, the HTTP server, the issuer, the signing keys, the cross-process wake-ups, the first admin key),
-/// the signals, the retention sweep of finished requests every minute, and the graceful shutdown: new requests get
+/// the signals, the retention sweep of finished requests and audit events, and the graceful shutdown: new requests get
 /// `503` with `Retry-After`, in-flight requests finish within `drainTime`, long polls answer at once
 /// (`AuthorityLifecycle`), the sweep stops, then the store closes.
 ///
@@ -40,13 +40,15 @@ public final class AuthorityService: Sendable {
         /// How long finished requests are kept after their expiry, seconds (nil: kept forever;
         /// `AuthorityConfiguration.requestRetention`).
         public var requestRetention: Int?
+        /// How long audit events are kept, seconds (nil: the whole log; `AuthorityConfiguration.auditRetention`).
+        public var auditRetention: Int?
 
         /// Settings; everything after `dataDirectory` has a default.
         public init(dataDirectory: String, database: String? = nil, masterKeyFile: String? = nil,
                     server: HTTPServer.Configuration = HTTPServer.Configuration(), issuer: String? = nil,
                     rateLimits: RateLimits = RateLimits(), drainTime: Duration = .seconds(10), adminPort: Int? = nil,
                     log: EventLog = .standardError(), callbackDestinations: HTTPClient.Destinations = .publicOnly,
-                    requestRetention: Int? = 86_400) {
+                    requestRetention: Int? = 86_400, auditRetention: Int? = nil) {
             self.dataDirectory = dataDirectory
             self.database = database
             self.masterKeyFile = masterKeyFile
@@ -58,6 +60,7 @@ public final class AuthorityService: Sendable {
             self.log = log
             self.callbackDestinations = callbackDestinations
             self.requestRetention = requestRetention
+            self.auditRetention = auditRetention
         }
     }
 
@@ -70,7 +73,7 @@ public final class AuthorityService: Sendable {
     private let server: HTTPServer
     private let admin: HTTPServer?
     private let drainTime: Duration
-    /// The retention sweep, every minute until the shutdown (`Authority.sweepRequests()`).
+    /// The retention sweep, every five seconds until the shutdown (`Authority.sweepRequests()`, `sweepAuditEvents()`).
     private let sweeper: Task<Void, Never>
 
     private init(authority: Authority, baseURL: URL, server: HTTPServer, admin: HTTPServer?, drainTime: Duration) {
@@ -80,7 +83,7 @@ public final class AuthorityService: Sendable {
         self.server = server
         self.admin = admin
         self.drainTime = drainTime
-        sweeper = Task { await authority.sweepRequestsPeriodically(every: .seconds(60)) }
+        sweeper = Task { await authority.sweepRequestsPeriodically(every: Authority.retentionSweepInterval) }
     }
 
     /// Runs the authority of `settings` until SIGINT or SIGTERM, then shuts it down gracefully. Files it creates are
@@ -138,6 +141,7 @@ public final class AuthorityService: Sendable {
             var configuration = AuthorityConfiguration(issuer: settings.issuer ?? baseURL.absoluteString, rateLimits: settings.rateLimits,
                                                        log: settings.log, callbackDestinations: settings.callbackDestinations)
             configuration.requestRetention = settings.requestRetention
+            configuration.auditRetention = settings.auditRetention
             authority = Authority(configuration: configuration, store: store, keys: try AuthorityKeys(derivingFrom: masterKey))
             try await authority.prepareSigningKeys()
             await authority.wakeOnLinksQueuedElsewhere()

@@ -1,28 +1,48 @@
 import Foundation
 
-// How long finished requests are kept (`faceseal serve --request-retention`; docs/PROTOCOL.md §11, "Retention of
-// finished requests").
+// How long finished requests and audit events are kept (`faceseal serve --request-retention`, `--audit-retention`;
+// docs/PROTOCOL.md §11, "Retention of finished requests").
 extension Authority {
-    /// Requests one purge transaction deletes, and the most transactions one sweep runs (the next sweep takes the rest).
-    static let retentionSweep = (batch: 500, batches: 20)
+    /// Rows one purge transaction deletes, and the most transactions one sweep runs for each kind: with a sweep every
+    /// `retentionSweepInterval` that keeps up with 4,000 finished requests (and as many audit events) a second, in
+    /// transactions short enough that the writes queued behind one wait milliseconds; a backlog goes over the next sweeps.
+    static let retentionSweep = (batch: 200, batches: 100)
+    /// How often `AuthorityService` sweeps.
+    static let retentionSweepInterval = Duration.seconds(5)
 
-    /// The retention sweep, which `AuthorityService` runs every minute: pending requests past their expiry are expired
-    /// (`expireOverdueRequests()`), then finished requests whose expiry passed `configuration.requestRetention` seconds
-    /// ago or more are deleted with their token downloads, queued links and browser sign-in, in transactions of
-    /// 500 and at most 10,000 a sweep, so a backlog never holds the database for long (counted in
-    /// `faceseal_requests_purged_total`). Audit events stay. Returns how many requests it deleted (none when the
-    /// retention is off).
+    /// The retention sweep of requests, which `AuthorityService` runs every five seconds: pending requests past their
+    /// expiry are expired (`expireOverdueRequests()`), then finished requests whose expiry passed
+    /// `configuration.requestRetention` seconds ago or more are deleted with their token downloads, queued links and
+    /// browser sign-in, oldest first, in transactions of 200 (counted in `faceseal_requests_purged_total`). Audit events
+    /// stay. Returns how many requests it deleted (none when the retention is off).
     public func sweepRequests() async throws -> Int {
         try await expireOverdueRequests()
         guard let retention = configuration.requestRetention else { return 0 }
+        let purged = try await purgeInBatches { try await self.store.purgeFinishedRequests(expiredFor: TimeInterval(retention), limit: $0) }
+        metrics.requestsPurged(purged)
+        if purged > 0 { log.event(.info, "requests.purged", ["count": .int(purged)]) }
+        return purged
+    }
+
+    /// The retention sweep of the audit log: events recorded `configuration.auditRetention` seconds ago or more are
+    /// deleted, oldest first, in transactions of 200 (counted in `faceseal_audit_events_purged_total`). Returns how
+    /// many it deleted (none when the retention is off, the default).
+    public func sweepAuditEvents() async throws -> Int {
+        guard let retention = configuration.auditRetention else { return 0 }
+        let purged = try await purgeInBatches { try await self.store.purgeAuditEvents(olderThan: TimeInterval(retention), limit: $0) }
+        metrics.auditEventsPurged(purged)
+        if purged > 0 { log.event(.info, "audit.purged", ["count": .int(purged)]) }
+        return purged
+    }
+
+    /// Calls `purge` with the batch size until it deletes fewer or the sweep's batches are spent; the total deleted.
+    private func purgeInBatches(_ purge: (Int) async throws -> Int) async throws -> Int {
         var purged = 0
         for _ in 0..<Self.retentionSweep.batches {
-            let deleted = try await store.purgeFinishedRequests(expiredFor: TimeInterval(retention), limit: Self.retentionSweep.batch)
+            let deleted = try await purge(Self.retentionSweep.batch)
             purged += deleted
-            metrics.requestsPurged(deleted)
             if deleted < Self.retentionSweep.batch { break }
         }
-        if purged > 0 { log.event(.info, "requests.purged", ["count": .int(purged)]) }
         return purged
     }
 
@@ -32,13 +52,14 @@ extension Authority {
         for request in try await store.expireOverdueRequests() { countOutcome(request) }
     }
 
-    /// Runs `sweepRequests()` after every `interval` until the task is cancelled (`sleep` throws then). A failed sweep
-    /// is logged and tried again at the next.
+    /// Runs `sweepRequests()` and `sweepAuditEvents()` after every `interval` until the task is cancelled (`sleep`
+    /// throws then). A failed sweep is logged and tried again at the next.
     func sweepRequestsPeriodically(every interval: Duration,
                                    sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) async {
         while (try? await sleep(interval)) != nil {
             do {
                 _ = try await sweepRequests()
+                _ = try await sweepAuditEvents()
             } catch {
                 log.event(.warn, "requests.sweep_failed", ["error": .string(String(reflecting: type(of: error)))])
             }

@@ -211,6 +211,9 @@ public protocol AuthorityStore: Sendable {
     func appendAudit(_ event: AuditEvent) async throws -> AuditEvent
     /// A tenant's events (or the operator's, for `nil`), newest first, below `beforeSequence` if given.
     func auditEvents(tenantID: String?, beforeSequence: Int64?, limit: Int) async throws -> [AuditEvent]
+    /// Deletes the oldest events, of every tenant, up to `limit` (1…1,000) of them, as long as each was recorded
+    /// `retention` seconds ago or more; returns how many it deleted. (The audit retention: `Authority.sweepAuditEvents`.)
+    func purgeAuditEvents(olderThan retention: TimeInterval, limit: Int) async throws -> Int
 
     // MARK: Authority signing keys
 

@@ -181,6 +181,22 @@ extension SQLAuthorityStore {
         }
     }
 
+    public func purgeAuditEvents(olderThan retention: TimeInterval, limit: Int) async throws -> Int {
+        try Self.checkPurge(retention: retention, limit: limit)
+        return try await transact { tx, now in
+            // The oldest events by their key, cut at the first one too young: events are numbered as they are recorded, so
+            // the old ones are a prefix, deleted as one range of the key. (One recorded out of order waits for a later sweep.)
+            let cutoff = SQLTime.millis(now.addingTimeInterval(-retention))
+            var last: Int64?
+            for row in try tx.query("SELECT sequence, at FROM audit_events ORDER BY sequence LIMIT ?", [.int(limit)]) {
+                guard try row.int("at") <= cutoff else { break }
+                last = try row.int("sequence")
+            }
+            guard let last else { return 0 }
+            return try tx.execute("DELETE FROM audit_events WHERE sequence <= ? AND at <= ?", [.integer(last), .integer(cutoff)])
+        }
+    }
+
     // MARK: Signing keys
 
     static func signingKey(from row: SQLRow) throws -> SigningKeyRecord {

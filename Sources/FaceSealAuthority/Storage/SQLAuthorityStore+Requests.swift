@@ -504,10 +504,7 @@ extension SQLAuthorityStore {
     }
 
     public func purgeFinishedRequests(expiredFor retention: TimeInterval, limit: Int) async throws -> Int {
-        guard retention >= 0, retention.isFinite, (1...Self.purgeBatchMax).contains(limit) else {
-            throw AuthorityStoreError.invalidInput(field: retention >= 0 && retention.isFinite ? "limit" : "retention",
-                                                   reason: "retention ≥ 0 seconds, limit 1…\(Self.purgeBatchMax)")
-        }
+        try Self.checkPurge(retention: retention, limit: limit)
         let dialect = database.dialect
         return try await transact { tx, now in
             // Oldest expiry first, on the finished requests' own index; locked on PostgreSQL, so the rows deleted below
@@ -534,7 +531,15 @@ extension SQLAuthorityStore {
     static let finishedRequestsExpiredBefore =
         "SELECT auth_req_id FROM ciba_requests WHERE state <> 'pending' AND expires_at <= ? ORDER BY expires_at, auth_req_id LIMIT ?"
 
-    /// The most requests one `purgeFinishedRequests` call deletes (one statement's bound values stay well within both
-    /// databases' limits).
+    /// The most rows one `purgeFinishedRequests` or `purgeAuditEvents` call deletes (one statement's bound values stay
+    /// well within both databases' limits).
     static let purgeBatchMax = 1_000
+
+    /// A purge's arguments: a finite retention of 0 seconds or more, a limit of 1…`purgeBatchMax`.
+    static func checkPurge(retention: TimeInterval, limit: Int) throws {
+        guard retention >= 0, retention.isFinite, (1...purgeBatchMax).contains(limit) else {
+            throw AuthorityStoreError.invalidInput(field: retention >= 0 && retention.isFinite ? "limit" : "retention",
+                                                   reason: "retention ≥ 0 seconds, limit 1…\(purgeBatchMax)")
+        }
+    }
 }

@@ -140,6 +140,48 @@ import Testing
             #expect(sleeps.withLock { $0 } == 3)
             #expect(try await harness.store.request(authReqID: ack.authReqId).state == .expired)
             #expect(try await harness.authority.sweepRequests() == 0)
+            // Without an audit retention (the default) the log is kept whole.
+            #expect(try await harness.authority.sweepAuditEvents() == 0)
+            let tenantID = try await harness.store.request(authReqID: ack.authReqId).tenantID
+            let kinds = try await harness.store.auditEvents(tenantID: tenantID, beforeSequence: nil, limit: 200)
+                .filter { $0.target == ack.authReqId }.map(\.kind)
+            #expect(kinds.contains("request.created") && kinds.contains("request.expired"))
+        }
+    }
+
+    @Test("with an audit retention the periodic sweep deletes the events recorded that long ago, and counts them",
+          arguments: StoreBackend.underTest)
+    func auditRetention(_ backend: StoreBackend) async throws {
+        try await withAuthority(backend, configure: { $0.auditRetention = 3_600 }) { harness in
+            try await CIBAFixture.seed(harness)
+            let old = try await harness.startRequest()
+            let tenantID = try await harness.store.request(authReqID: old.authReqId).tenantID
+            func events() async throws -> [AuditEvent] {
+                try await harness.store.auditEvents(tenantID: tenantID, beforeSequence: nil, limit: 1_000)
+            }
+            let before = try await events()
+            #expect(before.contains { $0.target == old.authReqId })
+            harness.clock.advance(by: 3_599)
+            #expect(try await harness.authority.sweepAuditEvents() == 0)
+            let recent = try await harness.startRequest()
+            harness.clock.advance(by: 1)
+            // One sweep of the loop: everything recorded an hour ago or more goes, the later request's events stay.
+            let sleeps = Mutex(0)
+            await harness.authority.sweepRequestsPeriodically(every: .seconds(5)) { _ in
+                let count = sleeps.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                if count == 2 { throw CancellationError() }
+            }
+            // (The sweep first expired the old request: that event is new.)
+            let after = try await events()
+            #expect(after.filter { $0.target == old.authReqId }.map(\.kind) == ["request.expired"])
+            #expect(after.contains { $0.target == recent.authReqId && $0.kind == "request.created" })
+            #expect(after.allSatisfy { $0.at > harness.clock.now().addingTimeInterval(-3_600) })
+            let deleted = before.count
+            let metrics = harness.authority.metrics.exposition(AuthorityMetrics.Gauges(pendingRequests: nil, outboxWaiters: 0, databaseErrors: 0))
+            #expect((sample(metrics, "faceseal_audit_events_purged_total") ?? 0) >= Double(deleted))
         }
     }
 

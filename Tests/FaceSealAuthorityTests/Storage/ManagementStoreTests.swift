@@ -165,6 +165,39 @@ struct ManagementStoreTests {
         }
     }
 
+    @Test("the audit retention deletes the oldest events of every tenant, up to its limit, and stops at a younger one",
+          arguments: StoreBackend.underTest)
+    func auditPurge(backend: StoreBackend) async throws {
+        try await withStore(backend) { store, clock in
+            // Recorded at 1, 2, …, 6 s: acme, the operator's, acme, …
+            for index in 0..<6 {
+                clock.advance(by: 1)
+                _ = try await store.appendAudit(AuditEvent(tenantID: index % 2 == 0 ? "acme" : nil, kind: "k", target: "e\(index)"))
+            }
+            func left() async throws -> [String] {
+                let events = try await store.auditEvents(tenantID: "acme", beforeSequence: nil, limit: 10)
+                    + store.auditEvents(tenantID: nil, beforeSequence: nil, limit: 10)
+                return events.compactMap(\.target).sorted()
+            }
+            // At 10 s with a 6.5 s retention, events recorded at 3.5 s or before go: the first three, two at most a call.
+            clock.advance(by: 4)
+            #expect(try await store.purgeAuditEvents(olderThan: 6.5, limit: 2) == 2)
+            #expect(try await left() == ["e2", "e3", "e4", "e5"])
+            #expect(try await store.purgeAuditEvents(olderThan: 6.5, limit: 2) == 1)
+            #expect(try await store.purgeAuditEvents(olderThan: 6.5, limit: 2) == 0)
+            #expect(try await left() == ["e3", "e4", "e5"])
+            // Exactly the retention old is old enough.
+            #expect(try await store.purgeAuditEvents(olderThan: 6, limit: 1_000) == 1)
+            #expect(try await left() == ["e4", "e5"])
+            for (retention, limit, field) in [(-1.0, 10, "retention"), (.infinity, 10, "retention"), (1, 0, "limit"), (1, 1_001, "limit")] {
+                await expectStoreError(.invalidInput(field: field, reason: "retention ≥ 0 seconds, limit 1…1000")) {
+                    try await store.purgeAuditEvents(olderThan: retention, limit: limit)
+                }
+            }
+            #expect(try await left() == ["e4", "e5"])
+        }
+    }
+
     @Test("signing keys: add, list, retire; duplicate key id is a conflict", arguments: StoreBackend.underTest)
     func signingKeys(backend: StoreBackend) async throws {
         try await withStore(backend) { store, clock in
