@@ -73,7 +73,7 @@ public final class AuthorityService: Sendable {
     private let server: HTTPServer
     private let admin: HTTPServer?
     private let drainTime: Duration
-    /// The retention sweep, every five seconds until the shutdown (`Authority.sweepRequests()`, `sweepAuditEvents()`).
+    /// The retention sweep, every second until the shutdown (`Authority.sweepRequests()`, `sweepAuditEvents()`).
     private let sweeper: Task<Void, Never>
 
     private init(authority: Authority, baseURL: URL, server: HTTPServer, admin: HTTPServer?, drainTime: Duration) {

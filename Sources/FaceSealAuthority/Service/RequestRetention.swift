@@ -4,16 +4,17 @@ import Foundation
 // docs/PROTOCOL.md §11, "Retention of finished requests").
 extension Authority {
     /// Rows one purge transaction deletes, and the most transactions one sweep runs for each kind: with a sweep every
-    /// `retentionSweepInterval` that keeps up with 4,000 finished requests (and as many audit events) a second, in
-    /// transactions short enough that the writes queued behind one wait milliseconds; a backlog goes over the next sweeps.
-    static let retentionSweep = (batch: 200, batches: 100)
+    /// `retentionSweepInterval` that keeps up with 5,000 finished requests (and as many audit events) a second, in
+    /// transactions short enough that the writes committed with one wait a fraction of a millisecond more; a backlog goes
+    /// over the next sweeps.
+    static let retentionSweep = (batch: 50, batches: 100)
     /// How often `AuthorityService` sweeps.
-    static let retentionSweepInterval = Duration.seconds(5)
+    static let retentionSweepInterval = Duration.seconds(1)
 
-    /// The retention sweep of requests, which `AuthorityService` runs every five seconds: pending requests past their
+    /// The retention sweep of requests, which `AuthorityService` runs every second: pending requests past their
     /// expiry are expired (`expireOverdueRequests()`), then finished requests whose expiry passed
     /// `configuration.requestRetention` seconds ago or more are deleted with their token downloads, queued links and
-    /// browser sign-in, oldest first, in transactions of 200 (counted in `faceseal_requests_purged_total`). Audit events
+    /// browser sign-in, oldest first, in transactions of 50 (counted in `faceseal_requests_purged_total`). Audit events
     /// stay. Returns how many requests it deleted (none when the retention is off).
     public func sweepRequests() async throws -> Int {
         try await expireOverdueRequests()
@@ -25,7 +26,7 @@ extension Authority {
     }
 
     /// The retention sweep of the audit log: events recorded `configuration.auditRetention` seconds ago or more are
-    /// deleted, oldest first, in transactions of 200 (counted in `faceseal_audit_events_purged_total`). Returns how
+    /// deleted, oldest first, in transactions of 50 (counted in `faceseal_audit_events_purged_total`). Returns how
     /// many it deleted (none when the retention is off, the default).
     public func sweepAuditEvents() async throws -> Int {
         guard let retention = configuration.auditRetention else { return 0 }
