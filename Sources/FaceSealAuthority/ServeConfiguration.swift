@@ -166,20 +166,10 @@ public struct ServeConfiguration: Sendable, Equatable {
                     configuration.callbackDestinations = destinations
                 },
                 show: { $0.callbackDestinations.rawValue }),
-        Setting(name: "request-retention", valueName: "SECONDS",
-                help: "how long a finished request (its message, result receipt and ID token) is kept after its expiry before it is deleted; its audit events stay (default 86400, 0: kept forever)",
-                apply: { configuration, value throws(ServeConfigurationError.Reason) in
-                    let seconds = try number(value, 0...(10 * 366 * 86_400))
-                    configuration.requestRetention = seconds == 0 ? nil : seconds
-                },
-                show: { String($0.requestRetention ?? 0) }),
-        Setting(name: "audit-retention", valueName: "SECONDS",
-                help: "how long an audit event is kept before it is deleted (default 0: the whole log is kept)",
-                apply: { configuration, value throws(ServeConfigurationError.Reason) in
-                    let seconds = try number(value, 0...(10 * 366 * 86_400))
-                    configuration.auditRetention = seconds == 0 ? nil : seconds
-                },
-                show: { String($0.auditRetention ?? 0) }),
+        retention("request-retention", \.requestRetention,
+                  help: "how long a finished request (its message, result receipt and ID token) is kept after its expiry before it is deleted; its audit events stay (default 86400, 0: kept forever)"),
+        retention("audit-retention", \.auditRetention,
+                  help: "how long an audit event is kept before it is deleted (default 0: the whole log is kept)"),
     ]
 
     /// Where a value came from, for messages and `--print-config`.
@@ -322,6 +312,16 @@ public struct ServeConfiguration: Sendable, Equatable {
     private static func path(_ value: String) throws(ServeConfigurationError.Reason) -> String {
         guard !value.isEmpty, value.utf8.count <= 4096 else { throw .expected("a path that is not empty") }
         return value
+    }
+
+    /// A retention period in seconds, 0 to 10 years; 0 keeps for ever (nil).
+    private static func retention(_ name: String, _ field: any WritableKeyPath<ServeConfiguration, Int?> & Sendable, help: String) -> Setting {
+        Setting(name: name, valueName: "SECONDS", help: help,
+                apply: { configuration, value throws(ServeConfigurationError.Reason) in
+                    let seconds = try number(value, 0...(10 * 366 * 86_400))
+                    configuration[keyPath: field] = seconds == 0 ? nil : seconds
+                },
+                show: { String($0[keyPath: field] ?? 0) })
     }
 
     private static func number(_ value: String, _ range: ClosedRange<Int>) throws(ServeConfigurationError.Reason) -> Int {
