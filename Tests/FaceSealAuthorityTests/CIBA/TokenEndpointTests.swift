@@ -127,17 +127,8 @@ import Testing
         try await withAuthority(backend, configure: { $0.requestRetention = nil }) { harness in
             try await CIBAFixture.seed(harness)
             let ack = try await harness.startRequest([("requested_expiry", "60")])
-            let sleeps = Mutex(0)
             // Two sleeps end, the third is cancelled: two sweeps, the first one a year after the expiry.
-            await harness.authority.sweepRequestsPeriodically(every: .seconds(60)) { _ in
-                let count = sleeps.withLock { count -> Int in
-                    count += 1
-                    return count
-                }
-                if count == 3 { throw CancellationError() }
-                harness.clock.advance(by: 366 * 86_400)
-            }
-            #expect(sleeps.withLock { $0 } == 3)
+            #expect(await Self.sweep(harness.authority, rounds: 2) { harness.clock.advance(by: 366 * 86_400) } == 3)
             #expect(try await harness.store.request(authReqID: ack.authReqId).state == .expired)
             #expect(try await harness.authority.sweepRequests() == 0)
             // Without an audit retention (the default) the log is kept whole.
@@ -166,14 +157,7 @@ import Testing
             let recent = try await harness.startRequest()
             harness.clock.advance(by: 1)
             // One sweep of the loop: everything recorded an hour ago or more goes, the later request's events stay.
-            let sleeps = Mutex(0)
-            await harness.authority.sweepRequestsPeriodically(every: .seconds(5)) { _ in
-                let count = sleeps.withLock { count -> Int in
-                    count += 1
-                    return count
-                }
-                if count == 2 { throw CancellationError() }
-            }
+            #expect(await Self.sweep(harness.authority, rounds: 1) == 2)
             // (The sweep first expired the old request: that event is new.)
             let after = try await events()
             #expect(after.filter { $0.target == old.authReqId }.map(\.kind) == ["request.expired"])
@@ -183,6 +167,21 @@ import Testing
             let metrics = harness.authority.metrics.exposition(AuthorityMetrics.Gauges(pendingRequests: nil, outboxWaiters: 0, databaseErrors: 0))
             #expect((sample(metrics, "faceseal_audit_events_purged_total") ?? 0) >= Double(deleted))
         }
+    }
+
+    /// Runs `authority`'s periodic sweep for `rounds` rounds: its sleep ends `rounds` times, calling `afterEach` as it
+    /// ends, then throws as a cancelled task's sleep would. Returns how many sleeps began.
+    static func sweep(_ authority: Authority, rounds: Int, afterEach: @escaping @Sendable () -> Void = {}) async -> Int {
+        let sleeps = Mutex(0)
+        await authority.sweepRequestsPeriodically(every: .seconds(60)) { _ in
+            let count = sleeps.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            if count > rounds { throw CancellationError() }
+            afterEach()
+        }
+        return sleeps.withLock { $0 }
     }
 
     @Test(arguments: StoreBackend.underTest)
