@@ -5,8 +5,7 @@ import Foundation
 extension Authority {
     /// Rows one purge transaction deletes, and the most transactions one sweep runs for each kind: with a sweep every
     /// `retentionSweepInterval` that keeps up with 5,000 finished requests (and as many audit events) a second, in
-    /// transactions short enough that the writes committed with one wait a fraction of a millisecond more; a backlog goes
-    /// over the next sweeps.
+    /// transactions of 50 rows, so the writes committed with one wait little; a backlog goes over the next sweeps.
     static let retentionSweep = (batch: 50, batches: 100)
     /// How often `AuthorityService` sweeps.
     static let retentionSweepInterval = Duration.seconds(1)
