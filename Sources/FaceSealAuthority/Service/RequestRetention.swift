@@ -53,16 +53,22 @@ extension Authority {
     }
 
     /// Runs `sweepRequests()` and `sweepAuditEvents()` after every `interval` until the task is cancelled (`sleep`
-    /// throws then). A failed sweep is logged and tried again at the next.
+    /// throws then). Each is run whether or not the other failed; a failed one is logged (`requests.sweep_failed`,
+    /// `audit.sweep_failed`) and tried again at the next interval.
     func sweepRequestsPeriodically(every interval: Duration,
                                    sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) async {
         while (try? await sleep(interval)) != nil {
-            do {
-                _ = try await sweepRequests()
-                _ = try await sweepAuditEvents()
-            } catch {
-                log.event(.warn, "requests.sweep_failed", ["error": .string(String(reflecting: type(of: error)))])
-            }
+            await logFailure("requests.sweep_failed") { _ = try await sweepRequests() }
+            await logFailure("audit.sweep_failed") { _ = try await sweepAuditEvents() }
+        }
+    }
+
+    /// Runs `sweep`; logs `event` with the error's type when it throws.
+    private func logFailure(_ event: String, _ sweep: () async throws -> Void) async {
+        do {
+            try await sweep()
+        } catch {
+            log.event(.warn, event, ["error": .string(String(reflecting: type(of: error)))])
         }
     }
 }

@@ -169,6 +169,35 @@ import Testing
         }
     }
 
+    @Test("a failing request sweep does not keep the audit sweep from its round, nor the next round from running",
+          arguments: StoreBackend.underTest)
+    func sweepsFailApart(_ backend: StoreBackend) async throws {
+        try await withAuthority(backend, configure: { $0.auditRetention = 3_600 }) { harness in
+            try await CIBAFixture.seed(harness)
+            let old = try await harness.startRequest([("requested_expiry", "60")])
+            let tenantID = try await harness.store.request(authReqID: old.authReqId).tenantID
+            harness.clock.advance(by: 3_600)
+            // Every update of a request refused: every request sweep fails (expiring overdue requests is its first step).
+            let refusal = backend == .sqlite
+                ? ["CREATE TRIGGER refuse_updates BEFORE UPDATE ON ciba_requests BEGIN SELECT RAISE(ABORT, 'refused'); END"]
+                : ["CREATE FUNCTION refuse_updates() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$",
+                   "CREATE TRIGGER refuse_updates BEFORE UPDATE ON ciba_requests FOR EACH ROW EXECUTE FUNCTION refuse_updates()"]
+            for statement in refusal {
+                _ = try await harness.store.database.transaction(readOnly: false) { try $0.execute(statement, []) }
+            }
+            await #expect(throws: (any Error).self) { try await harness.authority.sweepRequests() }
+            #expect(await Self.sweep(harness.authority, rounds: 2) == 3)
+            // Both rounds' audit sweeps ran: the hour-old request's events are gone.
+            let events = try await harness.store.auditEvents(tenantID: tenantID, beforeSequence: nil, limit: 1_000)
+            #expect(!events.contains { $0.target == old.authReqId })
+            let drop = backend == .sqlite ? "DROP TRIGGER refuse_updates" : "DROP TRIGGER refuse_updates ON ciba_requests"
+            _ = try await harness.store.database.transaction(readOnly: false) { try $0.execute(drop, []) }
+            // Updates allowed again, the next round expires the request.
+            #expect(await Self.sweep(harness.authority, rounds: 1) == 2)
+            #expect(try await harness.store.request(authReqID: old.authReqId).state == .expired)
+        }
+    }
+
     /// Runs `authority`'s periodic sweep for `rounds` rounds: its sleep ends `rounds` times, calling `afterEach` as it
     /// ends, then throws as a cancelled task's sleep would. Returns how many sleeps began.
     static func sweep(_ authority: Authority, rounds: Int, afterEach: @escaping @Sendable () -> Void = {}) async -> Int {
