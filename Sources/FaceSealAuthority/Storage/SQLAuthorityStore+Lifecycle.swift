@@ -16,7 +16,7 @@ extension SQLAuthorityStore {
     /// Appends an audit event in the caller's transaction, so it is stored exactly when the change it records is.
     static func insertAudit(_ tx: any SQLTransaction, tenantID: String?, kind: String, actor: String?, target: String?,
                             detail: [String: JSONValue], now: Date) throws {
-        try tx.execute(
+        try tx.executeDeferred(
             "INSERT INTO audit_events (tenant_id, at, kind, actor, target, detail_json) VALUES (?, ?, ?, ?, ?, ?)",
             [.optionalText(tenantID), .date(now), .text(kind), .optionalText(actor), .optionalText(target),
              .text(JSONValue.object(detail).serializedString)]

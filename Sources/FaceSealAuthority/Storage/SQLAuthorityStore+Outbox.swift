@@ -14,19 +14,26 @@ extension SQLAuthorityStore {
     /// does not depend on when expired entries are deleted: at most ten times a second per process, by the first
     /// registration after each tenth of a second began, the oldest `jtiSweepLimit` (a statement at every registration
     /// cost more than the rows it deleted; a second's worth at once held every write behind it for milliseconds).
-    func insertJTI(_ tx: any SQLTransaction, _ replay: JTIRegistration, now: Date) throws -> Bool {
+    ///
+    /// `deferred`: the statements go with the transaction's next statement (`SQLTransaction.executeDeferred`, one round
+    /// trip on PostgreSQL), a replay then throwing `ReplayedRequest` from that statement's call, before anything
+    /// commits; the answer is then always `true`.
+    func insertJTI(_ tx: any SQLTransaction, _ replay: JTIRegistration, now: Date, deferred: Bool = false) throws -> Bool {
         guard replay.expiresAt > now else {
             throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed")
         }
-        if takeJTISweep(at: now) { try tx.execute(Self.jtiSweep(database.dialect), [.date(now)]) }
-        let stored = try tx.execute(
-            """
+        if takeJTISweep(at: now) { try tx.executeDeferred(Self.jtiSweep(database.dialect), [.date(now)]) }
+        let insert = """
             INSERT INTO device_jtis (jti, expires_at) VALUES (?, ?)
             ON CONFLICT (jti) DO UPDATE SET expires_at = excluded.expires_at WHERE device_jtis.expires_at <= ?
-            """,
-            [.text(replay.jti), .date(replay.expiresAt), .date(now)]
-        )
-        return stored == 1
+            """
+        let parameters: [SQLValue] = [.text(replay.jti), .date(replay.expiresAt), .date(now)]
+        guard deferred else { return try tx.execute(insert, parameters) == 1 }
+        let jti = replay.jti
+        try tx.executeDeferred(insert, parameters) { stored in
+            if stored != 1 { throw ReplayedRequest(jti: jti) }
+        }
+        return true
     }
 
     /// Most expired replay-cache entries one sweep deletes: ten sweeps a second keep up with 5,000 device requests a

@@ -24,6 +24,62 @@ struct TransactionTests {
         }
     }
 
+    @Test("deferred statements run in order before the commit, and one that fails fails the transaction whole",
+          arguments: StoreBackend.underTest)
+    func deferredStatements(backend: StoreBackend) async throws {
+        try await withStore(backend) { store, _ in
+            let insert = "INSERT INTO devices (id, label, created_at) VALUES (?, ?, ?)"
+            // Deferred, then read back by the next statement of the same transaction: it ran first.
+            let seen = try await store.database.transaction { tx -> Int in
+                try tx.executeDeferred(insert, [.text("deferred-1"), .text("x"), .int(0)])
+                try tx.executeDeferred(insert, [.text("deferred-2"), .text("x"), .int(0)])
+                return try tx.query("SELECT id FROM devices WHERE id LIKE 'deferred-%'", []).count
+            }
+            #expect(seen == 2)
+            // The last statements of a transaction deferred: sent with its commit, and stored.
+            try await store.database.transaction { tx in
+                try tx.execute(insert, [.text("deferred-3"), .text("x"), .int(0)])
+                try tx.executeDeferred(insert, [.text("deferred-4"), .text("x"), .int(0)])
+            }
+            _ = try await store.device(id: "deferred-4")
+            // A deferred statement that fails (the id exists) fails the next call; nothing of the transaction stays,
+            // and the statement after it never ran.
+            await #expect(throws: SQLError.self) {
+                try await store.database.transaction { tx -> Int in
+                    try tx.execute(insert, [.text("deferred-5"), .text("x"), .int(0)])
+                    try tx.executeDeferred(insert, [.text("deferred-1"), .text("x"), .int(0)])
+                    return try tx.execute(insert, [.text("deferred-6"), .text("x"), .int(0)])
+                }
+            }
+            // The same failure found at the commit.
+            await #expect(throws: SQLError.self) {
+                try await store.database.transaction { tx in
+                    try tx.execute(insert, [.text("deferred-7"), .text("x"), .int(0)])
+                    try tx.executeDeferred(insert, [.text("deferred-2"), .text("x"), .int(0)])
+                }
+            }
+            // A check of the rows a deferred statement changed that throws fails the transaction the same way.
+            await #expect(throws: Deliberate.self) {
+                try await store.database.transaction { tx -> [SQLRow] in
+                    try tx.execute(insert, [.text("deferred-8"), .text("x"), .int(0)])
+                    try tx.executeDeferred("UPDATE devices SET label = ? WHERE id = ?", [.text("y"), .text("deferred-1")]) { changed in
+                        if changed == 1 { throw Deliberate() }
+                    }
+                    return try tx.query("SELECT id FROM devices", [])
+                }
+            }
+            for id in ["deferred-5", "deferred-6", "deferred-7", "deferred-8"] {
+                await expectStoreError(.notFound(.device, id: id)) { try await store.device(id: id) }
+            }
+            // A transaction that ran nothing commits nothing, and every connection still works after the failures.
+            try await store.database.transaction { _ in }
+            let count = try await store.database.transaction(readOnly: true) { tx in
+                try tx.query("SELECT id FROM devices WHERE id LIKE 'deferred-%'", []).count
+            }
+            #expect(count == 4)
+        }
+    }
+
     @Test("values round-trip exactly: empty and binary blobs, Unicode text, NULL, 64-bit integers", arguments: StoreBackend.underTest)
     func valuesRoundTrip(backend: StoreBackend) async throws {
         try await withStore(backend) { store, _ in

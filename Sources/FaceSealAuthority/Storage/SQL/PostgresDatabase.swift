@@ -39,11 +39,15 @@ final class PostgresDatabase: SQLDatabase {
                 return try await pooled.run { connection -> T in
                     try connection.prepareForUse()
                     // Reads need no atomicity: skipping BEGIN/COMMIT saves two round trips.
-                    if readOnly { return try body(connection) }
-                    try connection.execute("BEGIN", [])
+                    if readOnly {
+                        let result = try body(connection)
+                        try connection.flush()
+                        return result
+                    }
+                    connection.begin()
                     do {
                         let result = try body(connection)
-                        try connection.execute("COMMIT", [])
+                        try connection.commit()
                         return result
                     } catch {
                         connection.rollbackQuietly()
@@ -258,6 +262,12 @@ final class PostgresConnection: SQLTransaction {
                 throw SQLError.unavailable("lost the PostgreSQL connection: \(message)")
             }
         }
+        // A pipeline a broken connection left unfinished goes with the session.
+        if PQpipelineStatus(conn) != PQ_PIPELINE_OFF {
+            PQreset(conn)
+            sessionReady = false
+        }
+        queued = []
         // A transaction left open by a failure between statements must not swallow the next caller's work.
         let transaction = PQtransactionStatus(conn)
         if transaction == PQTRANS_INTRANS || transaction == PQTRANS_INERROR { rollbackQuietly() }
@@ -276,7 +286,10 @@ final class PostgresConnection: SQLTransaction {
         sessionReady = true
     }
 
+    /// Rolls back whatever is open and forgets what was queued (a `BEGIN` never sent leaves nothing to roll back).
     func rollbackQuietly() {
+        queued = []
+        guard PQtransactionStatus(conn) != PQTRANS_IDLE else { return }
         if let result = PQexec(conn, "ROLLBACK") { PQclear(result) }
     }
 
@@ -317,59 +330,91 @@ final class PostgresConnection: SQLTransaction {
         return name
     }
 
+    /// Runs one statement and returns its result, checked (the caller clears it). Statements queued before it (the
+    /// transaction's `BEGIN`, `executeDeferred`) go in the same pipeline, ahead of it: one round trip for all.
     private func run(_ sql: String, _ parameters: [SQLValue]) throws -> OpaquePointer {
+        if !queued.isEmpty {
+            let statements = queued + [Queued(sql: sql, parameters: parameters)]
+            queued = []
+            return try pipeline(statements)!
+        }
+        let prepared = try preparedName(for: sql, parameters)
+        let result = withBound(parameters) { count, types, values, lengths, formats in
+            if let prepared { return PQexecPrepared(conn, prepared, count, values, lengths, formats, 1) }
+            return PQexecParams(conn, sql, count, types, values, lengths, formats, 1)
+        }
+        guard let result else { throw SQLError.unavailable(String(cString: PQerrorMessage(conn))) }
+        return try checked(result, prepared: prepared != nil)
+    }
+
+    /// The name of `sql`'s prepared statement on this connection, prepared now if it is not yet; nil for a statement
+    /// without parameters (BEGIN, COMMIT, DDL: they cannot all be prepared, and run rarely enough not to matter).
+    private func preparedName(for sql: String, _ parameters: [SQLValue]) throws -> String? {
+        parameters.isEmpty ? nil : try preparedName(for: sql, types: parameters.map(Self.type))
+    }
+
+    /// The type a parameter is sent as (0 for NULL: the server infers it).
+    private static func type(_ parameter: SQLValue) -> Oid {
+        switch parameter {
+        case .null: 0
+        case .integer: int8OID
+        case .text: textOID
+        case .blob: byteaOID
+        }
+    }
+
+    /// Calls `send` with `parameters` in binary, which live only during the call (libpq copies them into its output
+    /// buffer).
+    private func withBound<R>(
+        _ parameters: [SQLValue],
+        _ send: (_ count: Int32, _ types: [Oid], _ values: UnsafePointer<UnsafePointer<CChar>?>?,
+                 _ lengths: [Int32], _ formats: [Int32]) -> R
+    ) -> R {
         var types: [Oid] = []
         var buffers: [UnsafeMutablePointer<CChar>?] = []
         var lengths: [Int32] = []
         var formats: [Int32] = []
         defer { for buffer in buffers { buffer?.deallocate() } }
 
-        func append(_ bytes: [UInt8], type: Oid) {
+        func append(_ bytes: [UInt8]) {
             let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
             bytes.withUnsafeBytes { raw in
                 if let base = raw.baseAddress { UnsafeMutableRawPointer(buffer).copyMemory(from: base, byteCount: raw.count) }
             }
             buffers.append(buffer)
             lengths.append(Int32(bytes.count))
-            formats.append(1)
-            types.append(type)
         }
 
         for parameter in parameters {
+            types.append(Self.type(parameter))
+            formats.append(1)
             switch parameter {
             case .null:
                 buffers.append(nil)
                 lengths.append(0)
-                formats.append(1)
-                types.append(0)
             case .integer(let value):
-                append(withUnsafeBytes(of: value.bigEndian) { Array($0) }, type: Self.int8OID)
+                append(withUnsafeBytes(of: value.bigEndian) { Array($0) })
             case .text(let value):
-                append(Array(value.utf8), type: Self.textOID)
+                append(Array(value.utf8))
             case .blob(let bytes):
-                append(bytes, type: Self.byteaOID)
+                append(bytes)
             }
         }
 
-        // Statements with parameters are the store's repeated queries: prepare them once. Statements
-        // without (BEGIN, COMMIT, DDL) cannot all be prepared and run rarely enough not to matter.
-        let prepared = parameters.isEmpty ? nil : try preparedName(for: sql, types: types)
-        let result = buffers.withUnsafeBufferPointer { values in
+        return buffers.withUnsafeBufferPointer { values in
             values.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
-                if let prepared {
-                    return PQexecPrepared(conn, prepared, Int32(parameters.count), values.baseAddress, lengths, formats, 1)
-                }
-                return PQexecParams(conn, sql, Int32(parameters.count), types, values.baseAddress, lengths, formats, 1)
+                send(Int32(parameters.count), types, values.baseAddress, lengths, formats)
             }
         }
-        guard let result else {
-            throw SQLError.unavailable(String(cString: PQerrorMessage(conn)))
-        }
+    }
+
+    /// `result` when its statement succeeded; else it is cleared and the statement's error thrown.
+    private func checked(_ result: OpaquePointer, prepared: Bool) throws -> OpaquePointer {
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             defer { PQclear(result) }
             let error = Self.error(from: result, connection: conn)
-            if prepared != nil, Self.errorField(result, UInt8(ascii: "C")) == "0A000" {
+            if prepared, Self.errorField(result, UInt8(ascii: "C")) == "0A000" {
                 // Another process changed the schema under a cached plan ("cached plan must not change
                 // result type"): forget the plans and let the transaction run again.
                 preparedNames.removeAll()
@@ -378,6 +423,104 @@ final class PostgresConnection: SQLTransaction {
             throw error
         }
         return result
+    }
+
+    // MARK: Pipelines (fewer round trips)
+
+    /// A statement sent with the next one, and what must hold of the rows it changed.
+    private struct Queued {
+        let sql: String
+        let parameters: [SQLValue]
+        var check: (@Sendable (Int) throws -> Void)? = nil
+    }
+
+    /// Statements sent with the next one: the transaction's `BEGIN` (`begin()`) and `executeDeferred` statements.
+    private var queued: [Queued] = []
+
+    /// Opens a transaction. Its `BEGIN` waits to go with the transaction's first statement, in one round trip.
+    func begin() {
+        queued = [Queued(sql: "BEGIN", parameters: [])]
+    }
+
+    /// Commits the transaction `begin()` opened, with any statement still queued in the same round trip; nothing is
+    /// sent when the transaction ran no statement.
+    func commit() throws {
+        if queued.count == 1, queued[0].sql == "BEGIN" {
+            queued = []
+            return
+        }
+        PQclear(try run("COMMIT", []))
+    }
+
+    /// Sends what is still queued outside a transaction (a read-only body's deferred statements).
+    func flush() throws {
+        guard !queued.isEmpty else { return }
+        let statements = queued
+        queued = []
+        if let result = try pipeline(statements) { PQclear(result) }
+    }
+
+    /// Queues the statement for the next statement's (or the commit's) round trip (`SQLTransaction.executeDeferred`).
+    func executeDeferred(_ sql: String, _ parameters: [SQLValue], check: (@Sendable (Int) throws -> Void)?) throws {
+        queued.append(Queued(sql: sql, parameters: parameters, check: check))
+    }
+
+    /// Sends `statements` in one pipeline and one sync, reads every result and returns the last statement's (nil
+    /// when there is none); the first failure is thrown (the statements after it were not run: aborted).
+    private func pipeline(_ statements: [Queued]) throws -> OpaquePointer? {
+        // Statements are prepared first, outside the pipeline (a round trip once per connection and statement).
+        let names = try statements.map { try preparedName(for: $0.sql, $0.parameters) }
+        guard PQenterPipelineMode(conn) == 1 else { throw SQLError.unavailable(String(cString: PQerrorMessage(conn))) }
+        var sentPrepared: [Bool] = []
+        var failure: (any Error)?
+        for (statement, prepared) in zip(statements, names) {
+            let sent = withBound(statement.parameters) { count, types, values, lengths, formats in
+                if let prepared { return PQsendQueryPrepared(conn, prepared, count, values, lengths, formats, 1) }
+                return PQsendQueryParams(conn, statement.sql, count, types, values, lengths, formats, 1)
+            }
+            guard sent == 1 else {
+                failure = SQLError.unavailable(String(cString: PQerrorMessage(conn)))
+                break
+            }
+            sentPrepared.append(prepared != nil)
+        }
+        if PQpipelineSync(conn) != 1, failure == nil { failure = SQLError.unavailable(String(cString: PQerrorMessage(conn))) }
+        var last: OpaquePointer?
+        for (index, prepared) in sentPrepared.enumerated() {
+            // One result a statement, then NULL.
+            guard let result = PQgetResult(conn) else {
+                failure = failure ?? SQLError.unavailable(String(cString: PQerrorMessage(conn)))
+                break
+            }
+            while let extra = PQgetResult(conn) { PQclear(extra) }
+            if failure != nil || PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
+                PQclear(result)
+                continue
+            }
+            do {
+                let good = try checked(result, prepared: prepared)
+                if index == statements.count - 1 {
+                    last = good
+                } else {
+                    defer { PQclear(good) }
+                    try statements[index].check?(Self.changedRows(good))
+                }
+            } catch {
+                failure = error
+            }
+        }
+        // The sync's own result ends the pipeline.
+        while let result = PQgetResult(conn) {
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_PIPELINE_SYNC { break }
+        }
+        if PQexitPipelineMode(conn) != 1, failure == nil { failure = SQLError.unavailable(String(cString: PQerrorMessage(conn))) }
+        if let failure {
+            if let last { PQclear(last) }
+            throw failure
+        }
+        return last
     }
 
     private static func errorField(_ result: OpaquePointer, _ code: UInt8) -> String {
@@ -413,7 +556,12 @@ final class PostgresConnection: SQLTransaction {
     func execute(_ sql: String, _ parameters: [SQLValue]) throws -> Int {
         let result = try run(sql, parameters)
         defer { PQclear(result) }
-        return Int(String(cString: PQcmdTuples(result))) ?? 0
+        return Self.changedRows(result)
+    }
+
+    /// The rows a statement's `result` says it changed (0 for one that says nothing).
+    private static func changedRows(_ result: OpaquePointer) -> Int {
+        Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> [SQLRow] {

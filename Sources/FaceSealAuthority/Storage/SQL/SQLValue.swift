@@ -146,6 +146,23 @@ protocol SQLTransaction {
     func execute(_ sql: String, _ parameters: [SQLValue]) throws -> Int
     /// Runs a query and returns its rows.
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> [SQLRow]
+    /// Runs a statement whose result the caller does not wait for, at the latest before the transaction commits, in
+    /// the order written: PostgreSQL sends it with the next statement or the commit, in one round trip; SQLite runs it
+    /// at once. `check`, given the number of rows it changed, may throw. A failure of either is thrown by the call
+    /// that sent the statement (this one, the next statement's, or the commit), and so fails the transaction.
+    func executeDeferred(_ sql: String, _ parameters: [SQLValue], check: (@Sendable (Int) throws -> Void)?) throws
+}
+
+extension SQLTransaction {
+    func executeDeferred(_ sql: String, _ parameters: [SQLValue], check: (@Sendable (Int) throws -> Void)?) throws {
+        let changed = try execute(sql, parameters)
+        try check?(changed)
+    }
+
+    /// `executeDeferred` without a check of the rows changed.
+    func executeDeferred(_ sql: String, _ parameters: [SQLValue]) throws {
+        try executeDeferred(sql, parameters, check: nil)
+    }
 }
 
 extension SQLDatabase {
