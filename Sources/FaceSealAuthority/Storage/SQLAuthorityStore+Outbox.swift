@@ -94,7 +94,7 @@ extension SQLAuthorityStore {
             throw AuthorityStoreError.database("INSERT … RETURNING gave no row")
         }
         // Delivered to every listening process when (and only if) this transaction commits.
-        if let channel { _ = try tx.query("SELECT pg_notify(?, ?)", [.text(channel), .text(link.deviceID)]) }
+        if let channel { try tx.executeDeferred("SELECT pg_notify(?, ?)", [.text(channel), .text(link.deviceID)]) }
         var stored = link
         stored.sequence = try row.int("sequence")
         stored.createdAt = SQLTime.date(SQLTime.millis(now))
@@ -132,7 +132,7 @@ extension SQLAuthorityStore {
                 [.text(deviceID), .date(now), .int(limit)]
             ).map(Self.outboxLink(from:))
             if let last = links.last {
-                try tx.execute(
+                try tx.executeDeferred(
                     "DELETE FROM link_outbox WHERE device_id = ? AND (sequence <= ? OR expires_at <= ?)",
                     [.text(deviceID), .integer(last.sequence), .date(now)]
                 )

@@ -267,7 +267,7 @@ extension SQLAuthorityStore {
             guard let token = try Self.loadFaceToken(tx, subject: request.subject) else {
                 throw AuthorityStoreError.notFound(.faceToken, id: request.subject)
             }
-            try tx.execute(
+            try tx.executeDeferred(
                 """
                 INSERT INTO token_downloads (auth_req_id, key_id, generation, downloaded_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (auth_req_id, key_id) DO UPDATE SET generation = excluded.generation, downloaded_at = excluded.downloaded_at
