@@ -79,7 +79,7 @@ extension SQLAuthorityStore {
     }
 
     static func insertRequest(_ tx: any SQLTransaction, _ request: CIBARequestRecord, now: Date) throws {
-        try tx.execute(
+        try tx.executeDeferred(
             """
             INSERT INTO ciba_requests (auth_req_id, tenant_id, client_id, subject, kind, pki_kind, pki_context, pki_data,
                 binding_message, client_notification_token, scope, state, created_at, expires_at, interval_seconds,
