@@ -379,7 +379,8 @@ extension SQLAuthorityStore {
                 ]
             )
             let state: CIBARequestState = rotated == 1 ? .completed : .stale
-            try tx.execute(
+            // The row is locked and pending (its lifecycle decided on it): the update changes it, its count is not needed.
+            try tx.executeDeferred(
                 """
                 UPDATE ciba_requests SET state = ?, staged_generation = ?, receipt_sha256 = ?, password_used = ?, finished_at = ?
                 WHERE auth_req_id = ? AND state = 'pending'
@@ -475,8 +476,9 @@ extension SQLAuthorityStore {
             case .storeIDToken: break
             default: preconditionFailure("an ID token is stored, kept or refused")
             }
-            try tx.execute("UPDATE ciba_requests SET id_token = ? WHERE auth_req_id = ? AND state = 'completed' AND id_token IS NULL",
-                           [.text(idToken), .text(authReqID)])
+            // Locked and decided on above: sent with the commit.
+            try tx.executeDeferred("UPDATE ciba_requests SET id_token = ? WHERE auth_req_id = ? AND state = 'completed' AND id_token IS NULL",
+                                   [.text(idToken), .text(authReqID)])
             var stored = request
             stored.idToken = idToken
             return stored
