@@ -213,6 +213,32 @@ struct TransactionTests {
         }
     }
 
+    @Test("SQLite writes and reads asked for together, some waiting a turn to gather a batch: each answered once, stored, seen")
+    func overlappingWritesCommitTogether() async throws {
+        try await withScratch(.sqlite) { scratch in
+            let store = try await scratch.open(clock: ManualClock())
+            let database = try #require(store.database as? SQLiteDatabase)
+            let ids = (0..<64).map { "together-\($0)" }
+            let seen = try await withThrowingTaskGroup(of: Int.self) { group in
+                for id in ids {
+                    group.addTask {
+                        _ = try await database.transaction { tx in
+                            try tx.execute("INSERT INTO devices (id, label, created_at) VALUES (?, ?, ?)", [.text(id), .text("x"), .int(0)])
+                        }
+                        // A read after the write sees it.
+                        return try await database.transaction(readOnly: true) { tx in
+                            try tx.query("SELECT id FROM devices WHERE id = ?", [.text(id)]).count
+                        }
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(seen == ids.count)
+            #expect(database.writeQueue.inFlight == 0)
+            await store.close()
+        }
+    }
+
     @Test("an SQLite read that finds the connection taken queues, and is answered once the write before it committed")
     func queuedReadSeesTheWriteBeforeIt() async throws {
         // Another process's write lock keeps the connection's queue waiting in a write: the read must queue.

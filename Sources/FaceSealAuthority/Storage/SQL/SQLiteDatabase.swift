@@ -129,6 +129,10 @@ final class SQLiteDatabase: SQLDatabase {
     /// Rounds of queued work (a batch of writes, then the waiting reads) a caller's thread runs before it hands the rest
     /// to the connection's queue (its own request waits meanwhile).
     static let inlineBatches = 2
+    /// Write transactions under way (this one counted) from which a write that finds the connection idle waits one
+    /// turn of the task queue before it runs, gathering the writes that come meanwhile into its batch
+    /// (docs/PERFORMANCE.md, "Session 10"). One alone runs at once: waking a thread for it costs more than it saves.
+    static let gatherWhenWritesInFlight = 2
     /// Write batches between two checkpoints beside the writes: about 1,000 WAL pages at the ceremony's 8–16 pages a
     /// commit, SQLite's default.
     static let backgroundCheckpointInterval = 100
@@ -215,10 +219,19 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    /// Queues `job`; runs the queue on this thread if the connection is idle.
+    /// Queues `job`; if the connection is idle, runs the queue on this thread, or from a new task when other writes are
+    /// under way.
     private func submit(_ job: WriteJob) {
         guard let runsHere = enqueue({ $0.waiting.append(job) }) else { return job.fail(Self.closedError) }
-        if runsHere { drainWrites(inline: true) }
+        guard runsHere else { return }
+        // Another write is under way: let the tasks ready to run go first, so the writes they reach queue behind this
+        // one and commit with it (each commit writes every page it changed to the WAL, and consecutive commits change
+        // the same pages: the ends of the tables and indexes that grow). Alone, it runs at once.
+        if writesInFlight.load(ordering: .relaxed) >= Self.gatherWhenWritesInFlight {
+            Task { self.drainWrites(inline: true) }
+        } else {
+            drainWrites(inline: true)
+        }
     }
 
     /// Queues `read`; runs the queue on this thread if the connection is idle.
