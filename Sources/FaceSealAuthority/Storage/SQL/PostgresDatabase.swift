@@ -336,7 +336,8 @@ final class PostgresConnection: SQLTransaction {
         if !queued.isEmpty {
             let statements = queued + [Queued(sql: sql, parameters: parameters)]
             queued = []
-            return try pipeline(statements)!
+            guard let result = try pipeline(statements) else { throw SQLError.failed("a pipeline gave no result for its last statement") }
+            return result
         }
         let prepared = try preparedName(for: sql, parameters)
         let result = withBound(parameters) { count, types, values, lengths, formats in
