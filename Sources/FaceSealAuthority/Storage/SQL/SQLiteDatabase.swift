@@ -17,8 +17,9 @@ public enum SQLiteSynchronous: String, Sendable {
 /// connection is free, so the common case costs no thread hand-off; callers that find it taken queue without blocking a
 /// thread, and the thread that holds the connection runs what queued before it lets go.
 ///
-/// * **Writes**: a caller that finds the connection idle runs its transaction at once and then every write that queued
-///   meanwhile, as one batch in one SQLite transaction (group commit; when one of them throws, the batch is rolled
+/// * **Writes**: a caller that finds the connection idle runs its transaction at once — or, while another write is under
+///   way, from a new task one turn of the task queue later, so the writes that come meanwhile join it — and then every
+///   write that queued meanwhile, as one batch in one SQLite transaction (group commit; when one of them throws, the batch is rolled
 ///   back and run again with a savepoint each, so that one is rolled back alone: `runBatch`). No caller is answered
 ///   before the batch commits, so a write acknowledged is stored whole, and one that is not is absent. Write
 ///   transactions begin with `BEGIN IMMEDIATE`, so several processes on one file queue on the busy timeout instead of
