@@ -3,7 +3,9 @@ import Foundation
 import Synchronization
 
 /// PostgreSQL through libpq: a small pool of connections, each used by one transaction at a time.
-/// Every statement goes through `PQexecParams` with binary parameters (never string-spliced values).
+/// Every statement is sent with binary parameters (never string-spliced values), prepared once per connection; a
+/// transaction's `BEGIN` and its deferred statements (`SQLTransaction.executeDeferred`) go in one pipeline with its next
+/// statement or its `COMMIT`, one round trip for all.
 final class PostgresDatabase: SQLDatabase {
     let dialect = SQLDialect.postgres
     private let pool: PostgresPool
