@@ -5,20 +5,22 @@ extension SQLAuthorityStore {
     // MARK: Replay cache
 
     public func registerJTI(_ jti: String, expiresAt: Date) async throws -> Bool {
-        try Self.checkIdentifier(jti, field: "jti")
-        return try await transact { tx, now in try self.insertJTI(tx, JTIRegistration(jti: jti, expiresAt: expiresAt), now: now) }
+        do {
+            return try await transact(registering: JTIRegistration(jti: jti, expiresAt: expiresAt)) { _, _ in true }
+        } catch is ReplayedRequest {
+            return false
+        }
     }
 
-    /// Remembers `replay` inside a transaction (its `jti` checked by the caller): `false` for a replay, that is when the
-    /// `jti` is held by an entry that has not expired. An expired entry of the same `jti` is taken over, so the answer
-    /// does not depend on when expired entries are deleted: at most ten times a second per process, by the first
-    /// registration after each tenth of a second began, the oldest `jtiSweepLimit` (a statement at every registration
-    /// cost more than the rows it deleted; a second's worth at once held every write behind it for milliseconds).
-    ///
-    /// `deferred`: the statements go with the transaction's next statement (`SQLTransaction.executeDeferred`, one round
-    /// trip on PostgreSQL), a replay then throwing `ReplayedRequest` from that statement's call, before anything
-    /// commits; the answer is then always `true`.
-    func insertJTI(_ tx: any SQLTransaction, _ replay: JTIRegistration, now: Date, deferred: Bool = false) throws -> Bool {
+    /// Remembers `replay` inside a transaction (its `jti` checked by the caller); a replay, that is a `jti` held by an
+    /// entry that has not expired, throws `ReplayedRequest` before anything commits. An expired entry of the same `jti`
+    /// is taken over, so the answer does not depend on when expired entries are deleted: at most ten times a second per
+    /// process, by the first registration after each tenth of a second began, the oldest `jtiSweepLimit` (a statement
+    /// at every registration cost more than the rows it deleted; a second's worth at once held every write behind it
+    /// for milliseconds). The statements go with the transaction's next statement or its commit
+    /// (`SQLTransaction.executeDeferred`, one round trip on PostgreSQL), whose call then throws the `ReplayedRequest`;
+    /// on SQLite this call does.
+    func insertJTI(_ tx: any SQLTransaction, _ replay: JTIRegistration, now: Date) throws {
         guard replay.expiresAt > now else {
             throw AuthorityStoreError.invalidInput(field: "expiresAt", reason: "already passed")
         }
@@ -27,13 +29,10 @@ extension SQLAuthorityStore {
             INSERT INTO device_jtis (jti, expires_at) VALUES (?, ?)
             ON CONFLICT (jti) DO UPDATE SET expires_at = excluded.expires_at WHERE device_jtis.expires_at <= ?
             """
-        let parameters: [SQLValue] = [.text(replay.jti), .date(replay.expiresAt), .date(now)]
-        guard deferred else { return try tx.execute(insert, parameters) == 1 }
         let jti = replay.jti
-        try tx.executeDeferred(insert, parameters) { stored in
+        try tx.executeDeferred(insert, [.text(jti), .date(replay.expiresAt), .date(now)]) { stored in
             if stored != 1 { throw ReplayedRequest(jti: jti) }
         }
-        return true
     }
 
     /// Most expired replay-cache entries one sweep deletes: ten sweeps a second keep up with 5,000 device requests a

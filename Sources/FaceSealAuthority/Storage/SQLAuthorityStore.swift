@@ -86,7 +86,7 @@ public final class SQLAuthorityStore: AuthorityStore {
         if let replay { try Self.checkIdentifier(replay.jti, field: "jti") }
         let run: @Sendable (any SQLTransaction) throws -> T = { tx in
             let now = clock.now()
-            if let replay { _ = try self.insertJTI(tx, replay, now: now, deferred: true) }
+            if let replay { try self.insertJTI(tx, replay, now: now) }
             return try body(tx, now)
         }
         do {
