@@ -264,7 +264,7 @@ struct TransactionTests {
         }
     }
 
-    @Test("SQLite checkpoints run beside the writes and still let the WAL start over: 6,400 commits leave it the size of a few hundred")
+    @Test("SQLite checkpoints run beside the writes, the writing connection's only after one beside it caught up, and still let the WAL start over: 6,400 commits leave it the size of a few hundred")
     func walStartsOverAfterCheckpoints() async throws {
         try await withScratch(.sqlite) { scratch in
             let store = try await scratch.open(clock: ManualClock())
@@ -281,6 +281,8 @@ struct TransactionTests {
             }
             let checkpoints = database.checkpoints
             #expect(checkpoints.beside >= 1 && checkpoints.onWriter >= 1, "\(checkpoints)")
+            // The writing connection checkpoints only after a checkpoint beside it caught up and synced the file.
+            #expect(checkpoints.caughtUp >= checkpoints.onWriter, "\(checkpoints)")
             // A WAL that never started over would hold a frame (4 KiB and a header) for every commit at least.
             let size = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber).intValue
             #expect(size < commits / 2 * 4_120, "WAL of \(size) bytes")

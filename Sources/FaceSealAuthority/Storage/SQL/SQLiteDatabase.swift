@@ -36,8 +36,9 @@ public enum SQLiteSynchronous: String, Sendable {
 ///   `backgroundCheckpointInterval` write batches on a second connection and a queue of their own, so commits go on
 ///   while a checkpoint copies and waits for the disk. One beside running writes never quite catches up (frames
 ///   appended meanwhile stay behind), and the WAL starts over from its beginning only once every frame was copied; so
-///   every `checkpointInterval` batches the connection's own queue checkpoints, with work queued meanwhile, copying
-///   only what those beside it left. Erasing deleted content from the WAL (`truncateJournal`) runs on the
+///   every `checkpointInterval` batches one more checkpoint beside the writes catches up and, as soon as it is done,
+///   the connection's own queue checkpoints, with work queued meanwhile, copying and syncing only the frames appended
+///   while the one beside it ran. Erasing deleted content from the WAL (`truncateJournal`) runs on the
 ///   checkpoints' queue, after any running one.
 ///
 /// Prepared statements are cached on the connection.
@@ -143,9 +144,12 @@ final class SQLiteDatabase: SQLDatabase {
     private let batchesSinceCheckpoint = Atomic<Int>(0)
     /// A connection for checkpoints beside the writes (and `truncateJournal`), on a queue of its own.
     private let checkpointer: Lane
+    /// The batch count at which the catch-up checkpoint beside the writes started (0: none since the writing
+    /// connection's last checkpoint); only the thread running work touches it.
+    private let caughtUpAt = Atomic<Int>(0)
     /// Whether a checkpoint beside the writes is queued or running.
     private let checkpointing = Atomic<Bool>(false)
-    private let checkpointCounts = Mutex((beside: 0, onWriter: 0))
+    private let checkpointCounts = Mutex((beside: 0, caughtUp: 0, onWriter: 0))
 
     let dialect = SQLDialect.sqlite
     private let writer: Lane
@@ -291,8 +295,9 @@ final class SQLiteDatabase: SQLDatabase {
                 }
                 if outcome.committed {
                     let batches = batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue
-                    if batches % Self.backgroundCheckpointInterval == 0 && batches < Self.checkpointInterval {
-                        checkpointBeside()
+                    if batches % Self.backgroundCheckpointInterval == 0 && batches < Self.checkpointInterval
+                        || batches >= Self.checkpointInterval && caughtUpAt.load(ordering: .relaxed) == 0 {
+                        checkpointBeside(at: batches)
                     }
                     if checkpointDue {
                         guard !inline else { break }
@@ -324,33 +329,48 @@ final class SQLiteDatabase: SQLDatabase {
         writer.queue.async { self.drainWrites(inline: false) }
     }
 
-    /// Whether the writing connection should checkpoint: enough batches, and none beside it running (it would find the
-    /// checkpoint lock taken).
+    /// Whether the writing connection should checkpoint: the catch-up checkpoint beside it started, and none beside it
+    /// is running any more (it would find the checkpoint lock taken).
     private var checkpointDue: Bool {
-        batchesSinceCheckpoint.load(ordering: .relaxed) >= Self.checkpointInterval && !checkpointing.load(ordering: .acquiring)
+        caughtUpAt.load(ordering: .relaxed) != 0 && !checkpointing.load(ordering: .acquiring)
     }
 
     /// Copies the rest of the WAL back into the file (on the connection's queue, which holds it), so the next write
     /// starts the WAL over.
     private func checkpoint() {
         batchesSinceCheckpoint.store(0, ordering: .relaxed)
+        caughtUpAt.store(0, ordering: .relaxed)
         // PASSIVE never waits for another process's reader; what it cannot copy yet goes at the next one.
         _ = try? writer.runHere { try $0.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
         checkpointCounts.withLock { $0.onWriter += 1 }
     }
 
-    /// Starts a checkpoint on the second connection unless one is queued or running; commits go on meanwhile.
-    private func checkpointBeside() {
+    /// Starts a checkpoint on the second connection unless one is queued or running; commits go on meanwhile. `batches`
+    /// is the count of write batches since the writing connection's last checkpoint: from `checkpointInterval` on, the
+    /// one started is the catch-up checkpoint, after which the writing connection's own is due.
+    private func checkpointBeside(at batches: Int) {
         guard checkpointing.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
+        let catchingUp = batches >= Self.checkpointInterval
+        if catchingUp { caughtUpAt.store(batches, ordering: .relaxed) }
         checkpointer.queue.async {
-            _ = try? self.checkpointer.runHere { try $0.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
-            self.checkpointCounts.withLock { $0.beside += 1 }
+            let synced = try? self.checkpointer.runHere { connection in
+                _ = try connection.query("PRAGMA wal_checkpoint(PASSIVE)", [])
+                // A checkpoint that leaves frames behind does not sync the file it copied them to; the writing
+                // connection's would, holding every write meanwhile. Synced here, its own sync flushes only its pages.
+                if catchingUp { try connection.syncDatabaseFile() }
+                return catchingUp
+            }
+            self.checkpointCounts.withLock {
+                $0.beside += 1
+                if synced == true { $0.caughtUp += 1 }
+            }
             self.checkpointing.store(false, ordering: .releasing)
         }
     }
 
-    /// Checkpoints so far beside the writes and on the writing connection (tests).
-    var checkpoints: (beside: Int, onWriter: Int) { checkpointCounts.withLock { $0 } }
+    /// Checkpoints so far beside the writes, of them the catch-up ones that synced the file, and on the writing
+    /// connection (tests).
+    var checkpoints: (beside: Int, caughtUp: Int, onWriter: Int) { checkpointCounts.withLock { $0 } }
 
     /// Runs `batch` in one write transaction and answers every job once the transaction's fate is known. Returns whether
     /// it committed and the jobs it did not run: all of them when SQLite is busy and `waitWhenBusy` is false, the rest
@@ -725,6 +745,17 @@ final class SQLiteConnection: SQLTransaction {
             sqlite3_clear_bindings(statement)
             throw error
         }
+    }
+
+    /// Syncs the main database file to disk through SQLite's own file handle (`xSync`, `fdatasync` on Linux); what
+    /// a checkpoint copied into it is then on disk.
+    func syncDatabaseFile() throws {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        try check(withUnsafeMutablePointer(to: &file) { sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, $0) })
+        guard let file, let sync = file.pointee.pMethods?.pointee.xSync else {
+            throw SQLError.unavailable("the SQLite database file cannot be synced")
+        }
+        try check(sync(file, SQLITE_SYNC_NORMAL))
     }
 
     @discardableResult
