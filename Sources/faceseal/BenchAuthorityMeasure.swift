@@ -164,7 +164,7 @@ extension BenchAuthorityRun {
     /// client as the ceremonies, after a one-second warm-up.
     func ceiling(_ server: BenchServer, name: String, seconds: Int) async throws -> Double {
         let url = URL(string: server.base + "/ceiling")!
-        let client = applicationsClient
+        let client = client
         let windowStart = ContinuousClock.now + .seconds(1)
         let windowEnd = windowStart + .seconds(seconds)
         async let window = Self.sample(servers: [server.child.pid], from: windowStart, to: windowEnd)

@@ -14,9 +14,6 @@ struct BenchDevice: Sendable {
 
     let base: String
     let client: HTTPClient
-    /// The client of the outbox's long polls: a phone's poll does not share a connection pool with other phones'
-    /// requests either.
-    let pollClient: HTTPClient
     let ambientKey = P256.Signing.PrivateKey()
     let userPresentKey = P256.Signing.PrivateKey()
     let ambientKID = "am_" + Base64URL.encode(SecureRandom.bytes(count: 9))
@@ -24,10 +21,9 @@ struct BenchDevice: Sendable {
     /// Pinned from the enrolment answer.
     private(set) var authorityKey: Curve25519.Signing.PublicKey?
 
-    init(base: String, client: HTTPClient, pollClient: HTTPClient? = nil) {
+    init(base: String, client: HTTPClient) {
         self.base = base
         self.client = client
-        self.pollClient = pollClient ?? client
     }
 
     /// Enrols for `invitation` (the user's first device: it seals the first face token) and pins the authority key.
@@ -58,7 +54,7 @@ struct BenchDevice: Sendable {
     func pollLinks(wait: Int = 30) async throws -> [String: String] {
         guard let authorityKey else { throw BenchAuthorityError("device not enrolled") }
         var links: [String: String] = [:]
-        for text in try await send(.get, DevicePaths.outbox + "?wait=\(wait)", via: pollClient, expect: OutboxResponse.self).links {
+        for text in try await send(.get, DevicePaths.outbox + "?wait=\(wait)", expect: OutboxResponse.self).links {
             let claims = try LinkSignature.parse(Array(text.utf8)).verify(with: authorityKey, now: Self.now)
             links[claims.rid] = claims.nonce
         }
@@ -124,22 +120,21 @@ struct BenchDevice: Sendable {
     private func url(_ path: String) -> URL { URL(string: base + path)! }
 
     private func sendUnverified(_ method: HTTPMethod, _ path: String, body: [UInt8] = [], as role: Role,
-                                jti: String, via client: HTTPClient? = nil) async throws -> HTTPClientResponse {
+                                jti: String) async throws -> HTTPClientResponse {
         let (kid, key) = role == .ambient ? (ambientKID, ambientKey) : (userPresentKID, userPresentKey)
         let signature = try DeviceRequestSignature.make(method: method.rawValue, path: path, body: body, kid: kid, signer: key,
                                                         now: Self.now, jti: jti)
         var headers: HTTPHeaders = [DeviceSigning.requestHeader: signature.header, DeviceSigning.protocolHeader: String(ProtocolVersion.current)]
         if !body.isEmpty { headers["Content-Type"] = "application/json" }
-        return try await (client ?? self.client).send(HTTPClientRequest(method: method, url: url(path), headers: headers, body: body,
-                                                                        timeout: .seconds(40)))
+        return try await client.send(HTTPClientRequest(method: method, url: url(path), headers: headers, body: body, timeout: .seconds(40)))
     }
 
     /// A signed request whose answer must be 200, signed by the pinned key for this `jti`, and decode as `Message`.
     private func send<Message: WireMessage>(_ method: HTTPMethod, _ path: String, body: [UInt8] = [], as role: Role = .ambient,
-                                            via client: HTTPClient? = nil, expect: Message.Type) async throws -> Message {
+                                            expect: Message.Type) async throws -> Message {
         guard let authorityKey else { throw BenchAuthorityError("device not enrolled") }
         let jti = DeviceRequestSignature.newJTI()
-        let response = try await sendUnverified(method, path, body: body, as: role, jti: jti, via: client)
+        let response = try await sendUnverified(method, path, body: body, as: role, jti: jti)
         try BenchUnavailable.check(response)
         _ = try AuthorityResponseSignature.verify(response.headers[DeviceSigning.responseHeader], body: response.body, requestJTI: jti,
                                                   status: response.status.code, key: authorityKey)
