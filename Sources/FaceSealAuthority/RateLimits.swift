@@ -96,11 +96,20 @@ enum RateSubject: Sendable {
     private static func digest(_ text: String) -> String { Base64URL.encode(SHA256.hash(data: Array(text.utf8)).bytes) }
 }
 
+/// The store keys of one subject's failure budgets for an attempt from one source: its source's and its total's
+/// (each a digest, made once an attempt).
+struct FailureKeys: Sendable {
+    let source: String
+    let total: String
+
+    var all: [String] { [source, total] }
+}
+
 /// The failure budgets of one subject as one attempt from one source finds them.
 struct FailureBudget: Sendable {
     let subject: RateSubject
     let limit: RateLimits.FailureLimit
-    let sourceKey: String
+    let keys: FailureKeys
     /// The source's window and the subject's total window, nil where there is none running.
     let source: FailureWindow?
     let total: FailureWindow?
@@ -135,22 +144,20 @@ extension Authority {
     /// The budgets of `subject` for an attempt of `request`, read in one query; nil when the limit is off.
     func failureBudget(_ subject: RateSubject, request: HTTPRequest) async throws -> FailureBudget? {
         guard let keys = failureKeys(subject, request: request) else { return nil }
-        return failureBudget(subject, request: request, windows: try await store.failureWindows(keys: keys))
+        return failureBudget(subject, keys: keys, windows: try await store.failureWindows(keys: keys.all))
     }
 
     /// The store keys of `subject`'s budgets for an attempt of `request` (source, total), to read with other records;
     /// nil when the limit is off.
-    func failureKeys(_ subject: RateSubject, request: HTTPRequest) -> [String]? {
+    func failureKeys(_ subject: RateSubject, request: HTTPRequest) -> FailureKeys? {
         guard limit(for: subject).limit > 0 else { return nil }
-        return [subject.key(from: rateSource(of: request)), subject.totalKey]
+        return FailureKeys(source: subject.key(from: rateSource(of: request)), total: subject.totalKey)
     }
 
-    /// The budgets of `subject` from `windows` read under `failureKeys`; nil when the limit is off.
-    func failureBudget(_ subject: RateSubject, request: HTTPRequest, windows: [String: FailureWindow]) -> FailureBudget? {
-        let limit = limit(for: subject)
-        guard limit.limit > 0 else { return nil }
-        let sourceKey = subject.key(from: rateSource(of: request))
-        return FailureBudget(subject: subject, limit: limit, sourceKey: sourceKey, source: windows[sourceKey], total: windows[subject.totalKey])
+    /// The budgets of `subject` from `windows` read under `keys` (from `failureKeys`); nil when the limit is off.
+    func failureBudget(_ subject: RateSubject, keys: FailureKeys?, windows: [String: FailureWindow]) -> FailureBudget? {
+        guard let keys else { return nil }
+        return FailureBudget(subject: subject, limit: limit(for: subject), keys: keys, source: windows[keys.source], total: windows[keys.total])
     }
 
     /// Throws `refusal` of the wait when `budget` does not allow an expensive check.
@@ -166,12 +173,12 @@ extension Authority {
     /// nothing, so one source alone cannot spend the total.
     func countFailure(_ budget: FailureBudget?, as refusal: (RateLimited) -> any Error) async throws {
         guard let budget else { return }
-        let keys = budget.sourceSpent ? [] : [budget.sourceKey] + (budget.totalSpent ? [] : [budget.subject.totalKey])
+        let keys = budget.sourceSpent ? [] : [budget.keys.source] + (budget.totalSpent ? [] : [budget.keys.total])
         let counted = try await store.countFailures(keys: keys, window: TimeInterval(budget.limit.window))
         guard budget.sourceSpent || budget.totalSpent else { return }
         metrics.rateLimitHit(budget.subject.metricsLimit)
-        let after = FailureBudget(subject: budget.subject, limit: budget.limit, sourceKey: budget.sourceKey,
-                                  source: counted[budget.sourceKey] ?? budget.source, total: counted[budget.subject.totalKey] ?? budget.total)
+        let after = FailureBudget(subject: budget.subject, limit: budget.limit, keys: budget.keys,
+                                  source: counted[budget.keys.source] ?? budget.source, total: counted[budget.keys.total] ?? budget.total)
         throw refusal(after.refusal(now: clock.now()))
     }
 }

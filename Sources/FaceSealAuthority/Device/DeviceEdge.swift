@@ -110,12 +110,13 @@ extension Authority {
         let subject = RateSubject.deviceSignature(keyID: claims.kid)
         let key: DeviceKeyRecord
         let windows: [String: FailureWindow]
+        let keys = failureKeys(subject, request: request)
         do {
-            (key, windows) = try await store.deviceKey(keyID: claims.kid, failureKeys: failureKeys(subject, request: request) ?? [])
+            (key, windows) = try await store.deviceKey(keyID: claims.kid, failureKeys: keys?.all ?? [])
         } catch AuthorityStoreError.notFound {
             throw DeviceFailure(.invalidSignature, "unknown device key")
         }
-        let budget = failureBudget(subject, request: request, windows: windows)
+        let budget = failureBudget(subject, keys: keys, windows: windows)
         try refuseUncheckable(budget, as: DeviceFailure.rateLimited)
         let publicKey = try devicePublicKeys.key(keyID: key.keyID, storedJWK: key.publicKeyJWK)
         do {
