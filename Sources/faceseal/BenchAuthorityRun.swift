@@ -28,7 +28,7 @@ final class BenchAuthorityRun: Sendable {
     /// Ids of this run, so runs can share one PostgreSQL database.
     let prefix = "b" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
     /// The load generator's one HTTP client, for its devices (their outbox long polls too) and its applications, as
-    /// one process would have: one thread drives every connection (three clients cost 8 % more of its CPU a ceremony).
+    /// one process would have: one thread drives every connection (three clients cost 5–8 % more of its CPU a ceremony).
     let client: HTTPClient
     let board = BenchPingBoard()
 
