@@ -460,6 +460,35 @@ import Testing
         #expect(response == nil || response?.status == .serviceUnavailable)
     }
 
+    /// Handlers resume their suspended connections after their own lock: a server released while many finish at once
+    /// waits for those resumes before it stops the daemon (libmicrohttpd aborts the process on a connection resumed
+    /// after it stopped). Every request gets its answer, a 503, or its connection closed.
+    @Test func releasingAServerWhileHandlersFinishDoesNotCrash() async throws {
+        let client = self.client
+        for _ in 0..<8 {
+            let handlers = 12  // within the client's 16 connections to one host, so every request reaches its handler
+            let barrier = Barrier(count: handlers + 1)
+            var router = Router()
+            router.get("/burst") { _ in
+                await barrier.arriveAndWait()
+                return .text("done")
+            }
+            var server: HTTPServer? = HTTPServer(logger: .disabled, router: router)
+            try server?.start()
+            let url = try #require(server?.baseURL)
+            let requests = (0..<handlers).map { _ in
+                Task { try? await client.send(HTTPClientRequest(url: url.path("/burst"), timeout: .seconds(10))) }
+            }
+            // Every handler waits in the barrier; this arrival lets them all finish while the server is released.
+            await barrier.arriveAndWait()
+            server = nil
+            for request in requests {
+                let status = await request.value?.status
+                #expect(status == nil || status == .ok || status == .serviceUnavailable)
+            }
+        }
+    }
+
     @Test func idleConnectionIsClosedAfterTheTimeout() async throws {
         let configuration = HTTPServer.Configuration(connectionTimeout: .milliseconds(300))
         try await withServer(Self.router(), configuration: configuration) { server, _ in

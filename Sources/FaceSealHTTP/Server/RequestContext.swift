@@ -49,21 +49,26 @@ final class RequestContext: Sendable {
 
     /// Records the handler's response and, if the connection is suspended, resumes it so the polling thread queues
     /// the response (a handler that finished before its first suspension leaves it to the access handler that started
-    /// it). Does nothing if a forced shutdown already answered the request.
+    /// it). Does nothing if a forced shutdown already answered the request. The caller counts itself in
+    /// `ServerCore.finishing` around this call.
     func finish(_ response: HTTPResponse, errorType: String?) {
-        state.withLock { state in
+        let suspended = state.withLock { state -> UInt? in
             state.handlerTask = nil
             switch state.phase {
             case .starting:
                 state.phase = .responded(response, errorType: errorType)
+                return nil
             case .handling(let connection):
                 state.phase = .responded(response, errorType: errorType)
-                // Inside the lock so a forced shutdown cannot resume the same connection twice.
-                MHD_resume_connection(OpaquePointer(bitPattern: connection))
+                return connection
             case .headers, .receiving, .responded, .abandoned, .done:
-                break
+                return nil
             }
         }
+        // After the lock: the polling thread this wakes takes it at once to queue the response. The phase, changed
+        // under the lock, keeps a forced shutdown from resuming the connection again, and the shutdown waits for
+        // every finish under way before it stops the daemon (`ServerCore.abandonAll`).
+        if let suspended { MHD_resume_connection(OpaquePointer(bitPattern: suspended)) }
     }
 
     /// Records the handler's task, cancelling it at once if cancellation was already requested.

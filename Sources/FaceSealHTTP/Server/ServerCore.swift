@@ -17,6 +17,8 @@ final class ServerCore: Sendable {
     let handler: HTTPHandler
     let logger: RequestLogger
     let inFlight = Mutex(InFlight())
+    /// Handlers' tasks inside `RequestContext.finish`, which may resume a suspended connection after its lock.
+    let finishing = Atomic<Int>(0)
 
     init(maxBodySize: Int, logger: RequestLogger, handler: @escaping HTTPHandler) {
         self.maxBodySize = maxBodySize
@@ -84,13 +86,17 @@ final class ServerCore: Sendable {
         timer?.cancel()
     }
 
-    /// Stops dispatching and answers every in-flight request with 503 now.
+    /// Stops dispatching and answers every in-flight request with 503 now; returns once no handler's `finish` is under
+    /// way, so the daemon can stop (a connection one of them resumes after the stop would abort libmicrohttpd).
     func abandonAll() {
         let contexts = inFlight.withLock { state -> [RequestContext] in
             state.stopping = true
             return Array(state.requests.values)
         }
         for context in contexts { context.abandon() }
+        // A finish that began before its context was abandoned is between its lock and its resume for microseconds;
+        // one that begins after finds the request abandoned and resumes nothing.
+        while finishing.load(ordering: .acquiring) > 0 { sched_yield() }
     }
 
     // MARK: Access handler
@@ -205,9 +211,11 @@ final class ServerCore: Sendable {
             headers: headers, body: taken.body, remoteAddress: remoteAddress
         )
         let handler = self.handler
-        let task = Task.immediate {
+        let task = Task.immediate { [self] in
             let (response, errorType) = await Self.run(handler, request)
+            finishing.add(1, ordering: .acquiringAndReleasing)
             context.finish(response, errorType: errorType)
+            finishing.subtract(1, ordering: .releasing)
         }
         context.attach(task)
         // The connection handle moves into shared state as its address: libmicrohttpd documents
