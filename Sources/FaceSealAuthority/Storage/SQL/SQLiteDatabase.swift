@@ -144,9 +144,9 @@ final class SQLiteDatabase: SQLDatabase {
     private let batchesSinceCheckpoint = Atomic<Int>(0)
     /// A connection for checkpoints beside the writes (and `truncateJournal`), on a queue of its own.
     private let checkpointer: Lane
-    /// The batch count at which the catch-up checkpoint beside the writes started (0: none since the writing
-    /// connection's last checkpoint); only the thread running work touches it.
-    private let caughtUpAt = Atomic<Int>(0)
+    /// Whether the catch-up checkpoint beside the writes started since the writing connection's last checkpoint;
+    /// only the thread running work touches it.
+    private let catchUpStarted = Atomic<Bool>(false)
     /// Whether a checkpoint beside the writes is queued or running.
     private let checkpointing = Atomic<Bool>(false)
     private let checkpointCounts = Mutex((beside: 0, caughtUp: 0, onWriter: 0))
@@ -296,7 +296,7 @@ final class SQLiteDatabase: SQLDatabase {
                 if outcome.committed {
                     let batches = batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue
                     if batches % Self.backgroundCheckpointInterval == 0 && batches < Self.checkpointInterval
-                        || batches >= Self.checkpointInterval && caughtUpAt.load(ordering: .relaxed) == 0 {
+                        || batches >= Self.checkpointInterval && !catchUpStarted.load(ordering: .relaxed) {
                         checkpointBeside(at: batches)
                     }
                     if checkpointDue {
@@ -332,14 +332,14 @@ final class SQLiteDatabase: SQLDatabase {
     /// Whether the writing connection should checkpoint: the catch-up checkpoint beside it started, and none beside it
     /// is running any more (it would find the checkpoint lock taken).
     private var checkpointDue: Bool {
-        caughtUpAt.load(ordering: .relaxed) != 0 && !checkpointing.load(ordering: .acquiring)
+        catchUpStarted.load(ordering: .relaxed) && !checkpointing.load(ordering: .acquiring)
     }
 
     /// Copies the rest of the WAL back into the file (on the connection's queue, which holds it), so the next write
     /// starts the WAL over.
     private func checkpoint() {
         batchesSinceCheckpoint.store(0, ordering: .relaxed)
-        caughtUpAt.store(0, ordering: .relaxed)
+        catchUpStarted.store(false, ordering: .relaxed)
         // PASSIVE never waits for another process's reader; what it cannot copy yet goes at the next one.
         _ = try? writer.runHere { try $0.query("PRAGMA wal_checkpoint(PASSIVE)", []) }
         checkpointCounts.withLock { $0.onWriter += 1 }
@@ -351,7 +351,7 @@ final class SQLiteDatabase: SQLDatabase {
     private func checkpointBeside(at batches: Int) {
         guard checkpointing.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
         let catchingUp = batches >= Self.checkpointInterval
-        if catchingUp { caughtUpAt.store(batches, ordering: .relaxed) }
+        if catchingUp { catchUpStarted.store(true, ordering: .relaxed) }
         checkpointer.queue.async {
             let synced = try? self.checkpointer.runHere { connection in
                 _ = try connection.query("PRAGMA wal_checkpoint(PASSIVE)", [])
