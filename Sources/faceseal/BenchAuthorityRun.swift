@@ -36,7 +36,8 @@ final class BenchAuthorityRun: Sendable {
         self.options = options
         devices = options.devices ?? options.concurrency
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-bench-authority-\(getpid())")
-        // At most a long poll, a device request and an application request a ceremony, and the set-up's.
+        // The three former clients' caps together (2 × concurrency + 16 each): a ceremony keeps at most a long poll, a
+        // device request and an application request open, and the set-up runs 16 wide.
         client = HTTPClient(configuration: HTTPClient.Configuration(maxConnectionsPerHost: 6 * options.concurrency + 48))
     }
 
