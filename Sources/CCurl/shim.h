@@ -188,6 +188,21 @@ static inline int fs_curl_socket_set_wait(fs_curl_socket_set *sockets, int timeo
     return reported;
 }
 
+/// Waits up to `timeout_ms` on `epoll` and writes the ready descriptors to `ready` (at most `capacity`, at most 64):
+/// how many, 0 when the time ran out or a signal interrupted, -1 on another error (`LoopbackHTTPClient`).
+static inline int fs_epoll_wait_descriptors(int epoll, int timeout_ms, int *ready, int capacity) {
+    struct epoll_event found[64];
+    int count = epoll_wait(epoll, found, capacity < 64 ? capacity : 64, timeout_ms);
+    if (count < 0) return errno == EINTR ? 0 : -1;
+    for (int i = 0; i < count; i++) ready[i] = found[i].data.fd;
+    return count;
+}
+
+/// Removes `descriptor` from `epoll`.
+static inline int fs_epoll_remove(int epoll, int descriptor) {
+    return epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, NULL);
+}
+
 /// Adds `descriptor` (the loop's wake-up eventfd) to the set, for reading.
 static inline int fs_epoll_add_readable(int epoll, int descriptor) {
     struct epoll_event event;

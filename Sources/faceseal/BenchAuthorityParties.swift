@@ -13,7 +13,7 @@ struct BenchDevice: Sendable {
     enum Role: Sendable { case ambient, userPresent }
 
     let base: String
-    let client: HTTPClient
+    let client: any BenchTransport
     let ambientKey = P256.Signing.PrivateKey()
     let userPresentKey = P256.Signing.PrivateKey()
     let ambientKID = "am_" + Base64URL.encode(SecureRandom.bytes(count: 9))
@@ -21,7 +21,7 @@ struct BenchDevice: Sendable {
     /// Pinned from the enrolment answer.
     private(set) var authorityKey: Curve25519.Signing.PublicKey?
 
-    init(base: String, client: HTTPClient) {
+    init(base: String, client: any BenchTransport) {
         self.base = base
         self.client = client
     }
@@ -151,7 +151,7 @@ struct BenchDevice: Sendable {
 /// signature (against `/jwks`), issuer, audience and `auth_req_id`.
 struct BenchApplication: Sendable {
     let base: String
-    let client: HTTPClient
+    let client: any BenchTransport
     let clientID: String
     let secret: String
     let userEmail: String
@@ -266,3 +266,16 @@ struct BenchAuthorityError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
+
+/// How the authority benchmark's devices and applications reach the authority.
+protocol BenchTransport: Sendable {
+    /// Sends `request` and answers the response (any status).
+    func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse
+}
+
+/// The product's client: chaos runs and rolling restarts drive the authority through it, since what they test is how
+/// the SDK's and the application library's client retries what a dying authority answers.
+extension HTTPClient: BenchTransport {}
+
+/// The throughput runs' client (`faceseal bench authority`): the same requests, a fraction of libcurl's CPU.
+extension LoopbackHTTPClient: BenchTransport {}

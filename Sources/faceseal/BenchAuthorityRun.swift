@@ -27,18 +27,21 @@ final class BenchAuthorityRun: Sendable {
     let directory: URL
     /// Ids of this run, so runs can share one PostgreSQL database.
     let prefix = "b" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
-    /// The load generator's one HTTP client, for its devices (their outbox long polls too) and its applications, as
-    /// one process would have: one thread drives every connection (three clients cost 5–8 % more of its CPU a ceremony).
-    let client: HTTPClient
+    /// The load generator's one HTTP client, for its devices (their outbox long polls too) and its applications: one
+    /// thread reads every connection (three clients cost 5–8 % more of its CPU a ceremony). `LoopbackHTTPClient` for the
+    /// throughput runs, the product's `HTTPClient` for chaos and rolling restarts.
+    let client: any BenchTransport
     let board = BenchPingBoard()
 
-    init(_ options: BenchAuthority.Options) {
+    /// A run whose parties send through `BenchHTTP`, or through `HTTPClient` when `productClient` (chaos: what is
+    /// tested there is how the product's client retries a dying authority's answers).
+    init(_ options: BenchAuthority.Options, productClient: Bool = false) {
         self.options = options
         devices = options.devices ?? options.concurrency
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("faceseal-bench-authority-\(getpid())")
         // The three former clients' caps together (2 × concurrency + 16 each): a ceremony keeps at most a long poll, a
         // device request and an application request open, and the set-up runs 16 wide.
-        client = HTTPClient(configuration: HTTPClient.Configuration(maxConnectionsPerHost: 6 * options.concurrency + 48))
+        client = productClient ? HTTPClient(configuration: HTTPClient.Configuration(maxConnectionsPerHost: 6 * options.concurrency + 48)) : LoopbackHTTPClient()
     }
 
     var pendingUsers: Int { (options.pending + Self.pendingPerUser - 1) / Self.pendingPerUser }

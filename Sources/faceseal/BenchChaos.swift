@@ -40,7 +40,7 @@ enum BenchChaos {
     static func run(_ parsed: (BenchAuthority.Options, faults: Int, fault: BenchChaosRun.Fault)) async -> Int32 {
         let (options, faults, fault) = parsed
         do {
-            return try await BenchChaosRun(BenchAuthorityRun(options), faults: faults, fault: fault).drive()
+            return try await BenchChaosRun(BenchAuthorityRun(options, productClient: true), faults: faults, fault: fault).drive()
         } catch {
             printError("faceseal bench chaos: \(error)")
             return 1

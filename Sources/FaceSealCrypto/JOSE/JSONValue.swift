@@ -193,16 +193,22 @@ struct JSONParser {
             index += 1
             return .object(members)
         }
+        // Room for a message's usual handful of members at once, instead of growing (and rehashing) from one.
+        members.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let keyStart = index
             let key = try parseString()
-            guard members[key] == nil else { throw fail("duplicate member \"\(key)\"") }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue(depth: depth)
+            // One hash a member: a repeated name is found when its value would replace the first one's.
+            guard members.updateValue(try parseValue(depth: depth), forKey: key) == nil else {
+                index = keyStart
+                throw fail("duplicate member \"\(key)\"")
+            }
             skipWhitespace()
             guard index < bytes.count else { throw fail("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }

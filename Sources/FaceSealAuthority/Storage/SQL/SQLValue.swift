@@ -43,17 +43,38 @@ enum SQLError: Error, Sendable {
 }
 
 /// The column names of one statement's result, shared by all its rows (a row is then an array, not a dictionary).
+///
+/// A name is found by a scan over the columns' prints (length and first seven bytes in one word), confirmed by
+/// comparing the whole name: a result has tens of columns at most, and a scan of words costs less than hashing the
+/// name with the standard library's seeded hash at every column a row is read by.
 final class SQLColumns: Sendable {
     let names: [String]
-    private let indexes: [String: Int]
+    private let prints: [UInt64]
 
     init(_ names: [String]) {
         self.names = names
-        // A repeated name (a join's `id`) answers its first column, as a lookup by name did before.
-        indexes = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        prints = names.map(Self.print)
     }
 
-    func index(_ name: String) -> Int? { indexes[name] }
+    /// The first column named `name` (a repeated name, a join's `id`, answers its first column).
+    func index(_ name: String) -> Int? {
+        let wanted = Self.print(name)
+        for (index, print) in prints.enumerated() where print == wanted && names[index] == name {
+            return index
+        }
+        return nil
+    }
+
+    /// The name's UTF-8 length in the top byte and its first seven bytes below it.
+    private static func print(_ name: String) -> UInt64 {
+        var word = UInt64(truncatingIfNeeded: min(name.utf8.count, 255)) << 56
+        var shift: UInt64 = 0
+        for byte in name.utf8.prefix(7) {
+            word |= UInt64(byte) << shift
+            shift += 8
+        }
+        return word
+    }
 }
 
 /// One result row, addressed by column name.
