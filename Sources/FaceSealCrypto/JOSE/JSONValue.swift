@@ -257,15 +257,24 @@ struct JSONParser {
 
     private mutating func parseString() throws(JOSEError) -> String {
         index += 1  // opening quote
-        // Most strings hold no escape: validated straight from the input.
+        // Most strings hold no escape: validated straight from the input; most are ASCII, which needs no validation
+        // (and `String(validating:)` over a slice is generic at run time).
         let start = index
+        var bits: UInt8 = 0
         while index < bytes.count {
             let c = bytes[index]
-            if c == UInt8(ascii: "\""), let string = String(validating: bytes[start..<index], as: UTF8.self) {
+            if c == UInt8(ascii: "\"") {
+                let end = index
+                let string = bytes.withUnsafeBufferPointer { all -> String? in
+                    let text = UnsafeBufferPointer(rebasing: all[start..<end])
+                    return bits < 0x80 ? String(decoding: text, as: UTF8.self) : String(validating: text, as: UTF8.self)
+                }
+                guard let string else { break }
                 index += 1
                 return string
             }
-            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
+            if c == UInt8(ascii: "\\") || c < 0x20 { break }
+            bits |= c
             index += 1
         }
         // An escape, a control character, invalid UTF-8 or the end: byte by byte, for the exact error.

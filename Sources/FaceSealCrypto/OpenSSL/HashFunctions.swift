@@ -98,7 +98,9 @@ final class DigestContext {
     /// The digest of `data` in one `EVP_Digest` call (no hasher, no context copy).
     static func digest<D: DataProtocol>(_ algorithm: fs_algorithm, _ data: D, byteCount: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        let length = data.withContiguousBytes { raw in fs_digest(algorithm, raw.baseAddress, raw.count, &out) }
+        // An array's own storage when it has one (`DataProtocol.withContiguousBytes` is generic at run time).
+        let length = data.withContiguousStorageIfAvailable { bytes in fs_digest(algorithm, bytes.baseAddress, bytes.count, &out) }
+            ?? data.withContiguousBytes { raw in fs_digest(algorithm, raw.baseAddress, raw.count, &out) }
         guard Int(length) == byteCount else { fatalError("EVP_Digest(\(algorithm.rawValue)) failed: \(LibCrypto.drainErrors())") }
         out.removeLast(out.count - byteCount)
         return out

@@ -27,7 +27,8 @@ public enum LinkSignature {
             throw .malformed
         }
         var compact = Substring(text.trimmingWhitespace())
-        if let range = compact.range(of: LinkLimits.universalLinkPath), compact.hasPrefix("https://") || compact.hasPrefix("http://") {
+        // A URL is looked into only when it is one (Foundation's search costs more than the rest of the parse).
+        if compact.hasPrefix("https://") || compact.hasPrefix("http://"), let range = compact.range(of: LinkLimits.universalLinkPath) {
             compact = compact[range.upperBound...]
         }
         do {

@@ -71,6 +71,16 @@ import Testing
             #expect(throws: JOSEError.self, "\(text.debugDescription)") { try JSONValue.parse(Array(text.utf8)) }
         }
         #expect(throws: JOSEError.self) { try JSONValue.parse([0x22, 0xff, 0x22]) }  // invalid UTF-8
+        #expect(throws: JOSEError.self) { try JSONValue.parse([0x22, 0x61, 0xC3, 0x22]) }  // a truncated sequence
+        #expect(throws: JOSEError.self) { try JSONValue.parse([0x22, 0xC0, 0xAF, 0x22]) }  // an overlong "/"
+        #expect(throws: JOSEError.self) { try JSONValue.parse([0x22, 0xED, 0xA0, 0x80, 0x22]) }  // a surrogate
+    }
+
+    /// Strings without escapes: ASCII taken as it is, anything else validated as UTF-8 (a member name too).
+    @Test func unescapedStringsAreTakenOrValidated() throws {
+        #expect(try JSONValue.parse(Array(#"{"k":"plain ascii"}"#.utf8)).objectValue?["k"]?.stringValue == "plain ascii")
+        let text = #"{"clé":"é😀x"}"#
+        #expect(try JSONValue.parse(Array(text.utf8)).objectValue?["clé"]?.stringValue == "é😀x")
     }
 
     @Test func depthLimit() throws {
