@@ -151,6 +151,35 @@ import Testing
         #expect(throws: LoopbackHTTPError.self) { try LoopbackHTTPClient.parse(Self.head(text), isHead: false, maxBodySize: 1 << 20) }
     }
 
+    /// 20,000 mutations of a valid response (bytes flipped, inserted, dropped, cut): each parses, waits for more or is
+    /// refused with a typed error, and what parses has a body within the limit.
+    @Test func mutatedResponsesNeverCrashTheParser() {
+        let valid = Self.head("HTTP/1.1 200 OK\nContent-Type: application/json\nContent-Length: 13\nX-A: b\n\n") + Array(#"{"ok":"yes!"}"#.utf8)
+        var generator = SystemRandomNumberGenerator()
+        let interesting: [UInt8] = [0x0D, 0x0A, 0x3A, 0x20, 0x30, 0x39, 0x2D, 0x00, 0xFF, 0x80]
+        for _ in 0..<20_000 {
+            var bytes = valid
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                let position = Int.random(in: 0..<max(bytes.count, 1), using: &generator)
+                let byte = Bool.random(using: &generator) ? interesting.randomElement(using: &generator)! : UInt8.random(in: 0...255, using: &generator)
+                switch Int.random(in: 0..<4, using: &generator) {
+                case 0 where !bytes.isEmpty: bytes[position] = byte
+                case 1: bytes.insert(byte, at: min(position, bytes.count))
+                case 2 where !bytes.isEmpty: bytes.remove(at: position)
+                default: bytes = Array(bytes.prefix(position))
+                }
+            }
+            do {
+                if let (response, _) = try LoopbackHTTPClient.parse(bytes, isHead: false, maxBodySize: 64) {
+                    #expect(response.body.count <= 64)
+                    #expect((200...599).contains(response.status.code))
+                }
+            } catch {
+                // A typed refusal is an answer too.
+            }
+        }
+    }
+
     @Test func refusesAnOversizedHeadBeforeItEnds() {
         let endless = Array("HTTP/1.1 200 OK\r\n".utf8) + Array(repeating: UInt8(ascii: "x"), count: LoopbackHTTPClient.maxHeadSize)
         #expect(throws: LoopbackHTTPError.self) { try LoopbackHTTPClient.parse(endless, isHead: false, maxBodySize: 100) }
