@@ -6,18 +6,19 @@ import Synchronization
 import Glibc
 #endif
 
-/// A minimal HTTP/1.1 client for loopback measurement, the load generator's of `faceseal bench authority` (package
-/// access: not part of the library's API, which is `HTTPClient`): keep-alive connections to a loopback server, each request written by the task that sends it and every response read by
-/// one thread that sleeps in `epoll_wait`. It shares the two cores with the authority it measures, so it does only what
-/// a ceremony needs: `http://` URLs with an IPv4 literal, responses framed by `Content-Length`. The authority gets the
-/// same requests as from `HTTPClient` (the same method, target, fields and body, `Host` and `Accept: */*` as libcurl
-/// writes them), so what is measured of the authority does not change; the load generator's own CPU a ceremony does
-/// (libcurl's general machinery cost it ~27 µs a request on a trivial handler, against the server's ~16 µs).
+/// A minimal HTTP/1.1 client for loopback measurement: the load generator's of `faceseal bench authority` (package
+/// access, not part of the library's API, which is `HTTPClient`). Keep-alive connections to a loopback server; each
+/// request is written by the task that sends it, every response read by one thread that sleeps in `epoll_wait`. It
+/// shares the two cores with the authority it measures, so it does only what a ceremony needs: `http://` URLs with an
+/// IPv4 literal, responses framed by `Content-Length`. The authority gets the same requests as from `HTTPClient` (the
+/// same method, target, fields and body, `Host` and `Accept: */*` as libcurl writes them); the load generator spends
+/// 10–13 % less CPU a ceremony against the authority's (docs/PERFORMANCE.md, session 12).
 ///
 /// Limits as for any input: a response head over `maxHeadSize`, a body over the request's limit (`HTTPClient`'s 1 MiB
 /// when it sets none), a malformed status line, field or `Content-Length`, chunked framing, or no complete answer by
 /// the request's timeout end the exchange with a typed `LoopbackHTTPError` and close the connection. A request on a kept
 /// connection that the server had closed meanwhile (no byte answered) is sent once more on a new one, as libcurl does.
+/// The thread runs until `stop()`.
 package final class LoopbackHTTPClient: Sendable {
     /// Largest response head accepted.
     static let maxHeadSize = 16 * 1024
@@ -49,6 +50,7 @@ package final class LoopbackHTTPClient: Sendable {
         /// Exchanges under way, by connection.
         var exchanges: [Int32: Exchange] = [:]
         var started = false
+        var stopped = false
     }
 
     /// A sender's cancellation against its registration: whichever comes second ends the exchange.
@@ -80,6 +82,16 @@ package final class LoopbackHTTPClient: Sendable {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
     }
 
+    deinit {
+        if epoll >= 0 { close(epoll) }
+    }
+
+    /// Ends the thread within ~100 ms: exchanges under way fail with `.cancelled`, kept connections close, and requests
+    /// sent afterwards fail with `.cancelled`.
+    package func stop() {
+        state.withLock { $0.stopped = true }
+    }
+
     /// Sends `request` and answers the response (any status).
     package func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
         let origin = try LoopbackOrigin(request.url)
@@ -99,7 +111,7 @@ package final class LoopbackHTTPClient: Sendable {
     private func exchange(_ bytes: [UInt8], origin: LoopbackOrigin, reuse: Bool, isHead: Bool, maxBodySize: Int,
                           deadline: ContinuousClock.Instant) async -> Result<HTTPClientResponse, LoopbackHTTPError> {
         guard epoll >= 0 else { return .failure(.system("epoll_create1", errno)) }
-        guard !Task.isCancelled else { return .failure(.cancelled) }
+        guard !Task.isCancelled, !state.withLock({ $0.stopped }) else { return .failure(.cancelled) }
         startIfNeeded()
         var fresh: Int32?
         if !reuse || state.withLock({ $0.idle[origin]?.isEmpty ?? true }) {
@@ -121,14 +133,16 @@ package final class LoopbackHTTPClient: Sendable {
                 // Taking a kept connection and registering the exchange happen under one lock: the thread never sees
                 // a connection that is neither kept nor in an exchange.
                 descriptor = state.withLock { state -> Int32? in
-                    guard let chosen = fresh ?? state.idle[origin]?.popLast() else { return nil }
+                    guard !state.stopped, let chosen = fresh ?? state.idle[origin]?.popLast() else { return nil }
                     state.exchanges[chosen] = Exchange(id: id, continuation: continuation, origin: origin, reused: fresh == nil,
                                                        isHead: isHead, maxBodySize: maxBodySize, deadline: deadline)
                     return chosen
                 }
                 guard let descriptor else {
-                    // Another task took the last kept connection meanwhile: the caller tries again on a new one.
-                    return continuation.resume(returning: (.failure(.staleConnection), false))
+                    // Stopped, or another task took the last kept connection meanwhile (the caller tries again on a
+                    // new one); a new connection of a stopped client is closed by the caller.
+                    let stopped = state.withLock { $0.stopped }
+                    return continuation.resume(returning: (.failure(stopped ? .cancelled : .staleConnection), false))
                 }
                 guard cancellation.register(descriptor) else { return end(descriptor, id, .cancelled) }
                 if let error = Self.write(bytes, to: descriptor) {
@@ -153,6 +167,10 @@ package final class LoopbackHTTPClient: Sendable {
             if let descriptor = cancellation.cancel() { end(descriptor, id, .cancelled) }
         }
         if outcome.release, let descriptor { close(descriptor) }
+        if descriptor == nil, let fresh {
+            unwatch(fresh)
+            close(fresh)
+        }
         return outcome.result
     }
 
@@ -177,9 +195,10 @@ package final class LoopbackHTTPClient: Sendable {
         thread.start()
     }
 
-    /// Reads what is ready and finishes exchanges, for the process's lifetime (the benchmark's), checking every 100 ms
-    /// or so for exchanges past their deadline.
+    /// Reads what is ready and finishes exchanges until `stop()`, checking every 100 ms or so for exchanges past their
+    /// deadline.
     private func run() {
+        defer { shutDown() }
         let capacity: Int32 = 64
         var ready = [Int32](repeating: 0, count: Int(capacity))
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -192,9 +211,26 @@ package final class LoopbackHTTPClient: Sendable {
             let now = ContinuousClock.now
             if now - checked >= .milliseconds(100) {
                 checked = now
+                if state.withLock({ $0.stopped }) { return }
                 expire(now: now)
             }
         }
+    }
+
+    /// After `stop()`: fails what is under way, closes the kept connections and the epoll instance.
+    private func shutDown() {
+        let (exchanges, idle) = state.withLock { state in
+            defer {
+                state.exchanges = [:]
+                state.idle = [:]
+            }
+            return (state.exchanges, state.idle.values.flatMap { $0 })
+        }
+        for (descriptor, exchange) in exchanges {
+            unwatch(descriptor)
+            exchange.continuation.resume(returning: (.failure(.cancelled), true))
+        }
+        idle.forEach { close($0) }
     }
 
     /// Reads what `descriptor` has; finishes its exchange when the response is complete or cannot be.

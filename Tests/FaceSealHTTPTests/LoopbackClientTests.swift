@@ -8,11 +8,19 @@ import Testing
 @Suite struct LoopbackClientTests {
     static func head(_ text: String) -> [UInt8] { Array(text.replacingOccurrences(of: "\n", with: "\r\n").utf8) }
 
+    /// `request` on a client of its own, stopped afterwards.
+    static func once(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
+        let client = LoopbackHTTPClient()
+        defer { client.stop() }
+        return try await client.send(request)
+    }
+
     // MARK: Against the server
 
     @Test func sendsMethodHeadersAndBodyAsHTTPClientDoes() async throws {
         try await withServer(ClientTests.router(gate: Gate())) { _, url in
             let client = LoopbackHTTPClient()
+            defer { client.stop() }
             let echoed = try await client.send(HTTPClientRequest(
                 method: .put, url: url.path("/echo"), headers: ["Content-Type": "application/octet-stream"], body: [0, 1, 2, 255]))
             #expect(echoed.status == .ok)
@@ -34,6 +42,7 @@ import Testing
     @Test func keepsConnectionsAliveUnlessTheServerCloses() async throws {
         try await withServer(ClientTests.router(gate: Gate())) { _, url in
             let client = LoopbackHTTPClient()
+            defer { client.stop() }
             for _ in 0..<20 {
                 let response = try await client.send(HTTPClientRequest(url: url.path("/big/10")))
                 #expect(response.body.count == 10)
@@ -51,6 +60,7 @@ import Testing
     @Test func concurrentSendersGetTheirOwnResponses() async throws {
         try await withServer(ClientTests.router(gate: Gate())) { _, url in
             let client = LoopbackHTTPClient()
+            defer { client.stop() }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<64 {
                     group.addTask {
@@ -70,7 +80,7 @@ import Testing
     @Test func aBodyOverTheRequestsLimitIsRefused() async throws {
         let refused = try await withServer(ClientTests.router(gate: Gate())) { _, url in
             do {
-                _ = try await LoopbackHTTPClient().send(HTTPClientRequest(url: url.path("/big/101"), maxResponseBodySize: 100))
+                _ = try await Self.once(HTTPClientRequest(url: url.path("/big/101"), maxResponseBodySize: 100))
                 return nil as LoopbackHTTPError?
             } catch let error as LoopbackHTTPError {
                 return error
@@ -84,7 +94,7 @@ import Testing
     @Test func aSilentServerIsATimeout() async throws {
         try await withScriptedServer(.silent) { server in
             await #expect(throws: LoopbackHTTPError.timeout) {
-                try await LoopbackHTTPClient().send(HTTPClientRequest(url: server.url(), timeout: .milliseconds(300)))
+                try await Self.once(HTTPClientRequest(url: server.url(), timeout: .milliseconds(300)))
             }
         }
     }
@@ -92,6 +102,7 @@ import Testing
     @Test func cancellationEndsAWaitOnASilentServer() async throws {
         try await withScriptedServer(.silent) { server in
             let client = LoopbackHTTPClient()
+            defer { client.stop() }
             let task = Task { try await client.send(HTTPClientRequest(url: server.url("/wait"), timeout: .seconds(60))) }
             var heads = server.heads.makeAsyncIterator()
             #expect(await heads.next()?.hasPrefix("GET /wait HTTP/1.1\r\nHost: 127.0.0.1:") == true)
@@ -100,10 +111,23 @@ import Testing
         }
     }
 
+    /// `stop()` fails what waits and what comes after, and the thread ends.
+    @Test func stoppingFailsWhatWaitsAndWhatFollows() async throws {
+        try await withScriptedServer(.silent) { server in
+            let client = LoopbackHTTPClient()
+            let task = Task { try await client.send(HTTPClientRequest(url: server.url("/wait"), timeout: .seconds(60))) }
+            var heads = server.heads.makeAsyncIterator()
+            _ = await heads.next()
+            client.stop()
+            await #expect(throws: LoopbackHTTPError.cancelled) { try await task.value }
+            await #expect(throws: LoopbackHTTPError.cancelled) { try await client.send(HTTPClientRequest(url: server.url())) }
+        }
+    }
+
     @Test func hangingUpWithoutAnAnswerIsAnError() async throws {
         try await withScriptedServer(.hangUp) { server in
             await #expect(throws: LoopbackHTTPError.closedBeforeResponse) {
-                try await LoopbackHTTPClient().send(HTTPClientRequest(url: server.url()))
+                try await Self.once(HTTPClientRequest(url: server.url()))
             }
         }
     }
@@ -113,6 +137,7 @@ import Testing
     @Test func aKeptConnectionTheServerClosedIsReplaced() async throws {
         try await withScriptedServer(.answer(Self.head("HTTP/1.1 200 OK\nContent-Length: 2\n\nok"))) { server in
             let client = LoopbackHTTPClient()
+            defer { client.stop() }
             for _ in 0..<3 {
                 let response = try await client.send(HTTPClientRequest(url: server.url()))
                 #expect(response.body == Array("ok".utf8))
