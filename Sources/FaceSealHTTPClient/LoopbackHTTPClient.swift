@@ -217,7 +217,7 @@ package final class LoopbackHTTPClient: Sendable {
         }
     }
 
-    /// After `stop()`: fails what is under way, closes the kept connections and the epoll instance.
+    /// After `stop()`: fails what is under way and closes the kept connections (the epoll instance closes with the client).
     private func shutDown() {
         let (exchanges, idle) = state.withLock { state in
             defer {
@@ -249,10 +249,10 @@ package final class LoopbackHTTPClient: Sendable {
                 return nil
             }
             if state.exchanges[descriptor]!.early != nil {
-                // Answered already, the sender not yet done writing: it finishes the exchange; a close now only means
-                // the connection is not kept.
-                if count <= 0 { state.exchanges[descriptor]!.early!.keepAlive = false }
-                if count <= 0 { unwatch(descriptor) }
+                // Answered already, the sender not yet done writing: it finishes the exchange. Anything after the
+                // response (a close, bytes nobody asked for) means the connection is not kept.
+                state.exchanges[descriptor]!.early!.keepAlive = false
+                unwatch(descriptor)
                 return nil
             }
             guard count > 0 else {
