@@ -14,16 +14,17 @@ import Glibc
 /// same method, target, fields and body, `Host` and `Accept: */*` as libcurl writes them); the load generator spends
 /// 10–13 % less CPU a ceremony against the authority's (docs/PERFORMANCE.md, session 12).
 ///
-/// Limits as for any input: a response head over `maxHeadSize`, a body over the request's limit (`HTTPClient`'s 1 MiB
-/// when it sets none), a malformed status line, field or `Content-Length`, chunked framing, or no complete answer by
+/// Limits as for any input: a response head over `maxHeadSize`, a body over the request's limit (1 MiB when it sets
+/// none), a malformed status line, field or `Content-Length`, chunked framing, or no complete answer by
 /// the request's timeout end the exchange with a typed `LoopbackHTTPError` and close the connection. A request on a kept
 /// connection that the server had closed meanwhile (no byte answered) is sent once more on a new one, as libcurl does.
 /// The thread runs until `stop()`.
 package final class LoopbackHTTPClient: Sendable {
     /// Largest response head accepted.
     static let maxHeadSize = 16 * 1024
-    /// The body limit of a request that sets none (`HTTPClient.Configuration`'s default).
-    static let defaultMaxBodySize = 1 << 20
+    /// What a request is checked and reduced against (`CurlRequest`, as `HTTPClient` does): a body limit of 1 MiB for a
+    /// request that sets none.
+    private static let configuration = HTTPClient.Configuration(maxResponseBodySize: 1 << 20)
 
     /// How an exchange ended, and whether the sender closes its connection (else the connection is kept).
     private typealias Outcome = (result: Result<HTTPClientResponse, LoopbackHTTPError>, release: Bool)
@@ -95,9 +96,8 @@ package final class LoopbackHTTPClient: Sendable {
     /// Sends `request` and answers the response (any status).
     package func send(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
         let origin = try LoopbackOrigin(request.url)
-        let bytes = try Self.serialize(request, origin: origin)
+        let (bytes, maxBodySize) = try Self.prepare(request, origin: origin)
         let deadline = ContinuousClock.now + request.timeout
-        let maxBodySize = max(0, request.maxResponseBodySize ?? Self.defaultMaxBodySize)
         let isHead = request.method.rawValue == "HEAD"
         switch await exchange(bytes, origin: origin, reuse: true, isHead: isHead, maxBodySize: maxBodySize, deadline: deadline) {
         case .success(let response): return response
@@ -346,30 +346,30 @@ package final class LoopbackHTTPClient: Sendable {
 
     // MARK: Messages
 
-    /// The request as libcurl writes it for `HTTPClient`: request line, `Host`, `Accept: */*`, the caller's fields,
-    /// `Content-Length` when a body is sent, the body.
-    package static func serialize(_ request: HTTPClientRequest, origin: LoopbackOrigin) throws(LoopbackHTTPError) -> [UInt8] {
-        let method = request.method.rawValue
-        guard !method.isEmpty, method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw .invalidRequest("method \(method)") }
-        let sendsBody = switch method {
-        case "HEAD": false
-        case "GET", "DELETE", "OPTIONS": !request.body.isEmpty
-        default: true
+    /// The request as libcurl writes it for `HTTPClient`, and its response body's limit. `CurlRequest` checks and
+    /// reduces it as for `HTTPClient` (method and field names tokens, no CR, LF or NUL in a value, values trimmed, the
+    /// caller's framing fields dropped); then the request line, `Host`, `Accept: */*`, its field lines (`Name;` is
+    /// libcurl's spelling of an empty value; `Name:` switches off a default of libcurl's, which this client never
+    /// sends), `Content-Length` when a body is sent, the body.
+    package static func prepare(_ request: HTTPClientRequest, origin: LoopbackOrigin) throws(LoopbackHTTPError) -> (bytes: [UInt8], maxBodySize: Int) {
+        let checked: CurlRequest
+        do {
+            checked = try CurlRequest(request, configuration: configuration)
+        } catch {
+            throw .invalidRequest(error.description)
         }
-        var head = "\(method) \(origin.target) HTTP/1.1\r\nHost: \(origin.authority)\r\nAccept: */*\r\n"
-        for field in request.headers {
-            guard !HTTPHeaders.namesEqual(field.name, "Content-Length"), !HTTPHeaders.namesEqual(field.name, "Transfer-Encoding") else { continue }
-            guard !field.name.isEmpty, field.name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }),
-                  !field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-                throw .invalidRequest("header \(field.name.debugDescription)")
+        var head = "\(checked.method) \(origin.target) HTTP/1.1\r\nHost: \(origin.authority)\r\nAccept: */*\r\n"
+        for line in checked.headerLines {
+            guard let colon = line.firstIndex(of: ":") else {
+                head += line.dropLast() + ":\r\n"
+                continue
             }
-            head += "\(field.name): \(field.value)\r\n"
+            if line.index(after: colon) == line.endIndex { continue }
+            head += line + "\r\n"
         }
-        if sendsBody { head += "Content-Length: \(request.body.count)\r\n" }
+        if let body = checked.body { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
-        var bytes = Array(head.utf8)
-        if sendsBody { bytes += request.body }
-        return bytes
+        return (Array(head.utf8) + (checked.body ?? []), checked.maxBodySize)
     }
 
     /// The response in `bytes` when it is complete (and whether its connection may carry another request), nil while
@@ -458,17 +458,11 @@ package struct LoopbackOrigin: Hashable, Sendable {
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         let authority = rest[..<slash]
         let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
-        let octets = parts.first?.split(separator: ".", omittingEmptySubsequences: false) ?? []
-        guard parts.count == 2, parts[1].count <= 5, let port = UInt16(parts[1]), port > 0, octets.count == 4,
-              octets.allSatisfy({ $0.count <= 3 }) else {
+        guard parts.count == 2, parts[1].count <= 5, let port = UInt16(parts[1]), port > 0,
+              let host = IPAddress(parts[0]), host.bytes.count == 4 else {
             throw .invalidRequest("not an IPv4 literal and port: \(authority)")
         }
-        var address: UInt32 = 0
-        for octet in octets {
-            guard let value = UInt8(octet) else { throw .invalidRequest("not an IPv4 literal: \(authority)") }
-            address = address << 8 | UInt32(value)
-        }
-        self.address = address
+        address = host.bytes.reduce(0) { $0 << 8 | UInt32($1) }
         self.port = port
         self.authority = String(authority)
         let target = rest[slash...]

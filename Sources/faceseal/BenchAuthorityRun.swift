@@ -33,7 +33,7 @@ final class BenchAuthorityRun: Sendable {
     let client: any BenchTransport
     let board = BenchPingBoard()
 
-    /// A run whose parties send through `BenchHTTP`, or through `HTTPClient` when `productClient` (chaos: what is
+    /// A run whose parties send through `LoopbackHTTPClient`, or through `HTTPClient` when `productClient` (chaos: what is
     /// tested there is how the product's client retries a dying authority's answers).
     init(_ options: BenchAuthority.Options, productClient: Bool = false) {
         self.options = options
