@@ -26,7 +26,7 @@ typedef struct {
 typedef struct { u256 x, y; } affine;           // Montgomery form
 typedef struct { u256 X, Y, Z; int infinity; } jacobian;  // x = X/Z^2, y = Y/Z^3, Montgomery form
 
-enum { ROWS = 17, COLUMNS = 8, WORDS_PER_ENTRY = 8 };
+enum { ROWS = 17, COLUMNS = 8, WORDS_PER_ENTRY = 8, SLACK_WORDS = 8 };
 
 // MARK: Multi-precision helpers
 
@@ -339,12 +339,27 @@ static void to_affine(affine *r, const jacobian *a) {
 
 // MARK: Tables
 
-size_t fs_p256_table_size(void) { return (size_t)ROWS * COLUMNS * WORDS_PER_ENTRY * sizeof(uint64_t); }
+size_t fs_p256_table_size(void) { return (size_t)(ROWS * COLUMNS * WORDS_PER_ENTRY + SLACK_WORDS) * sizeof(uint64_t); }
+
+// A table's entries start at the first 64-byte boundary after its first word, so each entry is exactly one cache line
+// (an entry across two lines costs two misses); the first word records that start's distance from the buffer, in words.
+static uint64_t *entries_start(uint64_t *table) {
+    return (uint64_t *)(((uintptr_t)(table + 1) + 63) & ~(uintptr_t)63);
+}
+
+// The entries of a table made by table_init/generator_table_init, or NULL when the buffer is not where it was made
+// (a copy at another alignment would read its entries a few words off).
+static const uint64_t *entries_of(const uint64_t *table) {
+    const uint64_t *start = entries_start((uint64_t *)(uintptr_t)table);
+    return table[0] == (uint64_t)(start - table) ? start : NULL;
+}
 
 // Row j: (k+1) 65536^j P for k < 8; the row's base in affine form (one inversion a row), its other multiples made
 // affine together at the end (one inversion for all). -1 when memory is short.
-static int build_table(uint64_t *table, const affine *point) {
+static int build_table(uint64_t *buffer, const affine *point) {
     enum { COUNT = ROWS * COLUMNS };
+    uint64_t *table = entries_start(buffer);
+    buffer[0] = (uint64_t)(table - buffer);
     jacobian *points = malloc(sizeof(jacobian) * COUNT);
     u256 *products = malloc(sizeof(u256) * COUNT);
     if (points == NULL || products == NULL) {
@@ -424,15 +439,17 @@ static void recode16(signed char e[65], const u256 *a) {
     e[64] = carry;
 }
 
-static void accumulate(jacobian *acc, const uint64_t *table, int row, signed char digit) {
-    if (digit == 0) return;
-    const affine *entry = (const affine *)(const void *)(table + ((size_t)row * COLUMNS + (size_t)((digit < 0 ? -digit : digit) - 1)) * WORDS_PER_ENTRY);
-    point_add_affine(acc, acc, entry, digit < 0);
+// The entry of `table` (entries) that digit `digit` of row `row` adds, or NULL for a zero digit.
+static const affine *entry_for(const uint64_t *table, int row, signed char digit) {
+    if (digit == 0) return NULL;
+    return (const affine *)(const void *)(table + ((size_t)row * COLUMNS + (size_t)((digit < 0 ? -digit : digit) - 1)) * WORDS_PER_ENTRY);
 }
 
 int fs_p256_verify_with_tables(const uint64_t *generator_table, const uint64_t *key_table, const unsigned char digest[32],
                                const unsigned char signature[64]) {
     pthread_once(&constants_once, make_constants);
+    const uint64_t *g_entries = entries_of(generator_table), *q_entries = entries_of(key_table);
+    if (g_entries == NULL || q_entries == NULL) return -1;
     const modulus *N = &order;
     u256 r, s, e;
     from_bytes(&r, signature);
@@ -448,13 +465,28 @@ int fs_p256_verify_with_tables(const uint64_t *generator_table, const uint64_t *
     signed char d1[65], d2[65];
     recode16(d1, &u1);
     recode16(d2, &u2);
-    jacobian acc = {zero256, zero256, zero256, 1};
     // Digit i multiplies 16^i = 16^(i mod 4) 65536^(i/4): the digits of each phase i mod 4, from 3 down, with four
-    // doublings (a factor 16) after each phase but the last.
+    // doublings (a factor 16) after each phase but the last. The entries are listed in that order first, so each can
+    // be fetched from memory two additions before it is needed (a server's many key tables are seldom in cache).
+    enum { MAX_ADDS = 2 * 65, AHEAD = 2 };
+    const affine *adds[MAX_ADDS];
+    signed char negate[MAX_ADDS];
+    int ends[4], count = 0;
     for (int phase = 3; phase >= 0; phase--) {
         for (int i = phase; i < 65; i += 4) {
-            accumulate(&acc, generator_table, i / 4, d1[i]);
-            accumulate(&acc, key_table, i / 4, d2[i]);
+            const affine *g = entry_for(g_entries, i / 4, d1[i]), *q = entry_for(q_entries, i / 4, d2[i]);
+            if (g != NULL) { adds[count] = g; negate[count++] = d1[i] < 0; }
+            if (q != NULL) { adds[count] = q; negate[count++] = d2[i] < 0; }
+        }
+        ends[phase] = count;
+    }
+    for (int k = 0; k < AHEAD && k < count; k++) __builtin_prefetch(adds[k]);
+    jacobian acc = {zero256, zero256, zero256, 1};
+    int k = 0;
+    for (int phase = 3; phase >= 0; phase--) {
+        for (; k < ends[phase]; k++) {
+            if (k + AHEAD < count) __builtin_prefetch(adds[k + AHEAD]);
+            point_add_affine(&acc, &acc, adds[k], negate[k]);
         }
         if (phase > 0) for (int i = 0; i < 4; i++) point_double(&acc, &acc);
     }

@@ -28,11 +28,12 @@ int fs_ed25519_table_init(uint64_t *table, const unsigned char pk[32]);
 int fs_ed25519_verify_with_tables(const uint64_t *base_table, const uint64_t *key_table, const unsigned char sig[64],
                                   const unsigned char h[32]);
 
-/// Bytes of one P-256 table (17 rows of 8 affine multiples, 8.5 KB).
+/// Bytes of one P-256 table (17 rows of 8 affine multiples, 8.5 KB, and 64 bytes to align them to cache lines).
 size_t fs_p256_table_size(void);
 
 /// Fills `table` (fs_p256_table_size() bytes, 8-byte aligned) with the multiples of the point (x, y), big-endian
-/// coordinates. Returns 0, or -1 when (x, y) is not a point of the curve.
+/// coordinates. Returns 0, or -1 when (x, y) is not a point of the curve. The entries start at a 64-byte boundary
+/// inside the buffer, so the buffer must stay where it was filled (a copy elsewhere verifies nothing: -1).
 int fs_p256_table_init(uint64_t *table, const unsigned char x[32], const unsigned char y[32]);
 
 /// Fills `table` with the multiples of the generator G.
