@@ -24,21 +24,26 @@ final class P256Tables: Sendable {
     /// Whether `signature` (r ‖ s, 64 bytes) is a valid signature of SHA-256(`message`) under `key` (the 65-byte
     /// uncompressed point) on the tables; nil when the key has none (yet): the caller then asks OpenSSL.
     func verify<D: DataProtocol>(_ signature: Data, message: D, key: Data) -> Bool? {
-        guard signature.count == 64, let generator = Self.generatorTable, let table = cache.table(for: key) else { return nil }
-        let digest = SHA256.hash(data: message)
+        guard signature.count == 64, let table = cache.table(for: key) else { return nil }
+        return table.withUnsafeBufferPointer { Self.verify(signature, digest: SHA256.hash(data: message), keyTable: $0) }
+    }
+
+    /// The verification on a key table wherever it lies: false when it is not where it was filled (its entries start
+    /// at a cache-line boundary found from its own address: a copy elsewhere would read them a few words off).
+    static func verify(_ signature: Data, digest: SHA256Digest, keyTable: UnsafeBufferPointer<UInt64>) -> Bool {
+        guard signature.count == 64, let generator = generatorTable,
+              keyTable.count * MemoryLayout<UInt64>.size >= fs_p256_table_size() else { return false }
         return generator.withUnsafeBufferPointer { generator in
-            table.withUnsafeBufferPointer { table in
-                digest.withUnsafeBytes { digest in
-                    signature.withUnsafeBytes { signature in
-                        fs_p256_verify_with_tables(generator.baseAddress, table.baseAddress, digest.uint8Base, signature.uint8Base) == 0
-                    }
+            digest.withUnsafeBytes { digest in
+                signature.withUnsafeBytes { signature in
+                    fs_p256_verify_with_tables(generator.baseAddress, keyTable.baseAddress, digest.uint8Base, signature.uint8Base) == 0
                 }
             }
         }
     }
 
     /// A fresh table for the uncompressed point `key` (0x04 ‖ x ‖ y), or nil when it is not a point of the curve.
-    private static func table(for key: Data) -> [UInt64]? {
+    static func table(for key: Data) -> [UInt64]? {
         let point = [UInt8](key)
         guard point.count == 65, point[0] == 0x04 else { return nil }
         var table = [UInt64](repeating: 0, count: fs_p256_table_size() / MemoryLayout<UInt64>.size)

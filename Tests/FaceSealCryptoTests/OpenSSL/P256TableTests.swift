@@ -87,4 +87,29 @@ import Testing
         for _ in 0..<10 { #expect(key.publicKey.isValidSignature(signature, for: message)) }
         #expect(P256Tables.shared.hasTable(key.publicKey.x963Representation))
     }
+
+    /// A table's entries start at a cache-line boundary found from its own address, recorded in its first word: a
+    /// copy of it elsewhere verifies only where that boundary falls at the same distance (one word offset in eight
+    /// within a line) and refuses everywhere else, never reading the entries a few words off.
+    @Test func aTableVerifiesOnlyWhereItWasMade() throws {
+        let key = P256.Signing.PrivateKey()
+        let message = Array("moved".utf8)
+        let signature = Data(try key.signature(for: message).rawRepresentation)
+        let digest = SHA256.hash(data: message)
+        let table = try #require(P256Tables.table(for: key.publicKey.x963Representation))
+        #expect(table.withUnsafeBufferPointer { P256Tables.verify(signature, digest: digest, keyTable: $0) })
+        let words = table.count
+        let buffer = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: words + 8)
+        defer { buffer.deallocate() }
+        var verified: [Int] = []
+        for shift in 0..<8 {
+            buffer.initialize(repeating: 0)
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[shift..<(shift + words)]).initialize(from: table)
+            if P256Tables.verify(signature, digest: digest, keyTable: UnsafeBufferPointer(rebasing: buffer[shift..<(shift + words)])) {
+                verified.append(shift)
+            }
+        }
+        #expect(verified.count == 1)
+        #expect(!table.withUnsafeBufferPointer { P256Tables.verify(Data(repeating: 1, count: 64), digest: digest, keyTable: $0) })
+    }
 }
