@@ -24,7 +24,7 @@ final class P256Tables: Sendable {
     /// Whether `signature` (r ‖ s, 64 bytes) is a valid signature of SHA-256(`message`) under `key` (the 65-byte
     /// uncompressed point) on the tables; nil when the key has none (yet): the caller then asks OpenSSL.
     func verify<D: DataProtocol>(_ signature: Data, message: D, key: Data) -> Bool? {
-        guard signature.count == 64, let table = cache.table(for: key) else { return nil }
+        guard signature.count == 64, Self.generatorTable != nil, let table = cache.table(for: key) else { return nil }
         return table.withUnsafeBufferPointer { Self.verify(signature, digest: SHA256.hash(data: message), keyTable: $0) }
     }
 
