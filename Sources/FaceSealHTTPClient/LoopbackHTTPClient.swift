@@ -20,11 +20,11 @@ import Glibc
 /// connection that the server had closed meanwhile (no byte answered) is sent once more on a new one, as libcurl does.
 /// The thread runs until `stop()`.
 package final class LoopbackHTTPClient: Sendable {
+    /// What a request is checked and reduced against (`CurlRequest`, as `HTTPClient` does), and the response limits: a
+    /// body of 1 MiB for a request that sets none, a head of 16 KiB.
+    private static let configuration = HTTPClient.Configuration(maxResponseBodySize: 1 << 20, maxResponseHeadSize: 16 << 10)
     /// Largest response head accepted.
-    static let maxHeadSize = 16 * 1024
-    /// What a request is checked and reduced against (`CurlRequest`, as `HTTPClient` does): a body limit of 1 MiB for a
-    /// request that sets none.
-    private static let configuration = HTTPClient.Configuration(maxResponseBodySize: 1 << 20)
+    static var maxHeadSize: Int { configuration.maxResponseHeadSize }
 
     /// How an exchange ended, and whether the sender closes its connection (else the connection is kept).
     private typealias Outcome = (result: Result<HTTPClientResponse, LoopbackHTTPError>, release: Bool)
