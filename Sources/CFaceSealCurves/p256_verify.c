@@ -1,11 +1,14 @@
 // ECDSA P-256 verification with precomputed multiples of the public key (faceseal_curves.h).
 //
 // Integers mod p and mod n in four 64-bit limbs, Montgomery form (R = 2^256) for products; points in Jacobian
-// coordinates (a = -3), tables of affine points. A table holds (k+1) * 65536^j * Q for j < 17, k < 8, so [u]Q for a
-// 256-bit u in 65 signed radix-16 digits is at most 65 mixed additions and 12 doublings (a comb of four phases);
-// [u1]G + [u2]Q shares the doublings. (Rows 256^j apart halve the doublings but double the table, 17 KB a key: with
-// a server's many device keys the tables' cache misses cost more than the 8 doublings.) Public data only (keys, signatures, hashes): branches and table indices depend on public values, and
-// inverses use the variable-time binary algorithm.
+// coordinates (a = -3), tables of affine points. A key's table holds (k+1) * 65536^j * Q for j < 17, k < 8, so [u]Q
+// for a 256-bit u in 65 signed radix-16 digits is at most 65 mixed additions and 12 doublings (a comb of four phases,
+// 4 bits apart). The generator's one table, shared by every verification and so mostly in cache, is wider: (k+1) *
+// 65536^j * G for k < 128, so [u]G in 33 signed radix-256 digits adds in two of the four phases, at most 33 additions;
+// [u1]G + [u2]Q shares the doublings. (A key's rows 256^j apart would halve the doublings but double its table, 17 KB
+// a key: with a server's many device keys the tables' cache misses cost more than the 8 doublings.) Public data only
+// (keys, signatures, hashes): branches and table indices depend on public values, and inverses use the variable-time
+// binary algorithm.
 #include "faceseal_curves.h"
 
 #include <pthread.h>
@@ -26,7 +29,7 @@ typedef struct {
 typedef struct { u256 x, y; } affine;           // Montgomery form
 typedef struct { u256 X, Y, Z; int infinity; } jacobian;  // x = X/Z^2, y = Y/Z^3, Montgomery form
 
-enum { ROWS = 17, COLUMNS = 8, WORDS_PER_ENTRY = 8, SLACK_WORDS = 8 };
+enum { ROWS = 17, COLUMNS = 8, G_COLUMNS = 128, WORDS_PER_ENTRY = 8, SLACK_WORDS = 8 };
 
 // MARK: Multi-precision helpers
 
@@ -125,11 +128,13 @@ static const u256 p256_modulus = {{0xFFFFFFFFFFFFFFFFULL, 0x00000000FFFFFFFFULL,
 
 // Arithmetic mod p (the points' arithmetic). fmul is mont_mul for P-256's p unrolled: n0 = 1, so each round's q is
 // the low limb, q p's lowest limb (2^64 - 1) just carries q, its third limb is 0, and only q p1 and q p3 need products.
+// Its four rounds are unrolled too (clang otherwise keeps the loop, and the limbs go through memory: +20 % instructions).
 static inline void fmul(u256 *r, const u256 *a, const u256 *b) {
     const uint64_t a0 = a->v[0], a1 = a->v[1], a2 = a->v[2], a3 = a->v[3];
     const uint64_t p1 = 0x00000000FFFFFFFFULL, p3 = 0xFFFFFFFF00000001ULL;
     uint64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5, q;
     u128 c;
+#pragma clang loop unroll(full)
     for (int i = 0; i < 4; i++) {
         const uint64_t bi = b->v[i];
         c = (u128)a0 * bi + t0; t0 = (uint64_t)c; c >>= 64;
@@ -339,6 +344,7 @@ static void to_affine(affine *r, const jacobian *a) {
 
 // MARK: Tables
 
+size_t fs_p256_generator_table_size(void) { return (size_t)(ROWS * G_COLUMNS * WORDS_PER_ENTRY + SLACK_WORDS) * sizeof(uint64_t); }
 size_t fs_p256_table_size(void) { return (size_t)(ROWS * COLUMNS * WORDS_PER_ENTRY + SLACK_WORDS) * sizeof(uint64_t); }
 
 // A table's entries start at the first 64-byte boundary after its first word, so each entry is exactly one cache line
@@ -354,10 +360,10 @@ static const uint64_t *entries_of(const uint64_t *table) {
     return table[0] == (uint64_t)(start - table) ? start : NULL;
 }
 
-// Row j: (k+1) 65536^j P for k < 8; the row's base in affine form (one inversion a row), its other multiples made
+// Row j: (k+1) 65536^j P for k < `columns`; the row's base in affine form (one inversion a row), its other multiples made
 // affine together at the end (one inversion for all). -1 when memory is short.
-static int build_table(uint64_t *buffer, const affine *point) {
-    enum { COUNT = ROWS * COLUMNS };
+static int build_table(uint64_t *buffer, const affine *point, int columns) {
+    const int COUNT = ROWS * columns;
     uint64_t *table = entries_start(buffer);
     buffer[0] = (uint64_t)(table - buffer);
     jacobian *points = malloc(sizeof(jacobian) * COUNT);
@@ -370,10 +376,10 @@ static int build_table(uint64_t *buffer, const affine *point) {
     affine base = *point;
     for (int row = 0; row < ROWS; row++) {
         jacobian multiple = {base.x, base.y, field.one, 0};
-        points[row * COLUMNS] = multiple;
-        for (int column = 1; column < COLUMNS; column++) {
+        points[row * columns] = multiple;
+        for (int column = 1; column < columns; column++) {
             point_add_affine(&multiple, &multiple, &base, 0);
-            points[row * COLUMNS + column] = multiple;
+            points[row * columns + column] = multiple;
         }
         jacobian next = {base.x, base.y, field.one, 0};
         for (int i = 0; i < 16; i++) point_double(&next, &next);
@@ -422,7 +428,7 @@ int fs_p256_table_init(uint64_t *table, const unsigned char x[32], const unsigne
     fsub(&right, &right, &t);
     fadd(&right, &right, &curve_b);
     if (!equal(&left, &right)) return -1;
-    return build_table(table, &point);
+    return build_table(table, &point, COLUMNS);
 }
 
 // MARK: Verification
@@ -439,10 +445,21 @@ static void recode16(signed char e[65], const u256 *a) {
     e[64] = carry;
 }
 
-// The entry of `table` (entries) that digit `digit` of row `row` adds, or NULL for a zero digit.
-static const affine *entry_for(const uint64_t *table, int row, signed char digit) {
+// a < 2^256 as 33 signed digits e[i] in [-128, 128], a = sum e[i] 256^i.
+static void recode256(signed char e[33], const u256 *a) {
+    int carry = 0;
+    for (int i = 0; i < 32; i++) {
+        int d = (int)((a->v[i / 8] >> (8 * (i % 8))) & 255) + carry;
+        carry = (d + 128) >> 8;
+        e[i] = (signed char)(d - (carry << 8));
+    }
+    e[32] = (signed char)carry;
+}
+
+// The entry of `table` (entries, `columns` a row) that digit `digit` of row `row` adds, or NULL for a zero digit.
+static const affine *entry_for(const uint64_t *table, int columns, int row, int digit) {
     if (digit == 0) return NULL;
-    return (const affine *)(const void *)(table + ((size_t)row * COLUMNS + (size_t)((digit < 0 ? -digit : digit) - 1)) * WORDS_PER_ENTRY);
+    return (const affine *)(const void *)(table + ((size_t)row * (size_t)columns + (size_t)((digit < 0 ? -digit : digit) - 1)) * WORDS_PER_ENTRY);
 }
 
 int fs_p256_verify_with_tables(const uint64_t *generator_table, const uint64_t *key_table, const unsigned char digest[32],
@@ -462,20 +479,22 @@ int fs_p256_verify_with_tables(const uint64_t *generator_table, const uint64_t *
     mont_mul(&w, &w, &N->rr, N);   // w R
     mont_mul(&u1, &e, &w, N);      // e w
     mont_mul(&u2, &r, &w, N);      // r w
-    signed char d1[65], d2[65];
-    recode16(d1, &u1);
+    signed char d1[33], d2[65];
+    recode256(d1, &u1);
     recode16(d2, &u2);
-    // Digit i multiplies 16^i = 16^(i mod 4) 65536^(i/4): the digits of each phase i mod 4, from 3 down, with four
-    // doublings (a factor 16) after each phase but the last. The entries are listed in that order first, so each can
+    // Q's digit i multiplies 16^i = 16^(i mod 4) 65536^(i/4): the digits of each phase i mod 4, from 3 down, with four
+    // doublings (a factor 16) after each phase but the last. G's digit i/2 multiplies 256^(i/2), the same power when i
+    // is even, so G's digits join phases 2 and 0. The entries are listed in that order first, so each can
     // be fetched from memory two additions before it is needed (a server's many key tables are seldom in cache).
-    enum { MAX_ADDS = 2 * 65, AHEAD = 2 };
+    enum { MAX_ADDS = 65 + 33, AHEAD = 2 };
     const affine *adds[MAX_ADDS];
     signed char negate[MAX_ADDS];
     int ends[4], count = 0;
     for (int phase = 3; phase >= 0; phase--) {
         for (int i = phase; i < 65; i += 4) {
-            const affine *g = entry_for(g_entries, i / 4, d1[i]), *q = entry_for(q_entries, i / 4, d2[i]);
-            if (g != NULL) { adds[count] = g; negate[count++] = d1[i] < 0; }
+            const affine *g = phase % 2 == 0 ? entry_for(g_entries, G_COLUMNS, i / 4, d1[i / 2]) : NULL;
+            const affine *q = entry_for(q_entries, COLUMNS, i / 4, d2[i]);
+            if (g != NULL) { adds[count] = g; negate[count++] = d1[i / 2] < 0; }
             if (q != NULL) { adds[count] = q; negate[count++] = d2[i] < 0; }
         }
         ends[phase] = count;
@@ -508,5 +527,5 @@ int fs_p256_verify_with_tables(const uint64_t *generator_table, const uint64_t *
 
 int fs_p256_generator_table_init(uint64_t *table) {
     pthread_once(&constants_once, make_constants);
-    return build_table(table, &generator);
+    return build_table(table, &generator, G_COLUMNS);
 }

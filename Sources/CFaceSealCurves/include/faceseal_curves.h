@@ -36,7 +36,10 @@ size_t fs_p256_table_size(void);
 /// inside the buffer, so the buffer must stay where it was filled (a copy elsewhere verifies nothing: -1).
 int fs_p256_table_init(uint64_t *table, const unsigned char x[32], const unsigned char y[32]);
 
-/// Fills `table` with the multiples of the generator G.
+/// Bytes of the generator's table (17 rows of 128 affine multiples, 136 KB, and the 64 bytes of alignment).
+size_t fs_p256_generator_table_size(void);
+
+/// Fills `table` (fs_p256_generator_table_size() bytes, 8-byte aligned) with the multiples of the generator G.
 int fs_p256_generator_table_init(uint64_t *table);
 
 /// 0 when `signature` (r || s, 32 bytes each, big-endian) is a valid ECDSA signature of the 32-byte `digest`

@@ -12,7 +12,7 @@ final class P256Tables: Sendable {
 
     /// The generator's table, shared by every key.
     private static let generatorTable: [UInt64]? = {
-        var table = [UInt64](repeating: 0, count: fs_p256_table_size() / MemoryLayout<UInt64>.size)
+        var table = [UInt64](repeating: 0, count: fs_p256_generator_table_size() / MemoryLayout<UInt64>.size)
         let built = table.withUnsafeMutableBufferPointer { fs_p256_generator_table_init($0.baseAddress) == 0 }
         return built ? table : nil
     }()
