@@ -165,8 +165,9 @@ public enum P256 {
                 return isValidSignatureWithOpenSSL(signature, for: data)
             }
 
-            /// OpenSSL's verification (keys without a table; the reference of the tables' tests).
-            func isValidSignatureWithOpenSSL<D: DataProtocol>(_ signature: ECDSASignature, for data: D) -> Bool {
+            /// OpenSSL's verification (keys without a table; the reference of the tables' tests and the peer of
+            /// `faceseal bench crypto`'s P-256 row).
+            package func isValidSignatureWithOpenSSL<D: DataProtocol>(_ signature: ECDSASignature, for data: D) -> Bool {
                 verifier.verify(sha256Digest: SHA256.hash(data: data).bytes, signature: signature.derBytes)
             }
         }
