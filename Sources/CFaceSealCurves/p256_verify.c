@@ -363,11 +363,11 @@ static const uint64_t *entries_of(const uint64_t *table) {
 // Row j: (k+1) 65536^j P for k < `columns`; the row's base in affine form (one inversion a row), its other multiples made
 // affine together at the end (one inversion for all). -1 when memory is short.
 static int build_table(uint64_t *buffer, const affine *point, int columns) {
-    const int COUNT = ROWS * columns;
+    const int count = ROWS * columns;
     uint64_t *table = entries_start(buffer);
     buffer[0] = (uint64_t)(table - buffer);
-    jacobian *points = malloc(sizeof(jacobian) * COUNT);
-    u256 *products = malloc(sizeof(u256) * COUNT);
+    jacobian *points = malloc(sizeof(jacobian) * count);
+    u256 *products = malloc(sizeof(u256) * count);
     if (points == NULL || products == NULL) {
         free(points);
         free(products);
@@ -387,10 +387,10 @@ static int build_table(uint64_t *buffer, const affine *point, int columns) {
     }
     // Montgomery's trick: one inversion for every Z.
     products[0] = points[0].Z;
-    for (int i = 1; i < COUNT; i++) fmul(&products[i], &products[i - 1], &points[i].Z);
+    for (int i = 1; i < count; i++) fmul(&products[i], &products[i - 1], &points[i].Z);
     u256 inverse;
-    mont_inverse(&inverse, &products[COUNT - 1], &field);
-    for (int i = COUNT - 1; i >= 0; i--) {
+    mont_inverse(&inverse, &products[count - 1], &field);
+    for (int i = count - 1; i >= 0; i--) {
         u256 zinv, zinv2, zinv3;
         if (i > 0) {
             fmul(&zinv, &inverse, &products[i - 1]);
@@ -445,7 +445,7 @@ static void recode16(signed char e[65], const u256 *a) {
     e[64] = carry;
 }
 
-// a < 2^256 as 33 signed digits e[i] in [-128, 128], a = sum e[i] 256^i.
+// a < 2^256 as 33 signed digits, e[i] in [-128, 127] below the top one (0 or 1), a = sum e[i] 256^i.
 static void recode256(signed char e[33], const u256 *a) {
     int carry = 0;
     for (int i = 0; i < 32; i++) {
