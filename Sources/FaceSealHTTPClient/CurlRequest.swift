@@ -31,6 +31,24 @@ struct CurlRequest: Sendable {
               let host = url.host, !host.isEmpty else {
             throw .invalidURL(url.absoluteString)
         }
+        let message = try Self.message(request)
+        self.url = url.absoluteString
+        self.host = host
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        // Byte tests: `String.contains(_:)` on text goes through Foundation's NSString search.
+        address = host.utf8.contains(UInt8(ascii: ":")) && host.utf8.first != UInt8(ascii: "[") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        method = message.method
+        headerLines = message.headerLines
+        body = message.body
+        timeoutMilliseconds = Self.milliseconds(request.timeout)
+        maxBodySize = Self.maxBodySize(request, configuration: configuration)
+        maxHeadSize = max(0, configuration.maxResponseHeadSize)
+    }
+
+    /// The request's method, field lines and body as libcurl is given them (everything but the URL): the method and
+    /// field names tokens, no CR, LF or NUL in a value, values trimmed, the caller's framing fields dropped, and the
+    /// lines that switch off libcurl's defaults the caller did not ask for.
+    static func message(_ request: HTTPClientRequest) throws(HTTPClientError) -> (method: String, headerLines: [String], body: [UInt8]?) {
         guard Self.isToken(request.method.rawValue) else { throw .invalidRequest("method \(request.method.rawValue) is not a token") }
         var lines: [String] = []
         for field in request.headers where !Self.framingFields.contains(where: { HTTPHeaders.namesEqual($0, field.name) }) {
@@ -50,18 +68,12 @@ struct CurlRequest: Sendable {
         // No `Expect: 100-continue` round trip, and no form Content-Type the caller did not choose.
         lines.append("Expect:")
         if sendsBody, !request.headers.contains("Content-Type") { lines.append("Content-Type:") }
+        return (method, lines, sendsBody ? request.body : nil)
+    }
 
-        self.url = url.absoluteString
-        self.host = host
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        // Byte tests: `String.contains(_:)` on text goes through Foundation's NSString search.
-        address = host.utf8.contains(UInt8(ascii: ":")) && host.utf8.first != UInt8(ascii: "[") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        self.method = method
-        headerLines = lines
-        body = sendsBody ? request.body : nil
-        timeoutMilliseconds = Self.milliseconds(request.timeout)
-        maxBodySize = max(0, request.maxResponseBodySize ?? configuration.maxResponseBodySize)
-        maxHeadSize = max(0, configuration.maxResponseHeadSize)
+    /// The largest response body `request` accepts: its own limit, else the client's.
+    static func maxBodySize(_ request: HTTPClientRequest, configuration: HTTPClient.Configuration) -> Int {
+        max(0, request.maxResponseBodySize ?? configuration.maxResponseBodySize)
     }
 
     /// `duration` in whole milliseconds, rounded up, within 1 ms … 24 days (libcurl's `long` and `int` polls).

@@ -346,30 +346,48 @@ package final class LoopbackHTTPClient: Sendable {
 
     // MARK: Messages
 
-    /// The request as libcurl writes it for `HTTPClient`, and its response body's limit. `CurlRequest` checks and
-    /// reduces it as for `HTTPClient` (method and field names tokens, no CR, LF or NUL in a value, values trimmed, the
-    /// caller's framing fields dropped); then the request line, `Host`, `Accept: */*`, its field lines (`Name;` is
+    /// The request as libcurl writes it for `HTTPClient`, and its response body's limit. `CurlRequest.message` checks
+    /// and reduces it as for `HTTPClient` (method and field names tokens, no CR, LF or NUL in a value, values trimmed,
+    /// the caller's framing fields dropped); then the request line, `Host`, `Accept: */*`, its field lines (`Name;` is
     /// libcurl's spelling of an empty value; `Name:` switches off a default of libcurl's, which this client never
-    /// sends), `Content-Length` when a body is sent, the body.
+    /// sends), `Content-Length` when a body is sent, the body. Written as bytes straight into one array.
     package static func prepare(_ request: HTTPClientRequest, origin: LoopbackOrigin) throws(LoopbackHTTPError) -> (bytes: [UInt8], maxBodySize: Int) {
-        let checked: CurlRequest
+        let message: (method: String, headerLines: [String], body: [UInt8]?)
         do {
-            checked = try CurlRequest(request, configuration: configuration)
+            message = try CurlRequest.message(request)
         } catch {
             throw .invalidRequest(error.description)
         }
-        var head = "\(checked.method) \(origin.target) HTTP/1.1\r\nHost: \(origin.authority)\r\nAccept: */*\r\n"
-        for line in checked.headerLines {
-            guard let colon = line.firstIndex(of: ":") else {
-                head += line.dropLast() + ":\r\n"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128 + origin.target.utf8.count + message.headerLines.reduce(0) { $0 + $1.utf8.count + 2 }
+                              + (message.body?.count ?? 0))
+        func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+        append(message.method)
+        append(" ")
+        append(origin.target)
+        append(" HTTP/1.1\r\nHost: ")
+        append(origin.authority)
+        append("\r\nAccept: */*\r\n")
+        for line in message.headerLines {
+            let utf8 = line.utf8
+            guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else {
+                bytes.append(contentsOf: utf8.dropLast())  // `Name;`: an empty value
+                append(":\r\n")
                 continue
             }
-            if line.index(after: colon) == line.endIndex { continue }
-            head += line + "\r\n"
+            if utf8.index(after: colon) == utf8.endIndex { continue }  // `Name:`
+            append(line)
+            append("\r\n")
         }
-        if let body = checked.body { head += "Content-Length: \(body.count)\r\n" }
-        head += "\r\n"
-        return (Array(head.utf8) + (checked.body ?? []), checked.maxBodySize)
+        if let body = message.body {
+            append("Content-Length: ")
+            append(String(body.count))
+            append("\r\n\r\n")
+            bytes.append(contentsOf: body)
+        } else {
+            append("\r\n")
+        }
+        return (bytes, CurlRequest.maxBodySize(request, configuration: configuration))
     }
 
     /// The response in `bytes` when it is complete (and whether its connection may carry another request), nil while
@@ -453,20 +471,24 @@ package struct LoopbackOrigin: Hashable, Sendable {
 
     package init(_ url: URL) throws(LoopbackHTTPError) {
         let text = url.absoluteString
-        guard text.hasPrefix("http://") else { throw .invalidRequest("not an http:// URL: \(text)") }
-        let rest = text.dropFirst(7)
-        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let utf8 = text.utf8
+        guard utf8.starts(with: "http://".utf8) else { throw .invalidRequest("not an http:// URL: \(text)") }
+        // Bytes, not characters: `http://`, then `a.b.c.d:port` and the target, each found by its ASCII delimiter.
+        let rest = utf8.dropFirst(7)
+        let slash = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
         let authority = rest[..<slash]
-        let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[1].count <= 5, let port = UInt16(parts[1]), port > 0,
-              let host = IPAddress(parts[0]), host.bytes.count == 4 else {
-            throw .invalidRequest("not an IPv4 literal and port: \(authority)")
+        let colon = authority.firstIndex(of: UInt8(ascii: ":")) ?? authority.endIndex
+        let portText = authority[colon...].dropFirst()
+        guard colon < authority.endIndex, portText.count <= 5, !portText.contains(UInt8(ascii: ":")),
+              let port = UInt16(Substring(portText)), port > 0,
+              let host = IPAddress(Substring(authority[..<colon])), host.bytes.count == 4 else {
+            throw .invalidRequest("not an IPv4 literal and port: \(Substring(authority))")
         }
         address = host.bytes.reduce(0) { $0 << 8 | UInt32($1) }
         self.port = port
-        self.authority = String(authority)
+        self.authority = String(Substring(authority))
         let target = rest[slash...]
-        self.target = target.isEmpty ? "/" : String(target.prefix { $0 != "#" })
+        self.target = target.isEmpty ? "/" : String(Substring(target.prefix { $0 != UInt8(ascii: "#") }))
     }
 }
 

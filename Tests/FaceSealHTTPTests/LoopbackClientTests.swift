@@ -213,10 +213,10 @@ import Testing
     @Test func writesTheRequestAsLibcurlDoes() throws {
         let url = URL(string: "http://127.0.0.1:8080/a/b?c=d#frag")!
         let origin = try LoopbackOrigin(url)
-        let request = HTTPClientRequest(method: .post, url: url, headers: ["X-One": " 1 ", "X-Empty": "", "X-Semi": "a;", "Content-Length": "99"],
+        let request = HTTPClientRequest(method: .post, url: url, headers: ["X-One": " 1 ", "X-Empty": "", "X-Semi": "a;", "X-Colon": "a:", "Content-Length": "99"],
                                         body: Array("xy".utf8))
         #expect(String(decoding: try LoopbackHTTPClient.prepare(request, origin: origin).bytes, as: UTF8.self)
-                == "POST /a/b?c=d HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAccept: */*\r\nX-One: 1\r\nX-Empty:\r\nX-Semi: a;\r\nContent-Length: 2\r\n\r\nxy")
+                == "POST /a/b?c=d HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAccept: */*\r\nX-One: 1\r\nX-Empty:\r\nX-Semi: a;\r\nX-Colon: a:\r\nContent-Length: 2\r\n\r\nxy")
         #expect(try LoopbackHTTPClient.prepare(HTTPClientRequest(url: url), origin: origin).maxBodySize == 1 << 20)
         #expect(try LoopbackHTTPClient.prepare(HTTPClientRequest(url: url, maxResponseBodySize: 7), origin: origin).maxBodySize == 7)
         #expect(throws: LoopbackHTTPError.self) {
