@@ -65,13 +65,18 @@ final class SQLColumns: Sendable {
         return nil
     }
 
-    /// The name's UTF-8 length in the top byte and its first seven bytes below it.
+    /// The name's UTF-8 length in the top byte and its first seven bytes below it. Read from the string's contiguous
+    /// UTF-8 (every native string has it): iterating `utf8.prefix(7)` checks the string's form at every byte, and a
+    /// ceremony looks up ~1,000 columns.
     private static func print(_ name: String) -> UInt64 {
-        var word = UInt64(truncatingIfNeeded: min(name.utf8.count, 255)) << 56
-        var shift: UInt64 = 0
-        for byte in name.utf8.prefix(7) {
-            word |= UInt64(byte) << shift
-            shift += 8
+        if let word = name.utf8.withContiguousStorageIfAvailable(print(utf8:)) { return word }
+        return Array(name.utf8).withUnsafeBufferPointer(print(utf8:))
+    }
+
+    private static func print(utf8 bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var word = UInt64(truncatingIfNeeded: min(bytes.count, 255)) << 56
+        for index in 0..<min(bytes.count, 7) {
+            word |= UInt64(bytes[index]) << UInt64(8 * index)
         }
         return word
     }
