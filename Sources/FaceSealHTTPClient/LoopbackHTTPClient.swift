@@ -398,10 +398,14 @@ package final class LoopbackHTTPClient: Sendable {
             return nil
         }
         guard headEnd <= maxHeadSize else { throw .malformedResponse("a head over \(maxHeadSize) bytes") }
-        var lines = bytes[..<(headEnd - 4)].split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
-            line.last == 0x0D ? line.dropLast() : line
+        // The head's lines (LF-separated, a CR before the LF dropped), read in place: the status line, then the fields.
+        let end = headEnd - 4
+        func line(from start: Int) -> (line: ArraySlice<UInt8>, next: Int?) {
+            let stop = bytes[start..<end].firstIndex(of: 0x0A) ?? end
+            let line = bytes[start..<stop]
+            return (line.last == 0x0D ? line.dropLast() : line, stop < end ? stop + 1 : nil)
         }
-        let statusLine = lines.removeFirst()
+        let (statusLine, afterStatus) = line(from: 0)
         // "HTTP/1.x SP 3DIGIT [SP reason]"
         guard statusLine.count >= 12, statusLine.starts(with: "HTTP/1.".utf8), statusLine[statusLine.startIndex + 8] == 0x20,
               let code = Int(String(decoding: statusLine[(statusLine.startIndex + 9)..<(statusLine.startIndex + 12)], as: UTF8.self)),
@@ -411,13 +415,16 @@ package final class LoopbackHTTPClient: Sendable {
         var keepAlive = statusLine[statusLine.startIndex + 7] == UInt8(ascii: "1")
         var headers = HTTPHeaders()
         var contentLength: Int?
-        for line in lines {
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
-                  line[..<colon].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        var next = afterStatus
+        while let start = next {
+            let (field, following) = line(from: start)
+            next = following
+            guard let colon = field.firstIndex(of: UInt8(ascii: ":")), colon > field.startIndex,
+                  field[..<colon].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
                 throw .malformedResponse("header field")
             }
-            let name = String(decoding: line[..<colon], as: UTF8.self)
-            let value = String(decoding: line[(colon + 1)...].trimmingHTTPWhitespace(), as: UTF8.self)
+            let name = String(decoding: field[..<colon], as: UTF8.self)
+            let value = String(decoding: field[(colon + 1)...].trimmingHTTPWhitespace(), as: UTF8.self)
             if HTTPHeaders.namesEqual(name, "Content-Length") {
                 // Digits only, at most 12 of them, before any arithmetic; a second, different value is refused.
                 guard !value.isEmpty, value.utf8.count <= 12, value.utf8.allSatisfy({ (0x30...0x39).contains($0) }),

@@ -109,14 +109,19 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// Names and values, one per line. Callers that log headers must redact secrets themselves.
     public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
 
-    /// ASCII case-insensitive comparison without allocating lowercased copies.
+    /// ASCII case-insensitive comparison without allocating lowercased copies, over the two names' contiguous UTF-8
+    /// (iterating two `utf8` views in step checks both strings' forms at every byte; every lookup of a field compares).
     package static func namesEqual(_ a: String, _ b: String) -> Bool {
-        let x = a.utf8, y = b.utf8
-        guard x.count == y.count else { return false }
-        for (p, q) in zip(x, y) where p != q {
-            guard asciiLower(p) == asciiLower(q) else { return false }
+        guard a.utf8.count == b.utf8.count else { return false }
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                for index in 0..<x.count where x[index] != y[index] {
+                    guard asciiLower(x[index]) == asciiLower(y[index]) else { return false }
+                }
+                return true
+            }
         }
-        return true
     }
 
     private static func asciiLower(_ byte: UInt8) -> UInt8 {
