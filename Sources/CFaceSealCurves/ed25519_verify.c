@@ -3,11 +3,9 @@
 // Field elements mod p = 2^255 - 19 in radix 2^51 (five 64-bit limbs, 128-bit products); points on the twisted Edwards
 // curve -x^2 + y^2 = 1 + d x^2 y^2 in extended coordinates, with the unified addition formulas of Hisil, Wong, Carter
 // and Dawson (complete on this curve: d is not a square), in the forms of the Ed25519 paper's reference code. A
-// key's table holds (k+1) * 256^j * A for j < 32, k < 8 in affine (y+x, y-x, 2dxy) form, so [h]A for a 253-bit
-// scalar h in signed radix-16 digits is 64 mixed additions and 4 doublings. The base point's one table, shared by
-// every verification, is wider: (k+1) * 256^j * B for k < 128 (480 KB), so [S]B in signed radix-256 digits is 32
-// additions, all in the comb's second phase; R' = [S]B - [h]A shares the doublings. Public data only: branches and
-// table indices depend on public values.
+// table holds (k+1) * 256^j * P for j < 32, k < 8 in affine (y+x, y-x, 2dxy) form, so [a]P for a 253-bit scalar a in
+// signed radix-16 digits is 64 mixed additions and 4 doublings; R' = [S]B - [h]A shares the doublings. Public data
+// only: branches and table indices depend on public values.
 #include "faceseal_curves.h"
 
 #include <pthread.h>
@@ -25,7 +23,7 @@ typedef struct { fe X, Y, Z; } ge_p2;         // x = X/Z, y = Y/Z
 typedef struct { fe yplusx, yminusx, xy2d; } ge_precomp;  // affine
 typedef struct { fe YplusX, YminusX, Z, T2d; } ge_cached;
 
-enum { ROWS = 32, COLUMNS = 8, BASE_COLUMNS = 128, LIMBS_PER_ENTRY = 15 };
+enum { ROWS = 32, COLUMNS = 8, LIMBS_PER_ENTRY = 15 };
 
 // MARK: Field arithmetic
 
@@ -387,32 +385,32 @@ static int ge_frombytes(ge_p3 *h, const unsigned char s[32]) {
 
 size_t fs_ed25519_table_size(void) { return (size_t)ROWS * COLUMNS * LIMBS_PER_ENTRY * sizeof(uint64_t); }
 
-size_t fs_ed25519_base_table_size(void) { return (size_t)ROWS * BASE_COLUMNS * LIMBS_PER_ENTRY * sizeof(uint64_t); }
-
-static const ge_precomp *table_entry(const uint64_t *table, int columns, int row, int column) {
-    return (const ge_precomp *)(const void *)(table + ((size_t)row * (size_t)columns + (size_t)column) * LIMBS_PER_ENTRY);
+static const ge_precomp *table_entry(const uint64_t *table, int row, int column) {
+    return (const ge_precomp *)(const void *)(table + ((size_t)row * COLUMNS + (size_t)column) * LIMBS_PER_ENTRY);
 }
 
-// Row j: (k+1) 256^j P for k < `columns`, from 256^j P by additions; the next row starts 8 doublings later. -1 when
-// memory is short.
-static int build_table(uint64_t *table, const ge_p3 *point, int columns) {
-    const int count = ROWS * columns;
-    ge_p3 *multiples = malloc(sizeof(ge_p3) * (size_t)count);
-    fe *products = malloc(sizeof(fe) * (size_t)count);
+int fs_ed25519_table_init(uint64_t *table, const unsigned char pk[32]) {
+    pthread_once(&constants_once, make_constants);
+    ge_p3 point;
+    if (ge_frombytes(&point, pk) != 0) return -1;
+    enum { COUNT = ROWS * COLUMNS };
+    ge_p3 *multiples = malloc(sizeof(ge_p3) * COUNT);
+    fe *products = malloc(sizeof(fe) * COUNT);
     if (multiples == NULL || products == NULL) {
         free(multiples);
         free(products);
         return -1;
     }
-    ge_p3 base = *point;
+    // Row j: (k+1) 256^j P, from 256^j P by additions; the next row starts 8 doublings later.
+    ge_p3 base = point;
     for (int row = 0; row < ROWS; row++) {
         ge_cached cached;
         ge_p1p1 sum;
         ge_p3_to_cached(&cached, &base);
-        multiples[row * columns] = base;
-        for (int column = 1; column < columns; column++) {
-            ge_add(&sum, &multiples[row * columns + column - 1], &cached);
-            ge_p1p1_to_p3(&multiples[row * columns + column], &sum);
+        multiples[row * COLUMNS] = base;
+        for (int column = 1; column < COLUMNS; column++) {
+            ge_add(&sum, &multiples[row * COLUMNS + column - 1], &cached);
+            ge_p1p1_to_p3(&multiples[row * COLUMNS + column], &sum);
         }
         for (int i = 0; i < 8; i++) {
             ge_p3_dbl(&sum, &base);
@@ -421,10 +419,10 @@ static int build_table(uint64_t *table, const ge_p3 *point, int columns) {
     }
     // One inversion for every Z (Montgomery's trick), then the affine (y+x, y-x, 2dxy).
     products[0] = multiples[0].Z;
-    for (int i = 1; i < count; i++) fe_mul(&products[i], &products[i - 1], &multiples[i].Z);
+    for (int i = 1; i < COUNT; i++) fe_mul(&products[i], &products[i - 1], &multiples[i].Z);
     fe inverse;
-    fe_invert(&inverse, &products[count - 1]);
-    for (int i = count - 1; i >= 0; i--) {
+    fe_invert(&inverse, &products[COUNT - 1]);
+    for (int i = COUNT - 1; i >= 0; i--) {
         fe zinv, x, y;
         if (i > 0) {
             fe_mul(&zinv, &inverse, &products[i - 1]);
@@ -445,24 +443,6 @@ static int build_table(uint64_t *table, const ge_p3 *point, int columns) {
     return 0;
 }
 
-int fs_ed25519_table_init(uint64_t *table, const unsigned char pk[32]) {
-    pthread_once(&constants_once, make_constants);
-    ge_p3 point;
-    if (ge_frombytes(&point, pk) != 0) return -1;
-    return build_table(table, &point, COLUMNS);
-}
-
-int fs_ed25519_base_table_init(uint64_t *table) {
-    // B = (x, 4/5) with x positive: 0x58 then 31 bytes 0x66.
-    unsigned char encoding[32];
-    memset(encoding, 0x66, sizeof encoding);
-    encoding[0] = 0x58;
-    pthread_once(&constants_once, make_constants);
-    ge_p3 point;
-    if (ge_frombytes(&point, encoding) != 0) return -1;
-    return build_table(table, &point, BASE_COLUMNS);
-}
-
 // MARK: Verification
 
 // a (little-endian, a[31] <= 127) as 64 signed digits e[i] in [-8, 8], a = sum e[i] 16^i.
@@ -480,23 +460,12 @@ static void recode16(signed char e[64], const unsigned char a[32]) {
     e[63] = (signed char)(e[63] + carry);
 }
 
-// s (little-endian, below L < 2^253) as 32 signed digits e[i] in [-128, 127], s = sum e[i] 256^i (the top byte is at
-// most 0x10, so no carry leaves the last digit).
-static void recode256(signed char e[32], const unsigned char s[32]) {
-    int carry = 0;
-    for (int i = 0; i < 32; i++) {
-        int d = s[i] + carry;
-        carry = (d + 128) >> 8;
-        e[i] = (signed char)(d - (carry << 8));
-    }
-}
-
-// h += digit * (row's power) * P from `table` (`columns` a row), negated when `subtract`.
-static void accumulate(ge_p3 *h, const uint64_t *table, int columns, int row, int digit, int subtract) {
+// h += digit * 16^(2 row or 2 row + 1 before the final doublings) * P, negated when `subtract`.
+static void accumulate(ge_p3 *h, const uint64_t *table, int row, signed char digit, int subtract) {
     if (digit == 0) return;
     ge_p1p1 r;
     int negative = (digit < 0) != (subtract != 0);
-    const ge_precomp *entry = table_entry(table, columns, row, (digit < 0 ? -digit : digit) - 1);
+    const ge_precomp *entry = table_entry(table, row, (digit < 0 ? -digit : digit) - 1);
     if (negative) ge_msub(&r, h, entry); else ge_madd(&r, h, entry);
     ge_p1p1_to_p3(h, &r);
 }
@@ -541,14 +510,15 @@ int fs_ed25519_verify_with_tables(const uint64_t *base_table, const uint64_t *ke
                                   const unsigned char h[32]) {
     if (!below_group_order(sig + 32) || has_small_order(sig)) return -1;
     if (h[31] > 127) return -1;  // the caller reduces h mod L
-    // h's digit i (radix 16) multiplies 256^(i/2), times 16 for an odd i: the odd digits first, then four doublings,
-    // then the even ones; S's digit j (radix 256) multiplies 256^j, beside h's digit 2j.
-    signed char es[32], eh[64];
-    recode256(es, sig + 32);
+    signed char es[64], eh[64];
+    recode16(es, sig + 32);
     recode16(eh, h);
     ge_p3 acc;
     ge_p3_0(&acc);
-    for (int i = 1; i < 64; i += 2) accumulate(&acc, key_table, COLUMNS, i / 2, eh[i], 1);
+    for (int i = 1; i < 64; i += 2) {
+        accumulate(&acc, base_table, i / 2, es[i], 0);
+        accumulate(&acc, key_table, i / 2, eh[i], 1);
+    }
     ge_p1p1 r;
     ge_p2 s;
     ge_p3_dbl(&r, &acc);
@@ -559,9 +529,9 @@ int fs_ed25519_verify_with_tables(const uint64_t *base_table, const uint64_t *ke
     ge_p1p1_to_p2(&s, &r);
     ge_p2_dbl(&r, &s);
     ge_p1p1_to_p3(&acc, &r);
-    for (int j = 0; j < 32; j++) {
-        accumulate(&acc, base_table, BASE_COLUMNS, j, es[j], 0);
-        accumulate(&acc, key_table, COLUMNS, j, eh[2 * j], 1);
+    for (int i = 0; i < 64; i += 2) {
+        accumulate(&acc, base_table, i / 2, es[i], 0);
+        accumulate(&acc, key_table, i / 2, eh[i], 1);
     }
     unsigned char check[32];
     ge_tobytes(check, &acc.X, &acc.Y, &acc.Z);

@@ -22,16 +22,9 @@ size_t fs_ed25519_table_size(void);
 /// only builds tables for keys libsodium calls valid points (crypto_core_ed25519_is_valid_point).
 int fs_ed25519_table_init(uint64_t *table, const unsigned char pk[32]);
 
-/// Bytes of the base point's table (32 rows of 128 affine multiples, 480 KB).
-size_t fs_ed25519_base_table_size(void);
-
-/// Fills `table` (fs_ed25519_base_table_size() bytes, 8-byte aligned) with the multiples of the base point B.
-/// Returns 0, or -1 when memory is short.
-int fs_ed25519_base_table_init(uint64_t *table);
-
 /// 0 when `sig` (R || S, 64 bytes) is a valid signature for the key of `key_table`, whose challenge scalar
 /// h = SHA-512(R || A || M) mod L (32 bytes, little-endian, < L) the caller computed; -1 otherwise. `base_table` is the
-/// base point's table (fs_ed25519_base_table_init).
+/// table of the base point B (fs_ed25519_table_init with B's encoding).
 int fs_ed25519_verify_with_tables(const uint64_t *base_table, const uint64_t *key_table, const unsigned char sig[64],
                                   const unsigned char h[32]);
 

@@ -13,12 +13,8 @@ final class Ed25519Tables: Sendable {
 
     private let cache: KeyTableCache
 
-    /// The base point's table, shared by every key (480 KB: 128 multiples a row, so [S]B is half the additions of [h]A).
-    private static let baseTable: [UInt64]? = {
-        var table = [UInt64](repeating: 0, count: fs_ed25519_base_table_size() / MemoryLayout<UInt64>.size)
-        let built = table.withUnsafeMutableBufferPointer { fs_ed25519_base_table_init($0.baseAddress) == 0 }
-        return built ? table : nil
-    }()
+    /// The base point's table, shared by every key: B = (x, 4/5) with x positive, encoded 0x58 then 31 bytes 0x66.
+    private static let baseTable: [UInt64]? = table(for: Data([0x58] + [UInt8](repeating: 0x66, count: 31)))
 
     init(limit: Int, threshold: Int) {
         cache = KeyTableCache(limit: limit, threshold: threshold, build: Self.table(for:))
