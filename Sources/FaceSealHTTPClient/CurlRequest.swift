@@ -45,10 +45,12 @@ struct CurlRequest: Sendable {
         maxHeadSize = max(0, configuration.maxResponseHeadSize)
     }
 
-    /// The request's method, field lines and body as libcurl is given them (everything but the URL): the method and
-    /// field names tokens, no CR, LF or NUL in a value, values trimmed, the caller's framing fields dropped, and the
-    /// lines that switch off libcurl's defaults the caller did not ask for.
-    static func message(_ request: HTTPClientRequest) throws(HTTPClientError) -> (method: String, headerLines: [String], body: [UInt8]?) {
+    /// A request's method, field lines and body as libcurl is given them (everything but the URL).
+    typealias Message = (method: String, headerLines: [String], body: [UInt8]?)
+
+    /// The request's `Message`: the method and field names tokens, no CR, LF or NUL in a value, values trimmed, the
+    /// caller's framing fields dropped, and the lines that switch off libcurl's defaults the caller did not ask for.
+    static func message(_ request: HTTPClientRequest) throws(HTTPClientError) -> Message {
         guard Self.isToken(request.method.rawValue) else { throw .invalidRequest("method \(request.method.rawValue) is not a token") }
         var lines: [String] = []
         for field in request.headers where !Self.framingFields.contains(where: { HTTPHeaders.namesEqual($0, field.name) }) {

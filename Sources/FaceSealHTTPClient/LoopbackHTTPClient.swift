@@ -352,7 +352,7 @@ package final class LoopbackHTTPClient: Sendable {
     /// libcurl's spelling of an empty value; `Name:` switches off a default of libcurl's, which this client never
     /// sends), `Content-Length` when a body is sent, the body. Written as bytes straight into one array.
     package static func prepare(_ request: HTTPClientRequest, origin: LoopbackOrigin) throws(LoopbackHTTPError) -> (bytes: [UInt8], maxBodySize: Int) {
-        let message: (method: String, headerLines: [String], body: [UInt8]?)
+        let message: CurlRequest.Message
         do {
             message = try CurlRequest.message(request)
         } catch {
