@@ -167,27 +167,40 @@ static inline void fsub(u256 *r, const u256 *a, const u256 *b) {
 }
 
 
-// a^-1 mod m for 0 < a < m, normal form (binary extended Euclid; m odd).
+// x 2^-k mod m for 0 < k < 64 and x < m: (x + t m) / 2^k, where t = x (-m^-1) mod 2^k makes the sum a multiple of
+// 2^k; t < 2^k, so the sum is below 2^k m and the quotient below m.
+static void divide_by_power_of_two(u256 *x, int k, const modulus *M) {
+    const uint64_t t = (x->v[0] * M->n0) & ((UINT64_C(1) << k) - 1);
+    uint64_t sum[5];
+    unsigned __int128 carry = 0;
+    for (int i = 0; i < 4; i++) {
+        carry += (unsigned __int128)t * M->m.v[i] + x->v[i];
+        sum[i] = (uint64_t)carry;
+        carry >>= 64;
+    }
+    sum[4] = (uint64_t)carry;
+    for (int i = 0; i < 4; i++) x->v[i] = (sum[i] >> k) | (sum[i + 1] << (64 - k));
+}
+
+// Divides u by its largest power of two and x by the same power mod m (u != 0).
+static void remove_twos(u256 *u, u256 *x, const modulus *M) {
+    while ((u->v[0] & 1) == 0) {
+        const int k = u->v[0] == 0 ? 63 : __builtin_ctzll(u->v[0]);
+        for (int i = 0; i < 3; i++) u->v[i] = (u->v[i] >> k) | (u->v[i + 1] << (64 - k));
+        u->v[3] >>= k;
+        divide_by_power_of_two(x, k, M);
+    }
+}
+
+// a^-1 mod m for 0 < a < m, normal form (binary extended Euclid; m an odd prime). Invariants: x1 a = u and x2 a = v
+// (mod m); each round strips u's and v's factors of two at once (the matching division of x1 and x2 by 2^k is one
+// Montgomery-style reduction) and subtracts the smaller from the larger. Variable time: used on public values only.
 static void mod_inverse(u256 *r, const u256 *a, const modulus *M) {
     u256 u = *a, v = M->m, x1 = {{1, 0, 0, 0}}, x2 = zero256;
     const u256 one = {{1, 0, 0, 0}};
     while (!equal(&u, &one) && !equal(&v, &one)) {
-        while ((u.v[0] & 1) == 0) {
-            for (int i = 0; i < 3; i++) u.v[i] = (u.v[i] >> 1) | (u.v[i + 1] << 63);
-            u.v[3] >>= 1;
-            uint64_t top = 0;
-            if (x1.v[0] & 1) top = add256(&x1, &x1, &M->m);
-            for (int i = 0; i < 3; i++) x1.v[i] = (x1.v[i] >> 1) | (x1.v[i + 1] << 63);
-            x1.v[3] = (x1.v[3] >> 1) | (top << 63);
-        }
-        while ((v.v[0] & 1) == 0) {
-            for (int i = 0; i < 3; i++) v.v[i] = (v.v[i] >> 1) | (v.v[i + 1] << 63);
-            v.v[3] >>= 1;
-            uint64_t top = 0;
-            if (x2.v[0] & 1) top = add256(&x2, &x2, &M->m);
-            for (int i = 0; i < 3; i++) x2.v[i] = (x2.v[i] >> 1) | (x2.v[i + 1] << 63);
-            x2.v[3] = (x2.v[3] >> 1) | (top << 63);
-        }
+        remove_twos(&u, &x1, M);
+        remove_twos(&v, &x2, M);
         if (at_least(&u, &v)) {
             sub256(&u, &u, &v);
             mod_sub(&x1, &x1, &x2, M);

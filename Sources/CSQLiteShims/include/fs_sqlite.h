@@ -13,4 +13,9 @@ int fs_sqlite_bind_text(sqlite3_stmt *stmt, int index, const char *text, int len
 /// A zero length binds an empty BLOB, never NULL.
 int fs_sqlite_bind_blob(sqlite3_stmt *stmt, int index, const void *bytes, int len);
 
+/// Turns SQLite's allocation statistics off, once a process, before its first connection: with them on, every
+/// allocation SQLite makes takes one process-wide mutex (`sqlite3_memory_used` and friends, which nothing here reads).
+/// Answers SQLITE_OK, or SQLITE_MISUSE when SQLite was already initialised (the statistics then stay on; harmless).
+int fs_sqlite_configure(void);
+
 #endif

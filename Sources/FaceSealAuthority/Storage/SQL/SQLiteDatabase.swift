@@ -563,6 +563,7 @@ final class SQLiteConnection: SQLTransaction {
         var handle: OpaquePointer?
         // NOMUTEX: the Swift mutex around the connection already serialises every use.
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        _ = fs_sqlite_configure()
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
