@@ -1,3 +1,4 @@
+import CSQLite
 import FaceSealTestSupport
 import FaceSealWire
 import Foundation
@@ -330,6 +331,16 @@ struct TransactionTests {
             _ = try await store.createTenant(StoreFixtures.tenant())
             #expect(try await store.tenants().map(\.id) == ["acme"])
             await store.close()
+        }
+    }
+
+    @Test("SQLite keeps no allocation statistics (they take a process-wide mutex around every allocation)")
+    func sqliteAllocationStatisticsOff() async throws {
+        try await withScratch(.sqlite) { scratch in
+            // Opening runs the migrations on two connections, which stay open holding their caches: with the
+            // statistics on, SQLite would count that memory.
+            let store = try await scratch.open(clock: ManualClock())
+            withExtendedLifetime(store) { #expect(sqlite3_memory_used() == 0) }
         }
     }
 
