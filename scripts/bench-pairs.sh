@@ -22,13 +22,14 @@ for round in $(seq 1 "$rounds"); do
     if (( round % 2 == 1 )); then order=(A B); else order=(B A); fi
     for which in "${order[@]}"; do
         binary=$a; [[ $which == B ]] && binary=$b
-        line=$("$binary" bench authority "${arguments[@]}" | grep -m 1 '^bench=authority db=[a-z]* mode=[a-z]* .*ceremonies_per_s=')
+        output=$("$binary" bench authority "${arguments[@]}")
+        line=$(grep -m 1 '^bench=authority db=[a-z]* mode=[a-z]* .*ceremonies_per_s=' <<<"$output")
         rate=$(field ceremonies_per_s "$line") authority=$(field cpu_ms_per_ceremony "$line")
         loadgen=$(field loadgen_cpu_ms_per_ceremony "$line") idle=$(field idle_cores "$line")
         echo "round=$round build=$which ceremonies_per_s=$rate cpu_ms_per_ceremony=$authority loadgen_cpu_ms_per_ceremony=$loadgen idle_cores=$idle"
-        sum[$which.rate]=$(awk -v s="${sum[$which.rate]:-0}" -v x="$rate" 'BEGIN { print s + x }')
-        sum[$which.authority]=$(awk -v s="${sum[$which.authority]:-0}" -v x="$authority" 'BEGIN { print s + x }')
-        sum[$which.loadgen]=$(awk -v s="${sum[$which.loadgen]:-0}" -v x="$loadgen" 'BEGIN { print s + x }')
+        for key in rate authority loadgen; do
+            sum[$which.$key]=$(awk -v s="${sum[$which.$key]:-0}" -v x="${!key}" 'BEGIN { print s + x }')
+        done
     done
 done
 for which in A B; do
