@@ -66,19 +66,17 @@ final class SQLColumns: Sendable {
     }
 
     /// The name's UTF-8 length in the top byte and its first seven bytes below it. Read from the string's contiguous
-    /// UTF-8 (every native string has it): iterating `utf8.prefix(7)` checks the string's form at every byte, and a
-    /// ceremony looks up ~1,000 columns.
+    /// UTF-8 (`withUTF8`, as `HTTPHeaders.namesEqual` and the statement cache's key do): iterating `utf8.prefix(7)`
+    /// checks the string's form at every byte, and a ceremony looks up ~1,000 columns.
     private static func print(_ name: String) -> UInt64 {
-        if let word = name.utf8.withContiguousStorageIfAvailable(print(utf8:)) { return word }
-        return Array(name.utf8).withUnsafeBufferPointer(print(utf8:))
-    }
-
-    private static func print(utf8 bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var word = UInt64(truncatingIfNeeded: min(bytes.count, 255)) << 56
-        for index in 0..<min(bytes.count, 7) {
-            word |= UInt64(bytes[index]) << UInt64(8 * index)
+        var name = name
+        return name.withUTF8 { bytes in
+            var word = UInt64(truncatingIfNeeded: min(bytes.count, 255)) << 56
+            for index in 0..<min(bytes.count, 7) {
+                word |= UInt64(bytes[index]) << UInt64(8 * index)
+            }
+            return word
         }
-        return word
     }
 }
 
