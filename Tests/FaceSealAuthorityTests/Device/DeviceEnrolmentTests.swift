@@ -173,6 +173,20 @@ struct DeviceEnrolmentTests {
         }
     }
 
+    @Test("a stored branding the strict parser refuses, or of the wrong types, reaches devices as the label alone",
+          arguments: [##"{"name":"A","name":"B"}"##, "not json", ##"{"name":7,"primary_color":["#000"]}"##, ##"["Acme"]"##])
+    func malformedStoredBrandingFallsBackToTheLabel(stored: String) async throws {
+        try await withAuthority(.sqlite) { harness in
+            try await seedDeviceWorld(harness)
+            var application = try await harness.store.application(clientID: "app-1")
+            application.brandingJSON = stored
+            _ = try await harness.store.updateApplication(application)
+            let (device, _) = try await TestDevice.enrolled(in: harness, subject: "user-1", clientID: "app-1")
+            let sync = try await device.send(.get, DevicePaths.branding + "?kids=\(device.userPresentKID)").decode(BrandingSyncResponse.self)
+            #expect(sync.entries.map(\.branding) == [BrandingInfo(name: application.label)])
+        }
+    }
+
     @Test("the outbox returns an announced link, waking a waiting poll, and acknowledges it", arguments: StoreBackend.underTest)
     func outbox(backend: StoreBackend) async throws {
         try await withAuthority(backend) { harness in
