@@ -240,27 +240,68 @@ struct TransactionTests {
         }
     }
 
-    @Test("an SQLite read that finds the connection taken queues, and is answered once the write before it committed")
-    func queuedReadSeesTheWriteBeforeIt() async throws {
-        // Another process's write lock keeps the connection's queue waiting in a write: the read must queue.
+    @Test("an SQLite read queued while a write runs on the connection is answered after that write committed, and sees it")
+    func queuedReadSeesTheWriteRunning() async throws {
+        // Another process's write lock sends the write to the connection's queue, whose thread runs its body once the
+        // lock is released; the body then holds the connection until the gate opens, so the read must queue behind it.
         try await withSQLiteBehindAnotherWriter { store, database, other in
+            let entered = DispatchSemaphore(value: 0)
+            let gate = DispatchSemaphore(value: 0)
             let write = Task {
                 try await database.transaction { tx in
+                    entered.signal()
+                    gate.wait()
                     try tx.execute("INSERT INTO devices (id, label, created_at) VALUES ('queued', 'x', 0)", [])
                 }
             }
-            // Taken from the write's submission until it commits.
-            while !database.connectionQueue.taken { await Task.yield() }
+            // Handed to the queue: the body will run on the queue's thread, which the gate may block.
+            while database.busyHandOffs < 1 { await Task.yield() }
+            try other.execute("COMMIT", [])
+            while entered.wait(timeout: .now()) != .success { await Task.yield() }
             let read = Task {
                 try await database.transaction(readOnly: true) { tx in
                     try tx.query("SELECT id FROM devices WHERE id = 'queued'", []).count
                 }
             }
             while database.connectionQueue.reads < 1 { await Task.yield() }
-            try other.execute("COMMIT", [])
+            gate.signal()
             _ = try await write.value
             #expect(try await read.value == 1)
             #expect(database.connectionQueue.reads == 0)
+            await store.close()
+        }
+    }
+
+    @Test("SQLite reads queued beside waiting writes run before them: answered without waiting for their commit, not seeing them")
+    func queuedReadsRunBeforeWaitingWrites() async throws {
+        // Another process's write lock holds the first write on the connection's queue; a second write and a read queue.
+        try await withSQLiteBehindAnotherWriter { store, database, other in
+            let first = Task {
+                try await database.transaction { tx in
+                    try tx.execute("INSERT INTO devices (id, label, created_at) VALUES ('first', 'x', 0)", [])
+                }
+            }
+            while database.busyHandOffs < 1 { await Task.yield() }
+            let second = Task {
+                try await database.transaction { tx in
+                    try tx.execute("INSERT INTO devices (id, label, created_at) VALUES ('second', 'x', 0)", [])
+                }
+            }
+            while database.writeQueue.inFlight < 2 || database.connectionQueue.writes < 1 { await Task.yield() }
+            let read = Task {
+                try await database.transaction(readOnly: true) { tx in
+                    try tx.query("SELECT id FROM devices WHERE id = 'second'", []).count
+                }
+            }
+            while database.connectionQueue.reads < 1 { await Task.yield() }
+            try other.execute("COMMIT", [])
+            // The read ran before the batch that holds the second write, so it cannot see it; both writes commit.
+            #expect(try await read.value == 0)
+            _ = try await first.value
+            _ = try await second.value
+            #expect(try await store.device(id: "first").id == "first")
+            #expect(try await store.device(id: "second").id == "second")
+            #expect(database.connectionQueue.reads == 0 && database.connectionQueue.writes == 0)
             await store.close()
         }
     }

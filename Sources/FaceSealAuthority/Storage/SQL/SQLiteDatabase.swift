@@ -28,7 +28,8 @@ public enum SQLiteSynchronous: String, Sendable {
 ///   thread, never Swift's pool).
 /// * **Reads** run on the same connection, each in a read transaction of its own (a read of one statement,
 ///   `readStatement`, in none: a statement reads one snapshot by itself): at once when it is idle, else queued and run
-///   after the batch of writes that runs next (so a read queued after a write sees it). Its page cache stays warm
+///   before the batch of writes that waited with them (a read is linearised before a write no caller has seen
+///   committed; one queued while a batch runs is answered after its commit, and sees it). Its page cache stays warm
 ///   across its own commits, where a second connection's is emptied at every commit of the writer and read back page
 ///   by page (the read-only connections of session 6 cost ten times what a read on the writing connection does,
 ///   docs/PERFORMANCE.md "Session 7: the store").
@@ -155,6 +156,7 @@ final class SQLiteDatabase: SQLDatabase {
     private let writer: Lane
     private let writerState = Mutex(WriterState())
     private let batchedWrites = Atomic<Int>(0)
+    private let busyHandOffCount = Atomic<Int>(0)
     private let writesInFlight = Atomic<Int>(0)
 
     init(path: String, busyTimeoutMilliseconds: Int32, synchronous: SQLiteSynchronous) throws {
@@ -212,8 +214,14 @@ final class SQLiteDatabase: SQLDatabase {
         (writesInFlight.load(ordering: .relaxed), batchedWrites.load(ordering: .relaxed))
     }
 
-    /// Whether a thread holds the connection (or its queue will), and the reads queued for it meanwhile.
-    var connectionQueue: (taken: Bool, reads: Int) { writerState.withLock { ($0.running, $0.reads.count) } }
+    /// How many times work a caller's thread took was handed to the connection's queue because SQLite answered busy
+    /// (another process holding the write lock or recovering the WAL).
+    var busyHandOffs: Int { busyHandOffCount.load(ordering: .relaxed) }
+
+    /// Whether a thread holds the connection (or its queue will), and the reads and writes queued for it meanwhile.
+    var connectionQueue: (taken: Bool, reads: Int, writes: Int) {
+        writerState.withLock { ($0.running, $0.reads.count, $0.waiting.count) }
+    }
 
     /// Takes the idle connection for the calling thread, which must then call `drainWrites(inline: true)`.
     private func takeWriter() -> Bool {
@@ -256,74 +264,82 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    /// Runs the queued work — a batch of writes, then the reads waiting by then — until none waits, then leaves the
-    /// connection idle: a read queued after a write is answered after that write's commit. On a caller's thread
-    /// (`inline`) it runs at most `inlineBatches` rounds, never waits for another process's lock and never
-    /// checkpoints: the rest, work SQLite answers busy and a checkpoint due move to the connection's queue, which keeps
-    /// the connection meanwhile.
+    /// Runs the queued work in rounds until none waits, then leaves the connection idle. A round takes the reads and a
+    /// batch of the writes waiting as it begins, and runs the reads first: a read is linearised before a write that no
+    /// caller has seen committed, so it need not wait for that write's batch (while the batch runs, the reads' callers
+    /// go on, on another core). A read queued while a round runs waits for the next one, after that round's commit. On
+    /// a caller's thread (`inline`) it runs at most `inlineBatches` rounds, never waits for another process's lock and
+    /// never checkpoints: the rest, work SQLite answers busy and a checkpoint due move to the connection's queue, which
+    /// keeps the connection meanwhile.
     private func drainWrites(inline: Bool) {
         if !inline && checkpointDue { checkpoint() }
         var rounds = 0
         while true {
-            let next = writerState.withLock { state -> [WriteJob]? in
+            let next = writerState.withLock { state -> (reads: [ReadJob], batch: [WriteJob])? in
                 if state.waiting.isEmpty && state.reads.isEmpty {
                     state.running = false
                     return nil
                 }
-                if inline && rounds == Self.inlineBatches { return [] }
+                if inline && rounds == Self.inlineBatches { return ([], []) }
                 let count = min(state.waiting.count, Self.batchLimit)
-                defer { state.waiting.removeFirst(count) }
-                return Array(state.waiting.prefix(count))
+                defer {
+                    state.waiting.removeFirst(count)
+                    state.reads.removeAll()
+                }
+                return (state.reads, Array(state.waiting.prefix(count)))
             }
-            guard let batch = next else { return }
+            guard let (reads, batch) = next else { return }
             if inline && rounds == Self.inlineBatches { break }
             rounds += 1
-            if !batch.isEmpty {
-                // Counted before the batch answers its callers; what it did not run is taken back before anyone is answered.
-                if batch.count > 1 { batchedWrites.add(batch.count, ordering: .relaxed) }
-                let outcome: (committed: Bool, notRun: [WriteJob])
+            if !reads.isEmpty {
+                let unread: [ReadJob]
                 do {
-                    outcome = try writer.runHere { Self.runBatch(batch, on: $0, waitWhenBusy: !inline) }
+                    unread = try writer.runHere { connection in
+                        connection.waitsWhenBusy = !inline
+                        return reads.filter { !$0.run(connection) }
+                    }
                 } catch {
-                    for job in batch { job.fail(error) }
-                    outcome = (false, [])
+                    for job in reads { job.fail(error) }
+                    unread = []
                 }
-                if batch.count > 1 { batchedWrites.subtract(outcome.notRun.count, ordering: .relaxed) }
-                if !outcome.notRun.isEmpty {
-                    writerState.withLock { $0.waiting.insert(contentsOf: outcome.notRun, at: 0) }
-                    if inline { break }
-                }
-                if outcome.committed {
-                    let batches = batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue
-                    if batches % Self.backgroundCheckpointInterval == 0 && batches < Self.checkpointInterval
-                        || batches >= Self.checkpointInterval && !catchUpStarted.load(ordering: .relaxed) {
-                        checkpointBeside(at: batches)
+                if !unread.isEmpty {
+                    // Busy on a caller's thread: the queue's thread runs them and the batch, waiting as long as it takes.
+                    writerState.withLock {
+                        $0.reads.insert(contentsOf: unread, at: 0)
+                        $0.waiting.insert(contentsOf: batch, at: 0)
                     }
-                    if checkpointDue {
-                        guard !inline else { break }
-                        checkpoint()
-                    }
+                    busyHandOffCount.add(1, ordering: .relaxed)
+                    break
                 }
             }
-            let reads = writerState.withLock { state in
-                defer { state.reads.removeAll() }
-                return state.reads
-            }
-            if reads.isEmpty { continue }
-            let unread: [ReadJob]
+            if batch.isEmpty { continue }
+            // Counted before the batch answers its callers; what it did not run is taken back before anyone is answered.
+            if batch.count > 1 { batchedWrites.add(batch.count, ordering: .relaxed) }
+            let outcome: (committed: Bool, notRun: [WriteJob])
             do {
-                unread = try writer.runHere { connection in
-                    connection.waitsWhenBusy = !inline
-                    return reads.filter { !$0.run(connection) }
-                }
+                outcome = try writer.runHere { Self.runBatch(batch, on: $0, waitWhenBusy: !inline) }
             } catch {
-                for job in reads { job.fail(error) }
-                unread = []
+                for job in batch { job.fail(error) }
+                outcome = (false, [])
             }
-            if !unread.isEmpty {
-                // Busy on a caller's thread: the queue's thread runs them, waiting as long as it takes.
-                writerState.withLock { $0.reads.insert(contentsOf: unread, at: 0) }
-                break
+            if batch.count > 1 { batchedWrites.subtract(outcome.notRun.count, ordering: .relaxed) }
+            if !outcome.notRun.isEmpty {
+                writerState.withLock { $0.waiting.insert(contentsOf: outcome.notRun, at: 0) }
+                if inline {
+                    busyHandOffCount.add(1, ordering: .relaxed)
+                    break
+                }
+            }
+            if outcome.committed {
+                let batches = batchesSinceCheckpoint.add(1, ordering: .relaxed).newValue
+                if batches % Self.backgroundCheckpointInterval == 0 && batches < Self.checkpointInterval
+                    || batches >= Self.checkpointInterval && !catchUpStarted.load(ordering: .relaxed) {
+                    checkpointBeside(at: batches)
+                }
+                if checkpointDue {
+                    guard !inline else { break }
+                    checkpoint()
+                }
             }
         }
         writer.queue.async { self.drainWrites(inline: false) }
