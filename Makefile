@@ -13,8 +13,12 @@ setup:
 build: setup
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 
+## release: the optimised build (`make demo` and the benchmarks run it). Cross-module optimisation lets a module's
+## generic code be specialised in the modules that call it (docs/PERFORMANCE.md, "Session 16"); a Makefile flag rather
+## than a Package.swift setting, which would keep other packages from depending on FaceSeal's libraries.
+RELEASE_FLAGS ?= -Xswiftc -cross-module-optimization
 release: setup
-	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_BUILD_FLAGS)
 
 ## test: set-up, a PostgreSQL server for the storage suite, then every test.
 test: setup
