@@ -129,7 +129,7 @@ final class SQLiteDatabase: SQLDatabase {
     static let closedError = SQLError.unavailable("the SQLite store is closed")
     /// Most writes in one batch (one transaction).
     static let batchLimit = 64
-    /// Rounds of queued work (a batch of writes, then the waiting reads) a caller's thread runs before it hands the rest
+    /// Rounds of queued work (the waiting reads, then a batch of writes) a caller's thread runs before it hands the rest
     /// to the connection's queue (its own request waits meanwhile).
     static let inlineBatches = 2
     /// Write transactions under way (this one counted) from which a write that finds the connection idle waits one
