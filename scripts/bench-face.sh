@@ -23,7 +23,7 @@ if [ ${#need[@]} -gt 0 ]; then
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >&2
 fi
 
-[ -x "$BIN" ] || swift build -c release -Xswiftc -cross-module-optimization --product faceseal >&2
+[ -x "$BIN" ] || make release >&2
 bash scripts/setup-face-assets.sh >&2
 
 WORK="$(mktemp -d)"

@@ -247,6 +247,8 @@ struct TransactionTests {
         try await withSQLiteBehindAnotherWriter { store, database, other in
             let entered = DispatchSemaphore(value: 0)
             let gate = DispatchSemaphore(value: 0)
+            // Opened on every way out, so a failure below never leaves the queue's thread blocked.
+            defer { gate.signal() }
             let write = Task {
                 try await database.transaction { tx in
                     entered.signal()
