@@ -171,7 +171,9 @@ final class Walkthrough: Sendable {
 final class Background: Sendable {
     let line: String
     private let process: SpawnedProcess
-    private let state = Mutex((output: "", errors: "", status: Int32?.none))
+    /// What arrived on each pipe, the exit status, and how many of the two pipes reached their end: the status can be
+    /// known before the last output is read, so an end is judged only once both pipes are drained too.
+    private let state = Mutex((output: "", errors: "", status: Int32?.none, closedPipes: 0))
     private let changed = DispatchSemaphore(value: 0)
 
     init(line: String, script: String, environment: [String: String]) throws {
@@ -181,7 +183,11 @@ final class Background: Sendable {
             Thread.detachNewThread { [self] in
                 while true {
                     let data = handle.availableData
-                    if data.isEmpty { break }
+                    if data.isEmpty {
+                        state.withLock { $0.closedPipes += 1 }
+                        changed.signal()
+                        break
+                    }
                     let text = String(decoding: data, as: UTF8.self)
                     state.withLock { if isError { $0.errors += text } else { $0.output += text } }
                     changed.signal()
@@ -200,17 +206,21 @@ final class Background: Sendable {
 
     /// Whether `text` appeared on standard output before the process ended or `limit` passed.
     func waitFor(_ text: String, within limit: Duration) async -> Bool {
-        let seen: Bool? = await blocking(limit) { state in state.output.contains(text) ? true : (state.status != nil ? false : nil) }
+        let seen: Bool? = await blocking(limit) { state in
+            state.output.contains(text) ? true : (state.status != nil && state.closedPipes == 2 ? false : nil)
+        }
         return seen ?? false
     }
 
-    /// The exit status, nil when it did not end within `limit`.
+    /// The exit status once everything the process printed was read, nil when it did not end within `limit`.
     func exit(within limit: Duration) async -> Int32? {
-        await blocking(limit) { state in state.status }
+        await blocking(limit) { state in state.closedPipes == 2 ? state.status : nil }
     }
 
     /// Waits on a plain thread, woken by every change, until `decide` answers or the time is up.
-    private func blocking<T: Sendable>(_ limit: Duration, _ decide: @escaping @Sendable ((output: String, errors: String, status: Int32?)) -> T?) async -> T? {
+    private func blocking<T: Sendable>(
+        _ limit: Duration, _ decide: @escaping @Sendable ((output: String, errors: String, status: Int32?, closedPipes: Int)) -> T?
+    ) async -> T? {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async { [self] in
                 let deadline = DispatchTime.now() + .milliseconds(Int(limit.components.seconds * 1000))
